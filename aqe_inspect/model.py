@@ -1,0 +1,153 @@
+"""The plan model: what a Spark physical plan text says, in the project's own frozen types.
+
+A `Document` is everything one text held: one or more `Query` objects (one per
+`== Physical Plan ==`), or the subtrees of a codegen-mode explain. A `Query` holds the plan
+tree as printed (`root`), and, for an adaptive plan, its final (or current) and initial trees.
+Every operator is a `Node`; in formatted mode the tree line and the `(N) Name` detail block of
+one operator are joined into one node.
+
+Nothing here knows how the text was read: sources to come (driver logs, event logs, History
+Server JSON) fill the same types, and carry where a plan came from in `Query.source` and
+`Query.label`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping, Optional, Tuple
+
+ADAPTIVE_ROOT = "AdaptiveSparkPlan"
+
+
+@dataclass(frozen=True)
+class Node:
+    """One physical operator.
+
+    `name` is the operator's first word as Spark prints it (`Exchange`, `AQEShuffleRead`,
+    `Scan`, `PhotonShuffleExchangeSink`); `title` is the full heading of its formatted detail
+    block (`Scan parquet spark_catalog.default.t`) or the name when there is none. `args` is
+    the rest of the tree line: every argument in simple mode, the short form (`Inner BuildRight`)
+    in formatted mode, where the long ones live in `details` (`Arguments`, `Keys`, ...).
+    """
+
+    name: str
+    args: str = ""
+    id: Optional[int] = None
+    codegen_stage: Optional[int] = None
+    whole_stage_codegen: bool = False
+    title: str = ""
+    details: Mapping[str, str] = field(default_factory=dict)
+    children: Tuple["Node", ...] = ()
+    #: Plans printed inside this operator rather than below it: subquery expressions in simple
+    #: mode, the cached plan of an `InMemoryRelation`.
+    inner: Tuple["Node", ...] = ()
+    #: `Statistics(...)` that Spark prints after a query stage or a cost-mode operator.
+    statistics: Optional[str] = None
+    #: Text after the operator id, e.g. the `coalesced` of `AQEShuffleRead (16), coalesced`.
+    description: Optional[str] = None
+    #: For an `AdaptiveSparkPlan` operator: its initial plan (None when not printed apart).
+    initial: Optional["Node"] = None
+    #: For an `AdaptiveSparkPlan` operator: True after the query ran, False before.
+    is_final_plan: Optional[bool] = None
+    line: int = 0
+
+    @property
+    def label(self) -> str:
+        """How a reader names this operator: `Exchange (4)`, or `Exchange` line 12 in simple mode."""
+        return f"{self.name} ({self.id})" if self.id is not None else self.name
+
+    @property
+    def text(self) -> str:
+        """Everything the plan says about the operator's arguments, tree line and details alike."""
+        parts = [self.args, self.description or ""]
+        parts.extend(self.details.values())
+        return " ".join(p for p in parts if p)
+
+    @property
+    def is_adaptive_root(self) -> bool:
+        return self.name == ADAPTIVE_ROOT
+
+    def walk(self, *, inner: bool = True, initial: bool = False) -> Iterator["Node"]:
+        """This node and every node below it, depth first, in printed order.
+
+        `inner` takes in plans printed inside an operator (subquery expressions, cached plans);
+        `initial` takes in the initial trees of adaptive plans as well as their current ones.
+        """
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            below = list(node.inner) if inner else []
+            below.extend(node.children)
+            if initial and node.initial is not None:
+                below.append(node.initial)
+            stack.extend(reversed(below))
+
+
+@dataclass(frozen=True)
+class Subquery:
+    """An entry of formatted mode's `===== Subqueries =====` section.
+
+    Spark prints a hosting line for every use of a subquery but the tree only once; a reused
+    subquery has `tree` None.
+    """
+
+    index: int
+    hosting_operator_id: Optional[int]
+    hosting_expression: str
+    tree: Optional[Node]
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Query:
+    """One physical plan: its tree as printed and, when adaptive, its two sides."""
+
+    root: Node
+    subqueries: Tuple[Subquery, ...] = ()
+    #: Exchanges AQE removed, from `===== Adaptively Optimized Out Exchanges =====`.
+    optimized_out: Tuple[Node, ...] = ()
+    #: `formatted`, `simple` (simple, extended and cost modes print the same physical tree) or
+    #: `codegen` (one whole-stage-codegen subtree of a codegen-mode explain).
+    mode: str = "simple"
+    #: Logical plan sections of an extended or cost explain, by header, as printed.
+    logical: Mapping[str, str] = field(default_factory=dict)
+    source: str = ""
+    label: str = ""
+    line: int = 0
+
+    @property
+    def adaptive(self) -> bool:
+        return self.root.is_adaptive_root
+
+    @property
+    def is_final_plan(self) -> Optional[bool]:
+        return self.root.is_final_plan if self.adaptive else None
+
+    @property
+    def final(self) -> Node:
+        """The plan that ran (or runs now): the adaptive root's current tree, else the root."""
+        if self.adaptive and self.root.children:
+            return self.root.children[0]
+        return self.root
+
+    @property
+    def initial(self) -> Optional[Node]:
+        """The plan before AQE re-planned; None for a static plan."""
+        return self.root.initial if self.adaptive else None
+
+    def subquery_trees(self) -> Tuple[Node, ...]:
+        return tuple(s.tree for s in self.subqueries if s.tree is not None)
+
+    def walk(self) -> Iterator[Node]:
+        """Every operator the text printed for this query, subqueries included."""
+        for tree in (self.root, *self.subquery_trees(), *self.optimized_out):
+            yield from tree.walk(initial=True)
+
+
+@dataclass(frozen=True)
+class Document:
+    """Everything read from one text."""
+
+    queries: Tuple[Query, ...]
+    source: str = ""

@@ -1,0 +1,1 @@
+"""Lark grammars of aqe-inspect, shipped inside the wheel as `aqe_inspect.grammars`."""
