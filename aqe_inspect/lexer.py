@@ -49,10 +49,11 @@ CODEGEN_FOUND = re.compile(r"Found \d+ WholeStageCodegen subtrees?\.\s*$")
 CODEGEN_SUBTREE_HEADER = re.compile(r"== Subtree \d+ / \d+ .*==\s*$")
 GENERATED_CODE_START = "Generated code:"
 #: What an operator line starts with: an optional codegen marker (`*(3) ` simple, `* `
-#: formatted, `^(3) ` Gluten's columnar stages) and an operator name.
-OPERATOR_START = re.compile(r"(?:[*^]\(\d+\) |\* )?[A-Za-z_][\w$]*")
-
-ADAPTIVE_OPERATOR = re.compile(r"(?:[*^]\(\d+\) |\* )?AdaptiveSparkPlan\b")
+#: formatted, `*` alone where Spark's test golden files hide the stage number, `^(3) `
+#: Gluten's columnar stages) and an operator name.
+CODEGEN_MARKER = r"(?:[*^]\(\d+\) |\* ?)"
+OPERATOR_START = re.compile(CODEGEN_MARKER + r"?[A-Za-z_][\w$]*")
+ADAPTIVE_OPERATOR = re.compile(CODEGEN_MARKER + r"?AdaptiveSparkPlan\b")
 
 
 @dataclass

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-CODEGEN_MARKER = re.compile(r"(?:\*\((?P<stage>\d+)\) |\^\((?P<columnar>\d+)\) |(?P<star>\* ))")
+CODEGEN_MARKER = re.compile(r"(?:\*\((?P<stage>\d+)\) |\^\((?P<columnar>\d+)\) |(?P<star>\* ?))")
 NAME = re.compile(r"[A-Za-z_][\w$]*")
 #: The operator id of a formatted tree line: ` (N)` closing the line or followed by `, ...`.
 OPERATOR_ID = re.compile(r" \((?P<id>\d+)\)(?:$|, (?P<tail>.*)$)")

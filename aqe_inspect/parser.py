@@ -138,7 +138,8 @@ class _ToModel(Transformer):
         for block in blocks:
             details.setdefault(block.id, block)
 
-        formatted = root_raw.op.id is not None and bool(details)
+        # Formatted mode numbers every operator; its tree lines then all need a detail block.
+        formatted = root_raw.op.id is not None
         build = functools.partial(_build_node, details=details, formatted=formatted)
         subqueries = []
         for _, header, tree, _ in subquery_items:

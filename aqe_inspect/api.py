@@ -1,0 +1,45 @@
+"""The library's front door: `parse` and `diff`, returning frozen dataclasses."""
+
+from __future__ import annotations
+
+from typing import Union
+
+from .diff import diff_document, diff_initial_final, unwrap
+from .errors import InspectError
+from .model import Document
+from .parser import parse_text
+from .report import Report
+
+
+def parse(text: str, source: str = "") -> Document:
+    """Parse explain output of any mode into a Document."""
+    return parse_text(text, source)
+
+
+def diff(plan: Union[str, Document], final: Union[str, Document, None] = None,
+         source: str = "") -> Report:
+    """What AQE changed: in one adaptive plan text (or Document), or between an initial and a
+    final plan given apart."""
+    document = parse_text(plan, source) if isinstance(plan, str) else plan
+    if final is None:
+        return diff_document(document)
+    final_document = parse_text(final, source) if isinstance(final, str) else final
+    return diff_pair(document, final_document)
+
+
+def diff_documents(document: Document) -> Report:
+    return diff_document(document)
+
+
+def diff_pair(initial: Document, final: Document) -> Report:
+    """Pair the queries of two texts in order and diff each pair."""
+    if len(initial.queries) != len(final.queries):
+        raise InspectError(
+            f"the initial text holds {len(initial.queries)} plan(s) and the final text "
+            f"{len(final.queries)}; they must pair one to one", source=final.source)
+    reports = []
+    for number, (before, after) in enumerate(zip(initial.queries, final.queries), 1):
+        initial_tree = unwrap(before, want_initial=True)
+        final_tree = unwrap(after, want_initial=False)
+        reports.append(diff_initial_final(initial_tree, final_tree, after, str(number)))
+    return Report(queries=tuple(reports), source=f"{initial.source} -> {final.source}")

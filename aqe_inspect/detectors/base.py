@@ -1,0 +1,93 @@
+"""What every detector sees and returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, List, Optional, Tuple
+
+from ..model import Node
+from ..operators import is_query_stage, partition_count, partitioning
+
+
+@dataclass(frozen=True)
+class PlanPair:
+    """One adaptive plan: the tree that ran (or runs) and, when printed, the one before AQE.
+
+    `final` is walked without descending into nested adaptive plans (subqueries, cached
+    tables): each of those is a pair of its own.
+    """
+
+    final: Node
+    initial: Optional[Node]
+    is_final_plan: Optional[bool]
+    where: str = "main"
+
+    def final_nodes(self) -> Iterator[Node]:
+        return _walk_own(self.final)
+
+    def initial_nodes(self) -> Iterator[Node]:
+        return _walk_own(self.initial) if self.initial is not None else iter(())
+
+
+def _walk_own(root: Node) -> Iterator[Node]:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if node is not root and node.is_adaptive_root:
+            continue
+        below = [n for n in (*node.inner, *node.children) if not n.is_adaptive_root]
+        stack.extend(reversed(below))
+
+
+def exchange_below(node: Node) -> Optional[Node]:
+    """The exchange a shuffle read or query stage reads: the first node below with a
+    partitioning, looking through query stages."""
+    stack = list(node.children)
+    while stack:
+        below = stack.pop(0)
+        if partitioning(below) is not None:
+            return below
+        stack.extend(below.children)
+    return None
+
+
+def stage_statistics(node: Node) -> Optional[str]:
+    """Runtime statistics of the query stage under a shuffle read, when Spark printed them."""
+    for below in node.walk(inner=False):
+        if is_query_stage(below) and below.statistics:
+            return below.statistics
+    return None
+
+
+def exchange_numbers(node: Node) -> Tuple[List[str], dict]:
+    """Evidence and figures of the shuffle a node reads: partitioning and stage statistics."""
+    evidence, numbers = [], {}
+    exchange = exchange_below(node)
+    if exchange is not None:
+        spec = partitioning(exchange)
+        evidence.append(f"{exchange.label}: {spec}")
+        count = partition_count(exchange)
+        if count is not None:
+            numbers["shuffle_partitions"] = count
+    stats = stage_statistics(node)
+    if stats:
+        evidence.append(f"Statistics({stats})")
+        numbers["statistics"] = stats
+    return evidence, numbers
+
+
+class Detector:
+    """A rewrite detector: a stable `kind`, a one-line `summary`, its docstring as `doc`."""
+
+    kind: str = ""
+    summary: str = ""
+    #: True when only an initial plan can prove the rewrite (a join switch).
+    needs_initial: bool = False
+
+    @property
+    def doc(self) -> str:
+        return type(self).__doc__ or ""
+
+    def detect(self, pair: PlanPair):  # pragma: no cover - every detector overrides it
+        raise NotImplementedError

@@ -1,0 +1,55 @@
+"""coalesced: a shuffle read that coalesces small shuffle partitions."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..operators import is_shuffle_read, shuffle_read_modes
+from ..report import Rewrite, describe
+from .base import Detector, PlanPair, exchange_below, exchange_numbers
+
+
+class Coalesced(Detector):
+    """Spark rule: CoalesceShufflePartitions (org.apache.spark.sql.execution.adaptive).
+
+    After a shuffle stage has run, AQE merges contiguous small shuffle partitions until each
+    is about `spark.sql.adaptive.advisoryPartitionSizeInBytes`, so the next stage runs fewer,
+    fuller tasks.
+
+    Before (initial plan):              After (final plan):
+        HashAggregate                       HashAggregate
+        +- Exchange hashpartitioning(k, 200)  +- AQEShuffleRead coalesced
+                                               +- ShuffleQueryStage 0
+                                                  +- Exchange hashpartitioning(k, 200)
+
+    The read is `CustomShuffleReader coalesced` in Spark 3.0-3.1, `AQEShuffleRead coalesced`
+    from 3.2, `AQEShuffleRead (N), coalesced` on the formatted tree line from 4.2; in formatted
+    mode the word also stands in the read's `Arguments:` field. "coalesced and skewed" counts.
+
+    Configs: spark.sql.adaptive.enabled, spark.sql.adaptive.coalescePartitions.enabled,
+    spark.sql.adaptive.advisoryPartitionSizeInBytes,
+    spark.sql.adaptive.coalescePartitions.minPartitionSize (3.2+),
+    spark.sql.adaptive.coalescePartitions.parallelismFirst (3.2+).
+    """
+
+    kind = "coalesced"
+    summary = "a shuffle read coalesces small shuffle partitions (CoalesceShufflePartitions)"
+
+    def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
+        for node in pair.final_nodes():
+            if not is_shuffle_read(node):
+                continue
+            modes = shuffle_read_modes(node)
+            if "coalesced" not in modes or "local" in modes:
+                continue
+            evidence, numbers = exchange_numbers(node)
+            exchange = exchange_below(node)
+            source = f" the {numbers['shuffle_partitions']} partitions of" \
+                if "shuffle_partitions" in numbers else ""
+            message = (f"{describe(node)} reads{source} "
+                       f"{describe(exchange) or 'its shuffle'} coalesced"
+                       + (" (and splits skewed ones)" if "skewed" in modes else ""))
+            yield Rewrite(
+                kind=self.kind, final_node=node, initial_node=exchange, message=message,
+                evidence=(f"{node.name} {' and '.join(modes)}", *evidence), numbers=numbers,
+            )

@@ -1,0 +1,43 @@
+"""local-read: a shuffle read that reads map outputs locally, with no network shuffle."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..operators import is_shuffle_read, shuffle_read_modes
+from ..report import Rewrite, describe
+from .base import Detector, PlanPair, exchange_below, exchange_numbers
+
+
+class LocalRead(Detector):
+    """Spark rule: OptimizeShuffleWithLocalRead (OptimizeLocalShuffleReader before 3.2).
+
+    When AQE turns a sort-merge join into a broadcast hash join, the probe side no longer
+    needs its shuffle partitioned by key: each task reads the map output of its own executor.
+
+    Before:                                After:
+        SortMergeJoin                          BroadcastHashJoin ..., BuildRight
+        :- Sort                                :- AQEShuffleRead local
+        :  +- Exchange hashpartitioning(..)    :  +- ShuffleQueryStage 0
+                                               +- BroadcastQueryStage 2
+
+    Printed `CustomShuffleReader local` (3.0-3.1), `AQEShuffleRead local` (3.2+), and in
+    formatted mode `Arguments: local`.
+
+    Configs: spark.sql.adaptive.localShuffleReader.enabled.
+    """
+
+    kind = "local-read"
+    summary = "a shuffle read reads map outputs locally (OptimizeShuffleWithLocalRead)"
+
+    def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
+        for node in pair.final_nodes():
+            if is_shuffle_read(node) and "local" in shuffle_read_modes(node):
+                evidence, numbers = exchange_numbers(node)
+                exchange = exchange_below(node)
+                yield Rewrite(
+                    kind=self.kind, final_node=node, initial_node=exchange,
+                    message=f"{describe(node)} reads {describe(exchange) or 'its shuffle'} "
+                            "locally, without a shuffle by key",
+                    evidence=(f"{node.name} local", *evidence), numbers=numbers,
+                )

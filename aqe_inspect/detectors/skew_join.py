@@ -1,0 +1,56 @@
+"""skew-join: a join whose skewed partitions AQE split into several tasks."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..operators import is_shuffle_read, is_skew_join, join_keys, shuffle_read_modes
+from ..report import Rewrite, describe
+from .base import Detector, PlanPair
+
+
+class SkewJoin(Detector):
+    """Spark rule: OptimizeSkewedJoin (org.apache.spark.sql.execution.adaptive).
+
+    A shuffle partition far larger than the median (`skewedPartitionFactor` times, and over
+    `skewedPartitionThresholdInBytes`) is split into several reads, and the matching partition
+    of the other side is read once per split.
+
+    Before:                                After:
+        SortMergeJoin [k], [k], Inner          SortMergeJoin(skew=true) [k], [k], Inner
+        :- Sort                                :- Sort
+        :  +- Exchange hashpartitioning(k)     :  +- AQEShuffleRead coalesced and skewed
+                                               :     +- ShuffleQueryStage 0
+
+    The join prints `(skew=true)` after its name (`isSkew=true` in some vendors' plans);
+    ShuffledHashJoin too, and from Spark 4.2 a broadcast join that AQE split for skew. The
+    skewed reads under it are the evidence.
+
+    Configs: spark.sql.adaptive.skewJoin.enabled,
+    spark.sql.adaptive.skewJoin.skewedPartitionFactor,
+    spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes,
+    spark.sql.adaptive.forceOptimizeSkewedJoin.
+    """
+
+    kind = "skew-join"
+    summary = "a join split its skewed partitions into several tasks (OptimizeSkewedJoin)"
+
+    def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
+        for node in pair.final_nodes():
+            if not is_skew_join(node):
+                continue
+            skewed_reads = [below for below in node.walk(inner=False)
+                            if is_shuffle_read(below) and "skewed" in shuffle_read_modes(below)]
+            keys = join_keys(node)
+            evidence = [f"{node.title if node.title != node.name else node.name} "
+                        + ("(skew=true)" if "skew" not in node.title else "").strip()]
+            evidence.extend(f"{describe(read)}: {' and '.join(shuffle_read_modes(read))}"
+                            for read in skewed_reads)
+            reads = ", ".join(describe(read) for read in skewed_reads) or "its inputs"
+            yield Rewrite(
+                kind=self.kind, final_node=node, initial_node=None,
+                message=f"{describe(node)} is split for skew; skewed reads: {reads}",
+                evidence=tuple(e.strip() for e in evidence if e.strip()),
+                numbers={"skewed_reads": len(skewed_reads),
+                         **({"keys": f"{keys[0]} = {keys[1]}"} if keys else {})},
+            )

@@ -1,0 +1,45 @@
+"""smj-to-shj: a sort-merge join of the initial plan runs as a shuffled hash join."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..report import Rewrite, describe
+from .base import Detector, PlanPair
+from .join_switch import switch_numbers, switched_joins
+
+
+class SortMergeToShuffledHash(Detector):
+    """Spark rule: DynamicJoinSelection (Spark 3.2+), through the planner's JoinSelection.
+
+    When every shuffle partition of one side is under
+    `spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold`, AQE hints the join to build a
+    hash table per partition instead of sorting both sides.
+
+    Before (initial plan):                 After (final plan):
+        SortMergeJoin [k], [k], Inner          ShuffledHashJoin [k], [k], Inner, BuildRight
+        :- Sort                                :- AQEShuffleRead coalesced
+        :  +- Exchange hashpartitioning(k)     :  +- ShuffleQueryStage 0
+        +- Sort ...                            +- AQEShuffleRead coalesced ...
+
+    Matched by operator id, else by join keys; needs the initial plan.
+
+    Configs: spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold,
+    spark.sql.join.preferSortMergeJoin.
+    """
+
+    kind = "smj-to-shj"
+    summary = "a sort-merge join became a shuffled hash join at run time"
+    needs_initial = True
+
+    def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
+        for initial, final in switched_joins(pair, "ShuffledHashJoin"):
+            numbers = switch_numbers(initial, final)
+            side = numbers.get("build_side", "an unknown build side")
+            yield Rewrite(
+                kind=self.kind, final_node=final, initial_node=initial,
+                message=f"{describe(initial)} became {describe(final)}, {side}",
+                evidence=(f"initial: {initial.name} {initial.args}".strip()[:200],
+                          f"final: {final.name} {final.args}".strip()[:200]),
+                numbers=numbers,
+            )

@@ -1,0 +1,110 @@
+"""The diff engine: find every adaptive plan of a query and run the detectors on it."""
+
+from __future__ import annotations
+
+from typing import Iterable, List, Optional, Tuple
+
+from .detectors import DETECTORS
+from .detectors.base import PlanPair
+from .model import Document, Node, Query
+from .operators import family, is_empty_relation, is_query_stage, is_shuffle_read
+from .report import Observation, QueryReport, Report, Rewrite, describe
+
+JOIN_SWITCH_NOTE = ("join switches (smj-to-bhj, smj-to-shj) cannot be judged without the "
+                    "initial plan; this text holds only the final one")
+
+
+def plan_pairs(query: Query) -> List[PlanPair]:
+    """Every adaptive plan of the query (main, subqueries, cached plans) as a PlanPair.
+
+    A plan printed without its `AdaptiveSparkPlan` root but holding AQE's operators (a
+    collapsed final plan, a plan from a log line) is a final-only pair.
+    """
+    pairs: List[PlanPair] = []
+    trees: List[Tuple[Node, str]] = [(query.root, "main")]
+    trees.extend((s.tree, f"subquery {s.index}") for s in query.subqueries if s.tree is not None)
+    for tree, where in trees:
+        for node in tree.walk():
+            if node.is_adaptive_root:
+                final = node.children[0] if node.children else node
+                place = where if node is tree else f"{where}, nested plan at {describe(node)}"
+                pairs.append(PlanPair(final=final, initial=node.initial,
+                                      is_final_plan=node.is_final_plan, where=place))
+    if not query.root.is_adaptive_root and _shows_aqe(query.root):
+        pairs.insert(0, PlanPair(final=query.root, initial=None, is_final_plan=None,
+                                 where="main (final plan only)"))
+    return pairs
+
+
+def _shows_aqe(root: Node) -> bool:
+    return any(is_query_stage(n) or is_shuffle_read(n) for n in root.walk())
+
+
+def _observations(query: Query) -> List[Observation]:
+    seen: List[Observation] = []
+    for node in query.walk():
+        text = node.text
+        if family(node) == "ReusedExchange":
+            seen.append(Observation("reused-exchange", node,
+                                    f"{describe(node)} reuses an exchange computed once"))
+        elif family(node) == "SubqueryBroadcast" or "dynamicpruningexpression" in text \
+                or "dynamicpruning#" in text:
+            seen.append(Observation("dynamic-pruning", node,
+                                    f"{describe(node)} uses dynamic partition pruning"))
+        elif family(node) == "ReusedSubquery":
+            seen.append(Observation("reused-subquery", node,
+                                    f"{describe(node)} reuses a subquery's result"))
+        elif is_query_stage(node):
+            seen.append(Observation("query-stage", node,
+                                    f"{describe(node)} is a query stage AQE ran on its own"))
+    return seen
+
+
+def _notes(pairs: Iterable[PlanPair]) -> List[str]:
+    notes: List[str] = []
+    for pair in pairs:
+        if pair.initial is None:
+            if JOIN_SWITCH_NOTE not in notes:
+                notes.append(JOIN_SWITCH_NOTE)
+            for node in pair.final_nodes():
+                if is_empty_relation(node) and node.name != "EmptyRelation":
+                    notes.append(f"{describe(node)} is an empty relation; without the initial "
+                                 "plan it cannot be told whether AQE or the optimizer made it")
+        elif pair.is_final_plan is False:
+            notes.append(f"{pair.where}: isFinalPlan=false, AQE has not finished re-planning; "
+                         "rewrites shown are those made so far")
+    return notes
+
+
+def diff_query(query: Query, query_id: str) -> QueryReport:
+    pairs = plan_pairs(query)
+    rewrites: List[Rewrite] = []
+    for pair in pairs:
+        for detector in DETECTORS:
+            rewrites.extend(detector.detect(pair))
+    return QueryReport(id=query_id, query=query, rewrites=tuple(rewrites),
+                       info=tuple(_observations(query)), notes=tuple(_notes(pairs)))
+
+
+def diff_document(document: Document) -> Report:
+    reports = tuple(diff_query(query, str(number))
+                    for number, query in enumerate(document.queries, 1))
+    return Report(queries=reports, source=document.source)
+
+
+def diff_initial_final(initial: Node, final: Node, query: Query, query_id: str) -> QueryReport:
+    """Diff two trees given apart (two files: the plan before and after the run)."""
+    pair = PlanPair(final=final, initial=initial, is_final_plan=True, where="main")
+    rewrites: List[Rewrite] = []
+    for detector in DETECTORS:
+        rewrites.extend(detector.detect(pair))
+    return QueryReport(id=query_id, query=query, rewrites=tuple(rewrites),
+                       info=tuple(_observations(query)), notes=())
+
+
+def unwrap(query: Query, *, want_initial: bool) -> Optional[Node]:
+    """The tree of a query to compare: its initial (or else current) tree for the INITIAL
+    file, its final tree for the FINAL file."""
+    if want_initial and query.initial is not None:
+        return query.initial
+    return query.final

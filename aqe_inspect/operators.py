@@ -1,0 +1,177 @@
+"""What kind of operator a node is, whatever Spark line or vendor printed it.
+
+Spark renamed operators over the years (CustomShuffleReader -> AQEShuffleRead) and vendors
+wrap the same operators in their own names (GpuShuffledHashJoin, PhotonBroadcastHashJoin,
+CometSortMergeJoin, ShuffledHashJoinExecTransformer). Detectors ask `family(node)` for the
+Spark operator a node stands for, so they never match one vendor's spelling.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import List, Optional, Tuple
+
+from .model import Node
+
+VENDOR_PREFIXES = ("Gpu", "Photon", "Comet", "Velox", "Columnar")
+VENDOR_SUFFIXES = ("ExecTransformer", "Transformer", "Exec")
+
+#: Old and vendor names of one Spark operator, by the name Spark uses today.
+ALIASES = {
+    "CustomShuffleReader": "AQEShuffleRead",
+    "LocalShuffleReader": "AQEShuffleRead",
+    "ShuffleReader": "AQEShuffleRead",
+    "AQEShuffleReader": "AQEShuffleRead",
+    "ShuffleExchange": "Exchange",
+    "ShuffleExchangeSink": "Exchange",
+    "ShuffleExchangeSource": "Exchange",
+    "HashJoin": "ShuffledHashJoin",
+    "ShuffledHashJoinExecTransformer": "ShuffledHashJoin",
+    "EmptyRelationExec": "EmptyRelation",
+}
+
+JOINS = ("SortMergeJoin", "BroadcastHashJoin", "ShuffledHashJoin", "BroadcastNestedLoopJoin",
+         "CartesianProduct")
+QUERY_STAGES = ("ShuffleQueryStage", "BroadcastQueryStage", "TableCacheQueryStage",
+                "ResultQueryStage", "ReusedQueryStage")
+
+PARTITIONING = re.compile(
+    r"(?P<kind>hashpartitioning|rangepartitioning|RoundRobinPartitioning|"
+    r"SinglePartition|KeyGroupedPartitioning|UnknownPartitioning)"
+)
+PARTITION_COUNT = re.compile(r", (\d+)\)(?:,|$| )|RoundRobinPartitioning\((\d+)\)")
+PLAN_IDS = re.compile(r"\[(?:id=#|plan_id=)\d+\]")
+EXPRESSION_IDS = re.compile(r"#\d+L?")
+SKEW_MARK = re.compile(r"\bskew=true\b|\bisSkew(?:Join)?=true\b", re.IGNORECASE)
+BUILD_SIDE = re.compile(r"\bBuild(Left|Right)\b")
+
+
+def family(node: Node) -> str:
+    """The Spark operator `node` stands for: `AQEShuffleRead` for a GpuCustomShuffleReader."""
+    name = ALIASES.get(node.name, node.name)
+    if name in ALIASES.values() or name in JOINS or name in QUERY_STAGES:
+        return name
+    stripped = name
+    for prefix in VENDOR_PREFIXES:
+        if stripped.startswith(prefix) and len(stripped) > len(prefix):
+            stripped = stripped[len(prefix):]
+            break
+    for suffix in VENDOR_SUFFIXES:
+        if stripped.endswith(suffix) and len(stripped) > len(suffix):
+            stripped = stripped[: -len(suffix)]
+            break
+    return ALIASES.get(stripped, stripped)
+
+
+def is_join(node: Node) -> bool:
+    return family(node) in JOINS
+
+
+def is_query_stage(node: Node) -> bool:
+    return family(node) in QUERY_STAGES
+
+
+def is_shuffle_read(node: Node) -> bool:
+    return family(node) == "AQEShuffleRead"
+
+
+def shuffle_read_modes(node: Node) -> Tuple[str, ...]:
+    """What a shuffle read says it does: `coalesced`, `skewed`, `local` (or several)."""
+    text = " ".join(x for x in (node.args, node.description or "",
+                                node.details.get("Arguments", "")) if x)
+    if node.name == "LocalShuffleReader":
+        text += " local"
+    return tuple(mode for mode in ("coalesced", "skewed", "local")
+                 if re.search(rf"\b{mode}\b", text))
+
+
+def is_empty_relation(node: Node) -> bool:
+    """AQE's empty relation: `EmptyRelation` (4.x), or `LocalTableScan <empty>` (3.x)."""
+    fam = family(node)
+    if fam == "EmptyRelation":
+        return True
+    return fam == "LocalTableScan" and (
+        node.args.startswith("<empty>") or node.details.get("Arguments", "").startswith("<empty>")
+    )
+
+
+def is_skew_join(node: Node) -> bool:
+    return is_join(node) and bool(SKEW_MARK.search(f"{node.title} {node.args}"))
+
+
+def build_side(node: Node) -> Optional[str]:
+    for text in (node.args, node.details.get("Build side", ""), node.details.get("Arguments", "")):
+        match = BUILD_SIDE.search(text)
+        if match:
+            return "Build" + match.group(1)
+    return None
+
+
+def split_top_level(text: str) -> List[str]:
+    """Split at commas outside brackets and quotes: `[a#1, b#2], [c#3], Inner`."""
+    parts, depth, quote, start = [], 0, "", 0
+    for index, char in enumerate(text):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"`":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            parts.append(text[start:index].strip())
+            start = index + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def join_keys(node: Node) -> Optional[Tuple[str, str]]:
+    """The (left keys, right keys) of an equi-join, as text: from detail fields in formatted
+    mode, from the leading `[...], [...]` arguments in simple mode."""
+    left, right = node.details.get("Left keys"), node.details.get("Right keys")
+    if left is not None and right is not None:
+        return left.strip(), right.strip()
+    args = SKEW_MARK.sub("", node.args).replace("()", "").strip()
+    parts = split_top_level(args)
+    if len(parts) >= 2 and parts[0].startswith("[") and parts[1].startswith("["):
+        return parts[0], parts[1]
+    return None
+
+
+def join_type(node: Node) -> Optional[str]:
+    if "Join type" in node.details:
+        return node.details["Join type"].strip()
+    for part in split_top_level(SKEW_MARK.sub("", node.args).replace("()", "")):
+        word = part.split(" ")[0]
+        if word in ("Inner", "LeftOuter", "RightOuter", "FullOuter", "LeftSemi", "LeftAnti",
+                    "Cross", "ExistenceJoin", "LeftSingle"):
+            return word
+    return None
+
+
+def partitioning(node: Node) -> Optional[str]:
+    """`hashpartitioning(k#1, 200)` of an exchange, as printed."""
+    for text in (node.args, node.details.get("Arguments", "")):
+        match = PARTITIONING.search(text)
+        if match:
+            parts = split_top_level(text[match.start():])
+            return parts[0] if parts else match.group(0)
+    return None
+
+
+def partition_count(node: Node) -> Optional[int]:
+    spec = partitioning(node)
+    if not spec:
+        return None
+    if spec.startswith("SinglePartition"):
+        return 1
+    match = re.search(r"(\d+)\)?$", spec)
+    return int(match.group(1)) if match else None
+
+
+def normalized_text(node: Node) -> str:
+    """The node's arguments with plan ids and expression ids removed, for comparing plans."""
+    text = f"{family(node)} {node.args} {node.details.get('Arguments', '')}"
+    return EXPRESSION_IDS.sub("#", PLAN_IDS.sub("", text)).strip()

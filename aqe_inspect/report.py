@@ -1,0 +1,66 @@
+"""What `diff` finds, as frozen dataclasses: the library's answer and the CLI's input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Mapping, Optional, Tuple
+
+from .model import Node, Query
+
+#: The rewrite kinds, in the order reports list them (a stable contract).
+REWRITE_KINDS = ("coalesced", "skew-join", "smj-to-bhj", "smj-to-shj", "empty-relation",
+                 "local-read")
+
+
+def describe(node: Optional[Node]) -> Optional[str]:
+    """How a finding names an operator: `AQEShuffleRead (16)`, or with its line in simple mode."""
+    if node is None:
+        return None
+    if node.id is not None:
+        return node.label
+    return f"{node.name} (line {node.line})" if node.line else node.name
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One thing AQE changed, where, and the text that proves it."""
+
+    kind: str
+    final_node: Optional[Node]
+    initial_node: Optional[Node]
+    message: str
+    evidence: Tuple[str, ...] = ()
+    #: Figures the plan text holds: partition counts, runtime statistics, build side.
+    numbers: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Something worth knowing that is not a rewrite: dynamic pruning, reuse, query stages."""
+
+    kind: str
+    node: Optional[Node]
+    message: str
+
+
+@dataclass(frozen=True)
+class QueryReport:
+    id: str
+    query: Query
+    rewrites: Tuple[Rewrite, ...]
+    info: Tuple[Observation, ...] = ()
+    #: What could not be judged from this text, said rather than guessed.
+    notes: Tuple[str, ...] = ()
+
+    @property
+    def counts(self) -> Dict[str, int]:
+        counts = {kind: 0 for kind in REWRITE_KINDS}
+        for rewrite in self.rewrites:
+            counts[rewrite.kind] += 1
+        return counts
+
+
+@dataclass(frozen=True)
+class Report:
+    queries: Tuple[QueryReport, ...]
+    source: str = ""

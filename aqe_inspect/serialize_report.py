@@ -1,0 +1,43 @@
+"""The `aqe-inspect/report/v1` JSON form of a diff report (a stable contract)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from .report import QueryReport, Report, describe
+
+REPORT_SCHEMA = "aqe-inspect/report/v1"
+
+
+def query_report_to_json(report: QueryReport, source: str) -> Dict[str, Any]:
+    query = report.query
+    return {
+        "id": report.id,
+        "source": query.source or source,
+        "line": query.line,
+        "mode": query.mode,
+        "adaptive": query.adaptive,
+        "is_final_plan": query.is_final_plan,
+        "rewrites": [
+            {
+                "kind": rewrite.kind,
+                "final_node": describe(rewrite.final_node),
+                "initial_node": describe(rewrite.initial_node),
+                "message": rewrite.message,
+                "evidence": list(rewrite.evidence),
+                "numbers": dict(rewrite.numbers),
+            }
+            for rewrite in report.rewrites
+        ],
+        "counts": report.counts,
+        "info": [{"kind": o.kind, "node": describe(o.node), "message": o.message}
+                 for o in report.info],
+        "notes": list(report.notes),
+    }
+
+
+def report_to_json(report: Report) -> Dict[str, Any]:
+    return {
+        "schema": REPORT_SCHEMA,
+        "queries": [query_report_to_json(q, report.source) for q in report.queries],
+    }
