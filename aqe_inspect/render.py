@@ -8,14 +8,17 @@ from typing import Iterable, Optional
 
 from .model import Document, Node
 
+PLAIN_WIDTH = 200
+
 
 def console():
     """A rich console that colours only a terminal, and never when NO_COLOR is set."""
     from rich.console import Console
 
     plain = bool(os.environ.get("NO_COLOR")) or not sys.stdout.isatty()
-    return Console(no_color=plain, color_system=None if plain else "auto",
-                   highlight=False, soft_wrap=plain, emoji=False)
+    # Piped output is read by people and tools alike: wide enough not to cut operator lines.
+    return Console(no_color=plain, color_system=None if plain else "auto", highlight=False,
+                   width=PLAIN_WIDTH if plain else None, emoji=False)
 
 
 def _node_label(node: Node, width: int = 160) -> str:
@@ -85,4 +88,52 @@ def print_rules(detectors: Iterable) -> None:
     for detector in detectors:
         out.print(f"[bold]{detector.kind}[/bold]: {detector.summary}")
         out.print(detector.doc.strip())
+        out.print()
+
+
+def print_report(report) -> None:
+    """Each query: its final tree with rewritten operators marked beside their initial form,
+    then a table of rewrites with the evidence, then what is information only."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from .report import REWRITE_KINDS, describe
+
+    out = console()
+    for query_report in report.queries:
+        query = query_report.query
+        out.print(f"[bold]Query {query_report.id}[/bold] "
+                  f"({query.source or report.source or '<input>'} line {query.line}, "
+                  f"{'adaptive' if query.adaptive else 'static'}, "
+                  f"isFinalPlan={str(query.is_final_plan).lower()})")
+        marks = {}
+        for rewrite in query_report.rewrites:
+            if rewrite.final_node is None:
+                continue
+            was = f" (was {describe(rewrite.initial_node)})" if rewrite.initial_node else ""
+            note = f"{rewrite.kind}{was}"
+            key = id(rewrite.final_node)
+            marks[key] = f"{marks[key]}; {note}" if key in marks else note
+        out.print(build_tree(query.final, highlight=marks))
+        for sub in query.subqueries:
+            if sub.tree is not None:
+                out.print(f"[bold]Subquery {sub.index}[/bold]")
+                out.print(build_tree(sub.tree, highlight=marks))
+        table = Table(title=f"AQE rewrites in query {query_report.id}", show_lines=False)
+        for column in ("kind", "final", "initial", "what changed", "evidence"):
+            table.add_column(column, overflow="fold")
+        for rewrite in query_report.rewrites:
+            table.add_row(rewrite.kind, describe(rewrite.final_node) or "-",
+                          describe(rewrite.initial_node) or "-", escape(rewrite.message),
+                          escape("; ".join(rewrite.evidence)))
+        if query_report.rewrites:
+            out.print(table)
+        else:
+            out.print("No AQE rewrite found.")
+        counts = query_report.counts
+        out.print("Counts: " + ", ".join(f"{kind}={counts[kind]}" for kind in REWRITE_KINDS))
+        for observation in query_report.info:
+            out.print(f"[dim]info: {escape(observation.message)}[/dim]")
+        for note in query_report.notes:
+            out.print(f"[yellow]note: {escape(note)}[/yellow]")
         out.print()

@@ -1,0 +1,44 @@
+"""Shared test fixtures: where the real plans live, and one SparkSession for the session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_PLANS = ROOT / "sample_plans"
+CORPUS = ROOT.parent / "shared" / "corpus" / "spark-golden"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require_corpus() -> Path:
+    """The golden corpus; skipped on a user's clone without ../shared, required under CI."""
+    if CORPUS.is_dir():
+        return CORPUS
+    if IN_CI:
+        pytest.fail(f"CI=true but the golden corpus is missing at {CORPUS}")
+    pytest.skip(f"the Spark golden corpus is not beside this clone ({CORPUS}); "
+                "it ships in the project's shared/ folder")
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    return require_corpus()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession for the whole test session, built by the sample generator."""
+    pytest.importorskip("pyspark", reason="the 'spark' extra is not installed") \
+        if not IN_CI else __import__("pyspark")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sample_generator",
+                                                  SAMPLE_PLANS / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    session = module.build_session()
+    yield module, session
+    session.stop()
