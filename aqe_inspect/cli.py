@@ -146,6 +146,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     except KeyboardInterrupt:
         return _fail("interrupted")
+    except Exception as error:  # noqa: BLE001 - the promise is one line, never a traceback
+        return _fail(f"internal error ({type(error).__name__}: {error}); please report it "
+                     "with the input that caused it")
     return 0
 
 

@@ -82,6 +82,7 @@ class _LineLexer:
         return self.lines[index].rstrip("\r")
 
     def _token(self, kind: str, value: str, index: int, column: int = 0) -> Token:
+        index = min(index, len(self.lines) - 1)  # tokens closing the text sit on its last line
         start = self.offsets[index] + column
         return Token(
             kind, value, start_pos=start, line=index + 1, column=column + 1,
@@ -311,7 +312,7 @@ class _LineLexer:
                 "expected the root operator of a plan stage, found the end of the tree",
             )
         yield from self._move(level, 0, index)
-        yield self._token("_TREE_END", "", min(index, len(self.lines) - 1))
+        yield self._token("_TREE_END", "", index)
         return index
 
     def _move(self, level: int, target: int, index: int) -> Iterator[Token]:
