@@ -24,12 +24,12 @@ def console():
 def _node_label(node: Node, width: int = 160) -> str:
     from rich.markup import escape
 
-    parts = [f"[bold]{escape(node.title or node.name)}[/bold]"]
+    title = node.title or node.name
+    parts = [f"[bold]{escape(title)}[/bold]"]
     if node.id is not None:
         parts.append(f"[cyan]({node.id})[/cyan]")
-    if node.codegen_stage is not None:
-        parts.append(f"[dim]codegen {node.codegen_stage}[/dim]")
-    summary = node.args or node.details.get("Arguments", "")
+    summary = node.args if node.args not in title else ""
+    summary = summary or node.details.get("Arguments", "")
     if node.description:
         summary = f"{summary} {node.description}".strip()
     if summary:
@@ -38,8 +38,10 @@ def _node_label(node: Node, width: int = 160) -> str:
         parts.append(escape(summary))
     if node.statistics:
         parts.append(f"[magenta]Statistics({escape(node.statistics)})[/magenta]")
-    if node.is_adaptive_root:
+    if node.is_adaptive_root and "isFinalPlan" not in summary:
         parts.append(f"[yellow]isFinalPlan={str(node.is_final_plan).lower()}[/yellow]")
+    if node.codegen_stage is not None:
+        parts.append(f"[dim]\\[codegen {node.codegen_stage}][/dim]")
     return " ".join(parts)
 
 

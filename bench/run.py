@@ -1,0 +1,134 @@
+"""Speed figures of aqe-inspect, each as a ratio against a baseline measured in the same run.
+
+    python bench/run.py [--corpus DIR] [--runs N]
+
+Start-up: `aqe-inspect --help` against `python -c "import typer"` (goal <= 1.5x), and
+`aqe-inspect parse SMALL` against `python -c "import typer, lark"` (goal <= 2x).
+Throughput: MB/s parsing every explain.txt of the golden corpus in one process, against
+`grep -c` over the same files; and Lark's LALR parser mode against Earley on the same grammar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "spark-golden"
+
+
+def wall(command, runs: int) -> float:
+    """Median wall time of a command, after one warm-up run (disk cache, Lark's table cache)."""
+    subprocess.run(command, capture_output=True, check=False)
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, capture_output=True, check=False)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def cli_command() -> list:
+    script = shutil.which("aqe-inspect")
+    return [script] if script else [sys.executable, "-m", "aqe_inspect"]
+
+
+def startup(runs: int, small_plan: Path) -> None:
+    python = sys.executable
+    typer_only = wall([python, "-c", "import typer"], runs)
+    typer_lark = wall([python, "-c", "import typer, lark"], runs)
+    cli = cli_command()
+    rows = [
+        ("aqe-inspect --help", wall([*cli, "--help"], runs), typer_only, 1.5,
+         'python -c "import typer"'),
+        ("aqe-inspect parse SMALL --format json",
+         wall([*cli, "parse", str(small_plan), "--format", "json"], runs), typer_lark, 2.0,
+         'python -c "import typer, lark"'),
+        ("aqe-inspect parse SMALL (tree)",
+         wall([*cli, "parse", str(small_plan)], runs), typer_lark, 2.0,
+         'python -c "import typer, lark"'),
+        ("aqe-inspect diff SMALL --format json",
+         wall([*cli, "diff", str(small_plan), "--format", "json"], runs), typer_lark, 2.0,
+         'python -c "import typer, lark"'),
+    ]
+    print(f"start-up (median of {runs} runs; SMALL = {small_plan.name}, "
+          f"{small_plan.stat().st_size} bytes)")
+    for name, seconds, baseline, goal, baseline_name in rows:
+        ratio = seconds / baseline
+        verdict = "ok" if ratio <= goal else "OVER GOAL"
+        print(f"  {name:42s} {seconds * 1000:7.1f} ms = {ratio:4.2f}x {baseline_name} "
+              f"({baseline * 1000:.1f} ms); goal <= {goal}x: {verdict}")
+
+
+def throughput(corpus: Path) -> None:
+    sys.path.insert(0, str(ROOT))
+    from aqe_inspect.parser import parse_text
+
+    files = sorted(corpus.rglob("explain.txt"))
+    texts = [p.read_text("utf-8") for p in files]
+    size = sum(len(t.encode("utf-8")) for t in texts) / 1e6
+    parse_text(texts[0])  # build or load the parser outside the timing
+    started = time.perf_counter()
+    for text in texts:
+        parse_text(text)
+    seconds = time.perf_counter() - started
+    grep_started = time.perf_counter()
+    subprocess.run(["grep", "-c", "Exchange", *map(str, files)], capture_output=True)
+    grep_seconds = time.perf_counter() - grep_started
+    print(f"throughput over {len(files)} explain.txt files ({size:.1f} MB)")
+    print(f"  aqe-inspect parse (LALR)  {size / seconds:7.2f} MB/s ({seconds:.2f} s); "
+          f"grep -c: {size / grep_seconds:7.1f} MB/s; parse takes {seconds / grep_seconds:.0f}x grep")
+    earley_rate = earley_throughput(texts[:40])
+    lalr_rate = lalr_throughput(texts[:40])
+    print(f"  parser mode on 40 files: LALR {lalr_rate:.2f} MB/s, Earley {earley_rate:.2f} MB/s "
+          f"(LALR {lalr_rate / earley_rate:.1f}x faster)")
+
+
+def _grammar_parser(mode: str):
+    from lark import Lark
+
+    from aqe_inspect.lexer import ExplainLexer
+    from aqe_inspect.parser import _grammar_text
+
+    return Lark(_grammar_text(), parser=mode, lexer=ExplainLexer)
+
+
+def _rate(parser, texts) -> float:
+    size = sum(len(t) for t in texts) / 1e6
+    started = time.perf_counter()
+    for text in texts:
+        parser.parse(text)
+    return size / (time.perf_counter() - started)
+
+
+def earley_throughput(texts) -> float:
+    return _rate(_grammar_parser("earley"), texts)
+
+
+def lalr_throughput(texts) -> float:
+    return _rate(_grammar_parser("lalr"), texts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    samples = sorted((ROOT / "sample_plans").rglob("formatted_after.txt"))
+    small = samples[0] if samples else next(args.corpus.rglob("explain.txt"))
+    os.environ.setdefault("NO_COLOR", "1")
+    startup(args.runs, small)
+    if args.corpus.is_dir():
+        throughput(args.corpus)
+    else:
+        print(f"throughput: skipped, no corpus at {args.corpus}")
+
+
+if __name__ == "__main__":
+    main()
