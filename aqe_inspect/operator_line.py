@@ -23,8 +23,12 @@ from typing import Dict, List, Optional, Tuple
 
 CODEGEN_MARKER = re.compile(r"(?:\*\((?P<stage>\d+)\) |\^\((?P<columnar>\d+)\) |(?P<star>\* ?))")
 NAME = re.compile(r"[A-Za-z_][\w$]*")
-#: The operator id of a formatted tree line: ` (N)` closing the line or followed by `, ...`.
-OPERATOR_ID = re.compile(r" \((?P<id>\d+)\)(?:$|, (?P<tail>.*)$)")
+#: The operator id of a formatted tree line: ` (N)` closing the line, or followed by `, ...`
+#: (statistics, a description) or by ` (...)` (4.x InMemoryTableScan's columnar flags).
+#: Spark 4 prints `(unknown)` for the logical plan kept under an EmptyRelation.
+OPERATOR_ID = re.compile(
+    r" \((?P<id>\d+|unknown)\)(?:$|, (?P<tail>.*)$| (?P<more>\(.*)$)"
+)
 STATISTICS = re.compile(r"(?:^|, )Statistics\((?P<stats>.*)\)$")
 IS_FINAL_PLAN = re.compile(r"isFinalPlan=(?P<value>true|false)")
 
@@ -46,6 +50,8 @@ class OperatorLine:
     description: Optional[str]
     #: The args as they read when the line is not formatted mode (id and tail kept).
     plain_args: str
+    #: Printed with `(unknown)` for an id: a logical operator with no detail block.
+    unnumbered: bool
     line: int
     column: int
 
@@ -67,9 +73,10 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
     plain_args = rest.strip()
     args, operator_id, statistics, description = plain_args, None, None, None
     id_match = OPERATOR_ID.search(rest)
+    unnumbered = bool(id_match) and id_match["id"] == "unknown"
     if id_match:
-        operator_id = int(id_match["id"])
-        args = rest[: id_match.start()].strip()
+        operator_id = None if unnumbered else int(id_match["id"])
+        args = " ".join(x for x in (rest[: id_match.start()].strip(), id_match["more"]) if x)
         statistics, description = _split_tail(id_match["tail"])
     else:
         stats = STATISTICS.search(rest)
@@ -79,7 +86,7 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
     return OperatorLine(
         name=name, args=args, id=operator_id, codegen_stage=stage,
         whole_stage_codegen=whole_stage, statistics=statistics, description=description,
-        plain_args=plain_args, line=line, column=column,
+        plain_args=plain_args, unnumbered=unnumbered, line=line, column=column,
     )
 
 

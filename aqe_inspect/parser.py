@@ -139,7 +139,7 @@ class _ToModel(Transformer):
             details.setdefault(block.id, block)
 
         # Formatted mode numbers every operator; its tree lines then all need a detail block.
-        formatted = root_raw.op.id is not None
+        formatted = root_raw.op.id is not None or root_raw.op.unnumbered
         build = functools.partial(_build_node, details=details, formatted=formatted)
         subqueries = []
         for _, header, tree, _ in subquery_items:
@@ -191,7 +191,7 @@ def _build_node(raw: _RawNode, *, details: Dict[int, DetailBlock], formatted: bo
     op = raw.op
     build = functools.partial(_build_node, details=details, formatted=formatted)
     block: Optional[DetailBlock] = None
-    if formatted:
+    if formatted and not op.unnumbered:
         if op.id is None:
             raise PlanSyntaxError(
                 "expected an operator id '(N)' at the end of this formatted-plan line",

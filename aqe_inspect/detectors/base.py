@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
 from ..model import Node
-from ..operators import is_query_stage, partition_count, partitioning
+from ..operators import family, is_query_stage, partition_count, partitioning
 
 
 @dataclass(frozen=True)
@@ -30,11 +30,13 @@ class PlanPair:
 
 
 def _walk_own(root: Node) -> Iterator[Node]:
+    """The physical operators of one adaptive plan: not those of nested adaptive plans, nor
+    the logical plan Spark 4 prints under an EmptyRelation."""
     stack = [root]
     while stack:
         node = stack.pop()
         yield node
-        if node is not root and node.is_adaptive_root:
+        if (node is not root and node.is_adaptive_root) or family(node) == "EmptyRelation":
             continue
         below = [n for n in (*node.inner, *node.children) if not n.is_adaptive_root]
         stack.extend(reversed(below))
