@@ -41,7 +41,6 @@ PARTITIONING = re.compile(
 )
 PARTITION_COUNT = re.compile(r", (\d+)\)(?:,|$| )|RoundRobinPartitioning\((\d+)\)")
 PLAN_IDS = re.compile(r"\[(?:id=#|plan_id=)\d+\]")
-EXPRESSION_IDS = re.compile(r"#\d+L?")
 SKEW_MARK = re.compile(r"\bskew=true\b|\bisSkew(?:Join)?=true\b", re.IGNORECASE)
 BUILD_SIDE = re.compile(r"\bBuild(Left|Right)\b")
 
@@ -172,6 +171,8 @@ def partition_count(node: Node) -> Optional[int]:
 
 
 def normalized_text(node: Node) -> str:
-    """The node's arguments with plan ids and expression ids removed, for comparing plans."""
-    text = f"{family(node)} {node.args} {node.details.get('Arguments', '')}"
-    return EXPRESSION_IDS.sub("#", PLAN_IDS.sub("", text)).strip()
+    """What the node computes, for comparing an initial and a final plan: its arguments and
+    detail fields without what re-planning changes (plan ids, the skew marker). Expression
+    ids stay: Spark keeps them through AQE's re-planning, and they tell columns apart."""
+    text = " ".join((family(node), node.args, *node.details.values()))
+    return " ".join(SKEW_MARK.sub("", PLAN_IDS.sub("", text)).replace("()", "").split())

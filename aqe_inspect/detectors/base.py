@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
+from ..align import Alignment
 from ..model import Node
 from ..operators import family, is_query_stage, partition_count, partitioning
 
@@ -21,6 +23,14 @@ class PlanPair:
     initial: Optional[Node]
     is_final_plan: Optional[bool]
     where: str = "main"
+
+    @functools.cached_property
+    def alignment(self) -> Alignment:
+        return Alignment(self.initial, self.final)
+
+    def initial_for(self, final_node: Optional[Node]) -> Optional[Node]:
+        """The operator of the initial plan that `final_node` stands for, if printed."""
+        return self.alignment.initial_for(final_node)
 
     def final_nodes(self) -> Iterator[Node]:
         return _walk_own(self.final)

@@ -50,6 +50,7 @@ class Coalesced(Detector):
                        f"{describe(exchange) or 'its shuffle'} coalesced"
                        + (" (and splits skewed ones)" if "skewed" in modes else ""))
             yield Rewrite(
-                kind=self.kind, final_node=node, initial_node=exchange, message=message,
+                kind=self.kind, final_node=node,
+                initial_node=pair.initial_for(exchange), message=message,
                 evidence=(f"{node.name} {' and '.join(modes)}", *evidence), numbers=numbers,
             )

@@ -36,7 +36,8 @@ class LocalRead(Detector):
                 evidence, numbers = exchange_numbers(node)
                 exchange = exchange_below(node)
                 yield Rewrite(
-                    kind=self.kind, final_node=node, initial_node=exchange,
+                    kind=self.kind, final_node=node,
+                initial_node=pair.initial_for(exchange),
                     message=f"{describe(node)} reads {describe(exchange) or 'its shuffle'} "
                             "locally, without a shuffle by key",
                     evidence=(f"{node.name} local", *evidence), numbers=numbers,

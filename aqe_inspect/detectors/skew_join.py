@@ -48,7 +48,7 @@ class SkewJoin(Detector):
                             for read in skewed_reads)
             reads = ", ".join(describe(read) for read in skewed_reads) or "its inputs"
             yield Rewrite(
-                kind=self.kind, final_node=node, initial_node=None,
+                kind=self.kind, final_node=node, initial_node=pair.initial_for(node),
                 message=f"{describe(node)} is split for skew; skewed reads: {reads}",
                 evidence=tuple(e.strip() for e in evidence if e.strip()),
                 numbers={"skewed_reads": len(skewed_reads),

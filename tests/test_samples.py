@@ -1,0 +1,180 @@
+"""Every sample plan (real PySpark runs, 3.5 and 4.x): it parses, and diff says what the JVM
+plan objects say AQE did (truth.json, read through py4j, never from the text)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+import aqe_inspect
+from aqe_inspect.diff import diff_document
+from aqe_inspect.report import REWRITE_KINDS
+
+from .conftest import SAMPLE_PLANS
+
+SCENARIOS = sorted(p.parent for p in SAMPLE_PLANS.glob("spark-*/*/truth.json"))
+AFTER_MODES = ("formatted_after", "simple_after", "extended_after", "cost_after")
+BEFORE_MODES = ("formatted_before", "simple_before")
+
+
+def scenario_id(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+def reported_counts(path: Path) -> Dict[str, int]:
+    report = diff_document(aqe_inspect.parse(path.read_text("utf-8"), str(path)))
+    counts = dict.fromkeys(REWRITE_KINDS, 0)
+    for query in report.queries:
+        for kind, count in query.counts.items():
+            counts[kind] += count
+    return counts
+
+
+def test_samples_cover_two_spark_lines_and_every_scenario():
+    lines = {p.parent.name for p in SCENARIOS}
+    assert any(line.startswith("spark-3.5") for line in lines), lines
+    assert any(line.startswith("spark-4.") for line in lines), lines
+    names = {p.name for p in SCENARIOS}
+    assert names >= {
+        "coalesced_aggregation", "coalesced_aggregation_off", "skew_join", "skew_join_off",
+        "smj_to_bhj", "smj_to_bhj_off", "empty_relation", "empty_relation_off", "no_exchange",
+        "multi_rewrite", "local_read", "smj_to_shj", "dynamic_partition_pruning",
+        "scalar_subquery", "reused_exchange", "cached_table", "window",
+        "union_of_aggregates", "five_way_join", "aqe_declines",
+    }
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=scenario_id)
+def test_every_mode_parses(scenario):
+    truth = json.loads((scenario / "truth.json").read_text("utf-8"))
+    files = sorted(scenario.glob("*.txt"))
+    assert len(files) >= 7
+    for path in files:
+        document = aqe_inspect.parse(path.read_text("utf-8"), str(path))
+        if path.stem == "codegen_after":
+            # One query per whole-stage-codegen subtree; a plan left with none has none.
+            assert all(q.mode == "codegen" for q in document.queries)
+            continue
+        assert len(document.queries) == 1, path
+        assert document.queries[0].adaptive is truth["adaptive"], path
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=scenario_id)
+def test_diff_reports_exactly_the_truth(scenario):
+    truth = json.loads((scenario / "truth.json").read_text("utf-8"))
+    want = {kind: truth["rewrites"].get(kind, 0) for kind in REWRITE_KINDS}
+    for mode in AFTER_MODES:
+        assert reported_counts(scenario / f"{mode}.txt") == want, mode
+    nothing = dict.fromkeys(REWRITE_KINDS, 0)
+    for mode in BEFORE_MODES:
+        # Before the action AQE has not re-planned: any finding would be invented.
+        assert reported_counts(scenario / f"{mode}.txt") == nothing, mode
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=scenario_id)
+def test_adaptive_sides_and_final_flag(scenario):
+    truth = json.loads((scenario / "truth.json").read_text("utf-8"))
+    if not truth["adaptive"]:
+        pytest.skip("AQE does not wrap a plan with no exchange")
+    for mode in ("formatted_after", "simple_after"):
+        query = aqe_inspect.parse((scenario / f"{mode}.txt").read_text("utf-8")).queries[0]
+        assert query.is_final_plan is truth["is_final_plan"] is True
+        assert query.initial is not None
+    for mode in BEFORE_MODES:
+        query = aqe_inspect.parse((scenario / f"{mode}.txt").read_text("utf-8")).queries[0]
+        assert query.is_final_plan is False
+        assert query.initial is query.final
+
+
+def test_join_switches_name_the_build_side_the_jvm_reported():
+    checked = 0
+    for scenario in SCENARIOS:
+        truth = json.loads((scenario / "truth.json").read_text("utf-8"))
+        want = sorted(s["build_side"] for s in truth.get("join_switches", [])
+                      if s["to"] == "BroadcastHashJoin")
+        for mode in ("formatted_after", "simple_after"):
+            report = diff_document(aqe_inspect.parse((scenario / f"{mode}.txt").read_text()))
+            got = sorted(r.numbers.get("build_side") for q in report.queries
+                         for r in q.rewrites if r.kind == "smj-to-bhj")
+            assert got == want, (scenario, mode)
+            checked += len(got)
+    assert checked > 0
+
+
+def formatted_node(scenario: str, line: str, predicate) -> List[aqe_inspect.Node]:
+    path = SAMPLE_PLANS / line / scenario / "formatted_after.txt"
+    query = aqe_inspect.parse(path.read_text("utf-8")).queries[0]
+    return [n for n in query.walk() if predicate(n)]
+
+
+def newest_line() -> str:
+    return max((p.parent.name for p in SCENARIOS if p.parent.name.startswith("spark-4")),
+               key=lambda name: tuple(int(x) for x in name[6:].split(".")))
+
+
+def test_spark4_description_and_statistics_after_the_id():
+    reads = formatted_node("coalesced_aggregation", newest_line(),
+                           lambda n: n.name == "AQEShuffleRead")
+    assert reads and reads[0].description == "coalesced"
+    assert reads[0].details["Arguments"] == "coalesced"
+    stages = formatted_node("coalesced_aggregation", newest_line(),
+                            lambda n: n.name == "ShuffleQueryStage")
+    assert stages and stages[0].statistics.startswith("sizeInBytes=")
+
+
+def test_skew_marker_and_skewed_reads_are_evidence():
+    for line in {p.parent.name for p in SCENARIOS}:
+        path = SAMPLE_PLANS / line / "skew_join" / "simple_after.txt"
+        report = diff_document(aqe_inspect.parse(path.read_text("utf-8")))
+        skew = [r for q in report.queries for r in q.rewrites if r.kind == "skew-join"]
+        assert len(skew) == 1
+        assert skew[0].numbers["skewed_reads"] >= 1
+        assert "SortMergeJoin" in skew[0].message
+
+
+def test_nested_adaptive_plan_in_cached_relation_is_found():
+    for line in {p.parent.name for p in SCENARIOS}:
+        for mode in ("formatted_after", "simple_after"):
+            query = aqe_inspect.parse(
+                (SAMPLE_PLANS / line / "cached_table" / f"{mode}.txt").read_text()).queries[0]
+            nested = [n for n in query.final.walk() if n.is_adaptive_root]
+            assert nested and all(n.is_final_plan for n in nested), (line, mode)
+
+
+def test_old_adaptive_root_form_reads_the_same():
+    """Spark 3.0 printed `AdaptiveSparkPlan(isFinalPlan=true)`; rewrite a real plan to it."""
+    path = SAMPLE_PLANS / newest_line() / "multi_rewrite" / "simple_after.txt"
+    text = path.read_text("utf-8")
+    old = text.replace("AdaptiveSparkPlan isFinalPlan=true", "AdaptiveSparkPlan(isFinalPlan=true)")
+    assert old != text
+    assert reported_counts_text(old) == reported_counts(path)
+
+
+@pytest.mark.parametrize("vendor", [
+    {"SortMergeJoin": "CometSortMergeJoin", "BroadcastHashJoin": "GpuBroadcastHashJoin",
+     "AQEShuffleRead": "GpuCustomShuffleReader"},
+    {"SortMergeJoin": "PhotonSortMergeJoin", "BroadcastHashJoin": "PhotonBroadcastHashJoin",
+     "HashAggregate": "PhotonGroupingAgg"},
+    {"BroadcastHashJoin": "BroadcastHashJoinExecTransformer", "Project": "ProjectExecTransformer"},
+])
+def test_vendor_operator_names_are_read_as_their_spark_operator(vendor):
+    """Real plans with operators renamed the way RAPIDS, Photon, Gluten and Comet name them."""
+    path = SAMPLE_PLANS / newest_line() / "multi_rewrite" / "simple_after.txt"
+    text = path.read_text("utf-8")
+    renamed = text
+    for spark_name, vendor_name in vendor.items():
+        renamed = renamed.replace(f" {spark_name} ", f" {vendor_name} ")
+    assert renamed != text
+    assert reported_counts_text(renamed) == reported_counts(path)
+
+
+def reported_counts_text(text: str) -> Dict[str, int]:
+    report = diff_document(aqe_inspect.parse(text, "mutated"))
+    counts = dict.fromkeys(REWRITE_KINDS, 0)
+    for query in report.queries:
+        for kind, count in query.counts.items():
+            counts[kind] += count
+    return counts
