@@ -21,9 +21,10 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Optional, Sequence
+from typing import Callable
 
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
@@ -54,6 +55,8 @@ COMMON_CONFS = {
     "spark.sql.autoBroadcastJoinThreshold": "-1",
 }
 
+RANGE_SPLITS = 2
+
 AQE_PACKAGE = "org.apache.spark.sql.execution.adaptive."
 
 # AQE shuffle read node: AQEShuffleReadExec since 3.2, CustomShuffleReaderExec before.
@@ -80,6 +83,8 @@ class Scenario:
     writes, and returns the (not yet executed) DataFrame.  ``expect`` maps a
     rewrite or info key to whether it must occur (count > 0) or must not
     (count == 0); it guards against a scenario silently losing its point.
+    ``min_spark`` gates Spark lines where the scenario cannot exist; runs on
+    them skip it and print ``min_spark_reason``.
     """
 
     name: str
@@ -88,15 +93,25 @@ class Scenario:
     confs: Mapping[str, str] = field(default_factory=dict)
     expect: Mapping[str, bool] = field(default_factory=dict)
     min_spark: tuple = (3, 2)
+    min_spark_reason: str = (
+        "AQEShuffleRead and the AQE configs used here date from Spark 3.2"
+    )
 
     def all_confs(self) -> dict:
         """The full set of session settings this scenario runs with."""
         return {**COMMON_CONFS, **self.confs}
 
 
+def _range(spark: SparkSession, rows: int) -> DataFrame:
+    """``spark.range`` with a fixed split count, so every shuffle, skew and
+    partition ratio is the same whatever the session's default parallelism
+    (under ``local[1]`` a one-split range would need no shuffle at all)."""
+    return spark.range(0, rows, 1, RANGE_SPLITS)
+
+
 def _grouped_counts(spark: SparkSession, rows: int, groups: int) -> DataFrame:
     """A shuffle aggregation whose output is far smaller than its partition count."""
-    return spark.range(rows).groupBy((F.col("id") % groups).alias("k")).count()
+    return _range(spark, rows).groupBy((F.col("id") % groups).alias("k")).count()
 
 
 def _build_coalesced_aggregation(spark: SparkSession, _: Path) -> DataFrame:
@@ -105,30 +120,46 @@ def _build_coalesced_aggregation(spark: SparkSession, _: Path) -> DataFrame:
 
 def _build_skew_join(spark: SparkSession, _: Path) -> DataFrame:
     """Key 0 holds 90% of the left side, so one shuffle partition dwarfs the rest."""
-    left = spark.range(20_000).select(
-        F.when(F.col("id") % 10 != 0, F.lit(0)).otherwise(F.col("id") % 97).alias("k"),
+    left = _range(spark, 20_000).select(
+        F.when(F.col("id") % 10 == 0, F.col("id") % 97).otherwise(0).alias("k"),
         F.col("id").alias("v"),
     )
-    right = spark.range(97).select(F.col("id").alias("k"), (F.col("id") * 2).alias("w"))
+    right = _range(spark, 97).select(
+        F.col("id").alias("k"), (F.col("id") * 2).alias("w")
+    )
     return left.join(right, "k").groupBy("w").agg(F.count("v").alias("n"))
 
 
-def _build_filtered_join(spark: SparkSession, _: Path) -> DataFrame:
-    """The right side is filtered down to a handful of rows the planner cannot foresee."""
-    left = spark.range(20_000).select((F.col("id") % 500).alias("k"), F.col("id").alias("v"))
+def _filtered_join(spark: SparkSession, how: str = "inner") -> DataFrame:
+    """A join whose right side a filter shrinks to a few hundred bytes, which
+    the planner cannot foresee.  Its keys spread over many shuffle partitions
+    so the non-empty partition ratio does not veto a broadcast."""
+    left = _range(spark, 20_000).select(
+        (F.col("id") % 500).alias("k"), F.col("id").alias("v")
+    )
     right = (
-        spark.range(20_000)
-        .where(F.col("id") % 1000 == 7)
+        _range(spark, 20_000)
+        .where(F.col("id") % 1000 < 20)
         .select((F.col("id") % 500).alias("k"), F.col("id").alias("w"))
     )
-    return left.join(right, "k").select("k", "v", "w")
+    return left.join(right, "k", how).select("k", "v", "w")
+
+
+def _build_filtered_join(spark: SparkSession, _: Path) -> DataFrame:
+    return _filtered_join(spark)
+
+
+def _build_filtered_left_outer_join(spark: SparkSession, _: Path) -> DataFrame:
+    return _filtered_join(spark, "left_outer")
 
 
 def _build_empty_relation(spark: SparkSession, _: Path) -> DataFrame:
     """No row passes the right side's filter, which only execution can tell."""
-    left = spark.range(5_000).select((F.col("id") % 50).alias("k"), F.col("id").alias("v"))
+    left = _range(spark, 5_000).select(
+        (F.col("id") % 50).alias("k"), F.col("id").alias("v")
+    )
     right = (
-        spark.range(5_000)
+        _range(spark, 5_000)
         .where(F.col("id") * 3 % 7 == 10)
         .select((F.col("id") % 50).alias("k"), F.col("id").alias("w"))
     )
@@ -136,20 +167,28 @@ def _build_empty_relation(spark: SparkSession, _: Path) -> DataFrame:
 
 
 def _build_no_exchange(spark: SparkSession, _: Path) -> DataFrame:
-    return spark.range(100).where(F.col("id") % 3 == 0).select((F.col("id") * 2).alias("x"))
+    return (
+        _range(spark, 100)
+        .where(F.col("id") % 3 == 0)
+        .select((F.col("id") * 2).alias("x"))
+    )
 
 
 def _build_multi_rewrite(spark: SparkSession, _: Path) -> DataFrame:
-    """An aggregate joined to a runtime-tiny side, then aggregated again."""
-    counts = _grouped_counts(spark, 20_000, 500)
-    tiny = spark.range(20_000).where(F.col("id") < 5).select(F.col("id").alias("k"))
-    joined = counts.join(tiny, "k")
-    return joined.groupBy((F.col("k") % 2).alias("parity")).agg(F.sum("count").alias("total"))
+    """The runtime-broadcast join, aggregated afterwards so a coalesced read follows."""
+    joined = _filtered_join(spark)
+    return joined.groupBy((F.col("k") % 7).alias("bucket")).agg(
+        F.sum("w").alias("total")
+    )
 
 
 def _build_smj_to_shj(spark: SparkSession, _: Path) -> DataFrame:
-    left = spark.range(5_000).select((F.col("id") % 300).alias("k"), F.col("id").alias("v"))
-    right = spark.range(3_000).select((F.col("id") % 300).alias("k"), F.col("id").alias("w"))
+    left = _range(spark, 5_000).select(
+        (F.col("id") % 300).alias("k"), F.col("id").alias("v")
+    )
+    right = _range(spark, 3_000).select(
+        (F.col("id") % 300).alias("k"), F.col("id").alias("w")
+    )
     return left.join(right, "k").groupBy("k").agg(F.count("*").alias("n"))
 
 
@@ -158,15 +197,18 @@ def _write_partitioned_tables(spark: SparkSession, data_dir: Path) -> tuple[str,
     fact_path = str(data_dir / "dpp_fact")
     dim_path = str(data_dir / "dpp_dim")
     (
-        spark.range(2_000)
+        _range(spark, 2_000)
         .select(F.col("id"), (F.col("id") % 10).alias("p"))
         .write.mode("overwrite")
         .partitionBy("p")
         .parquet(fact_path)
     )
     (
-        spark.range(10)
-        .select(F.col("id").alias("p"), F.when(F.col("id") < 2, "hot").otherwise("cold").alias("tier"))
+        _range(spark, 10)
+        .select(
+            F.col("id").alias("p"),
+            F.when(F.col("id") < 2, "hot").otherwise("cold").alias("tier"),
+        )
         .write.mode("overwrite")
         .parquet(dim_path)
     )
@@ -188,8 +230,8 @@ def _build_scalar_subquery(spark: SparkSession, _: Path) -> DataFrame:
         WHERE id > (SELECT avg(c) FROM (SELECT id % 13 AS g, count(*) AS c FROM {small} GROUP BY id % 13))
         GROUP BY id % 5
         """,
-        big=spark.range(5_000),
-        small=spark.range(1_300),
+        big=_range(spark, 5_000),
+        small=_range(spark, 1_300),
     )
 
 
@@ -201,13 +243,15 @@ def _build_reused_exchange(spark: SparkSession, _: Path) -> DataFrame:
 
 def _build_cached_table(spark: SparkSession, _: Path) -> DataFrame:
     cached = _grouped_counts(spark, 10_000, 60).cache()
-    return cached.groupBy((F.col("k") % 4).alias("bucket")).agg(F.sum("count").alias("total"))
+    return cached.groupBy((F.col("k") % 4).alias("bucket")).agg(
+        F.sum("count").alias("total")
+    )
 
 
 def _build_window(spark: SparkSession, _: Path) -> DataFrame:
     by_group = Window.partitionBy("g").orderBy(F.col("id").desc())
     return (
-        spark.range(5_000)
+        _range(spark, 5_000)
         .withColumn("g", F.col("id") % 9)
         .withColumn("rank", F.row_number().over(by_group))
         .where(F.col("rank") <= 2)
@@ -216,31 +260,46 @@ def _build_window(spark: SparkSession, _: Path) -> DataFrame:
 
 def _build_union_of_aggregates(spark: SparkSession, _: Path) -> DataFrame:
     by_seven = _grouped_counts(spark, 5_000, 7)
-    by_eleven = spark.range(3_000).groupBy((F.col("id") % 11).alias("k")).agg(
-        F.sum("id").alias("count")
+    by_eleven = (
+        _range(spark, 3_000)
+        .groupBy((F.col("id") % 11).alias("k"))
+        .agg(F.sum("id").alias("count"))
     )
     return by_seven.unionByName(by_eleven)
 
 
 def _build_five_way_join(spark: SparkSession, _: Path) -> DataFrame:
     """A fact table joined to four dimensions, each on its own key."""
-    fact = spark.range(20_000).select(
+    fact = _range(spark, 20_000).select(
         F.col("id"),
-        *[(F.col("id") % size).alias(f"k{i}") for i, size in enumerate((11, 13, 17, 19), 1)],
+        *[
+            (F.col("id") % size).alias(f"k{i}")
+            for i, size in enumerate((11, 13, 17, 19), 1)
+        ],
     )
     joined = fact
     for i, size in enumerate((11, 13, 17, 19), 1):
-        dim = spark.range(size).select(F.col("id").alias(f"k{i}"), (F.col("id") * i).alias(f"d{i}"))
+        dim = _range(spark, size).select(
+            F.col("id").alias(f"k{i}"), (F.col("id") * i).alias(f"d{i}")
+        )
         joined = joined.join(dim, f"k{i}")
     return joined.groupBy("d1").agg(F.sum("d4").alias("s"))
 
 
 def _build_aqe_declines(spark: SparkSession, _: Path) -> DataFrame:
-    """The small side lands in one shuffle partition of twenty, so the non-empty
-    partition ratio falls below ``nonEmptyPartitionRatioForBroadcastJoin``."""
-    left = spark.range(20_000).select((F.col("id") % 500).alias("k"), F.col("id").alias("v"))
-    right = spark.range(20_000).where(F.col("id") < 30).select(F.lit(42).cast("long").alias("k"))
-    return left.join(right, "k").select("k", "v")
+    """Every row of the small side has key 42, so it fills one shuffle partition
+    of twenty and the non-empty ratio falls below
+    ``nonEmptyPartitionRatioForBroadcastJoin``; a literal key would be
+    constant-folded into a cartesian product instead."""
+    left = _range(spark, 20_000).select(
+        (F.col("id") % 500).alias("k"), F.col("id").alias("v")
+    )
+    right = (
+        _range(spark, 20_000)
+        .where(F.col("id") % 1000 == 42)
+        .select((F.col("id") % 500).alias("k"), F.col("id").alias("w"))
+    )
+    return left.join(right, "k").select("k", "v", "w")
 
 
 _SKEW_CONFS = {
@@ -249,7 +308,9 @@ _SKEW_CONFS = {
     "spark.sql.adaptive.skewJoin.skewedPartitionFactor": "2",
     "spark.sql.adaptive.advisoryPartitionSizeInBytes": "2KB",
 }
-_RUNTIME_BROADCAST_CONFS = {"spark.sql.adaptive.autoBroadcastJoinThreshold": "10MB"}
+# Between the tiny sides (well under 1 KB) and the 20k-row sides (hundreds of
+# KB), so AQE can only ever broadcast the side the scenario means it to.
+_RUNTIME_BROADCAST_CONFS = {"spark.sql.adaptive.autoBroadcastJoinThreshold": "64KB"}
 _NO_RUNTIME_BROADCAST = {"spark.sql.adaptive.autoBroadcastJoinThreshold": "-1"}
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -307,7 +368,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         _build_empty_relation,
         confs={
             **_NO_RUNTIME_BROADCAST,
-            "spark.sql.adaptive.optimizer.excludedRules": AQE_PACKAGE + "AQEPropagateEmptyRelation",
+            "spark.sql.adaptive.optimizer.excludedRules": AQE_PACKAGE
+            + "AQEPropagateEmptyRelation",
         },
         expect={"empty-relation": False},
     ),
@@ -319,16 +381,19 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         "multi_rewrite",
-        "Aggregate joined to a runtime-tiny side and re-aggregated: broadcast switch plus coalesced reads.",
+        "Runtime broadcast switch (with local reads) followed by an aggregation whose read is coalesced.",
         _build_multi_rewrite,
         confs=_RUNTIME_BROADCAST_CONFS,
-        expect={"smj-to-bhj": True, "coalesced": True},
+        expect={"smj-to-bhj": True, "local-read": True, "coalesced": True},
     ),
     Scenario(
         "local_read",
-        "Runtime broadcast switch whose probe side is read map-locally (local shuffle read).",
-        _build_filtered_join,
-        confs={**_RUNTIME_BROADCAST_CONFS, "spark.sql.adaptive.localShuffleReader.enabled": "true"},
+        "Left outer join broadcast at run time; its probe side is read map-locally (local shuffle read).",
+        _build_filtered_left_outer_join,
+        confs={
+            **_RUNTIME_BROADCAST_CONFS,
+            "spark.sql.adaptive.localShuffleReader.enabled": "true",
+        },
         expect={"local-read": True, "smj-to-bhj": True},
     ),
     Scenario(
@@ -357,6 +422,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         "Aggregation filtered by a scalar subquery that has its own aggregation shuffle.",
         _build_scalar_subquery,
         expect={"coalesced": True},
+        min_spark=(3, 3),
+        min_spark_reason="spark.sql() takes DataFrame arguments from PySpark 3.3",
     ),
     Scenario(
         "reused_exchange",
@@ -492,22 +559,29 @@ def _walk(root, types: _JvmTypes, location: str) -> _Walk:
     """Collect the distinct nodes of one plan tree and the adaptive plans nested in it.
 
     Identity dedup keeps a node reachable twice (e.g. through a reused
-    exchange's ``child``) from being counted twice.
+    exchange's ``child``) from being counted twice.  A node first met on a
+    search-only edge is visited again if a counted edge reaches it later, so
+    the order in which the tree is walked never drops a count.
     """
-    seen = types.identity_set()
+    counted = types.identity_set()
+    searched = types.identity_set()
     walk = _Walk(nodes=[], nested=[])
     stack = [_Edge(root, location, True)]
     while stack:
         edge = stack.pop()
-        if seen.containsKey(edge.node):
+        if counted.containsKey(edge.node) or (
+            not edge.counted and searched.containsKey(edge.node)
+        ):
             continue
-        seen.put(edge.node, True)
+        (counted if edge.counted else searched).put(edge.node, True)
         if edge.node is not root and _simple_name(edge.node) == "AdaptiveSparkPlanExec":
             walk.nested.append((edge.node, edge.location))
             continue
         if edge.counted:
             walk.nodes.append(edge.node)
-        stack.extend(reversed(list(_outgoing(edge.node, types, edge.location, edge.counted))))
+        stack.extend(
+            reversed(list(_outgoing(edge.node, types, edge.location, edge.counted)))
+        )
     return walk
 
 
@@ -518,12 +592,18 @@ def _keys_string(keys) -> str:
 def _join_signature(join) -> tuple[str, str, str]:
     """What identifies a join across initial and final plans: AQE re-plans the
     join operator but keeps its type and key expressions."""
-    return (join.joinType().toString(), _keys_string(join.leftKeys()), _keys_string(join.rightKeys()))
+    return (
+        join.joinType().toString(),
+        _keys_string(join.leftKeys()),
+        _keys_string(join.rightKeys()),
+    )
 
 
 def _is_empty_relation(node) -> bool:
     name = _simple_name(node)
-    return name == "EmptyRelationExec" or (name == "LocalTableScanExec" and node.rows().isEmpty())
+    return name == "EmptyRelationExec" or (
+        name == "LocalTableScanExec" and node.rows().isEmpty()
+    )
 
 
 def _is_local_read(node) -> bool:
@@ -597,8 +677,15 @@ def _join_switches(initial_nodes: list, final_nodes: list) -> list[dict]:
     return switches
 
 
-def _adaptive_plan_truth(adaptive, location: str, types: _JvmTypes) -> tuple[dict, _Walk]:
-    """Truth for one AdaptiveSparkPlanExec, plus the walk of its final plan."""
+def _adaptive_plan_truth(
+    adaptive, location: str, types: _JvmTypes
+) -> tuple[dict, list]:
+    """Truth for one AdaptiveSparkPlanExec, plus the adaptive plans nested in it.
+
+    Nested plans come from the final plan first, then from the initial plan:
+    the latter can hold subquery plans AQE replaced and never ran (e.g. the
+    ``SubqueryAdaptiveBroadcast`` of dynamic pruning), which explain still prints.
+    """
     final = _walk(adaptive.executedPlan(), types, location)
     initial = _walk(adaptive.initialPlan(), types, location)
     counts = _final_plan_counts(final.nodes, types)
@@ -609,12 +696,14 @@ def _adaptive_plan_truth(adaptive, location: str, types: _JvmTypes) -> tuple[dic
         counts[SWITCH_TARGETS[switch["to"] + "Exec"]] += 1
     truth = {
         "location": location,
-        "is_final_plan": bool(_private_field(adaptive, ("_isFinalPlan", "isFinalPlan"))),
+        "is_final_plan": bool(
+            _private_field(adaptive, ("_isFinalPlan", "isFinalPlan"))
+        ),
         "rewrites": {key: counts[key] for key in REWRITE_KEYS},
         "info": {key: counts[key] for key in INFO_KEYS},
         "join_switches": switches,
     }
-    return truth, final
+    return truth, final.nested + initial.nested
 
 
 def _collect_adaptive_plans(executed_plan, types: _JvmTypes) -> list[dict]:
@@ -630,9 +719,9 @@ def _collect_adaptive_plans(executed_plan, types: _JvmTypes) -> list[dict]:
         if done.containsKey(adaptive):
             continue
         done.put(adaptive, True)
-        truth, final = _adaptive_plan_truth(adaptive, location, types)
+        truth, nested = _adaptive_plan_truth(adaptive, location, types)
         plans.append(truth)
-        pending.extend(final.nested)
+        pending.extend(nested)
     return plans
 
 
@@ -650,7 +739,9 @@ def read_truth(df: DataFrame, scenario: Scenario, spark: SparkSession) -> dict:
         "confs": scenario.all_confs(),
         "adaptive": main_is_adaptive,
         "is_final_plan": plans[0]["is_final_plan"] if main_is_adaptive else None,
-        "rewrites": {key: sum(p["rewrites"][key] for p in plans) for key in REWRITE_KEYS},
+        "rewrites": {
+            key: sum(p["rewrites"][key] for p in plans) for key in REWRITE_KEYS
+        },
         "info": {key: sum(p["info"][key] for p in plans) for key in INFO_KEYS},
         "join_switches": [s for p in plans for s in p.pop("join_switches")],
         "adaptive_plans": plans,
@@ -710,25 +801,39 @@ def _write_text(path: Path, text: str) -> Path:
     return path
 
 
-def run_scenario(spark: SparkSession, scenario: Scenario, out_dir: Path, data_dir: Path) -> tuple[list[Path], dict]:
-    """Capture one scenario's plans and truth into ``out_dir``."""
+def _write_explains(
+    spark: SparkSession, df: DataFrame, out_dir: Path, modes: Sequence[str], phase: str
+) -> list[Path]:
+    """Write ``<mode>_<phase>.txt`` for each explain mode."""
+    return [
+        _write_text(out_dir / f"{mode}_{phase}.txt", explain_string(spark, df, mode))
+        for mode in modes
+    ]
+
+
+def run_scenario(
+    spark: SparkSession, scenario: Scenario, out_dir: Path, data_dir: Path
+) -> tuple[list[Path], dict]:
+    """Capture one scenario's plans and truth into ``out_dir``.
+
+    Explaining the same DataFrame after ``collect()`` shows the plan AQE
+    finished with, because the action ran that DataFrame's own query execution.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
     with _ScenarioConfs(spark, scenario.all_confs()):
         df = scenario.build(spark, data_dir)
-        for mode in BEFORE_MODES:
-            written.append(_write_text(out_dir / f"{mode}_before.txt", explain_string(spark, df, mode)))
+        written = _write_explains(spark, df, out_dir, BEFORE_MODES, "before")
         df.collect()
-        for mode in AFTER_MODES:
-            written.append(_write_text(out_dir / f"{mode}_after.txt", explain_string(spark, df, mode)))
+        written += _write_explains(spark, df, out_dir, AFTER_MODES, "after")
         truth = read_truth(df, scenario, spark)
     spark.catalog.clearCache()
-    truth_text = json.dumps(truth, indent=2) + "\n"
-    written.append(_write_text(out_dir / "truth.json", truth_text))
+    written.append(
+        _write_text(out_dir / "truth.json", json.dumps(truth, indent=2) + "\n")
+    )
     return written, truth
 
 
-def _select(only: Optional[Sequence[str]]) -> list[Scenario]:
+def _select(only: Sequence[str] | None) -> list[Scenario]:
     if not only:
         return list(SCENARIOS)
     known = {s.name: s for s in SCENARIOS}
@@ -741,7 +846,7 @@ def _select(only: Optional[Sequence[str]]) -> list[Scenario]:
 def generate(
     spark: SparkSession,
     out_dir,
-    only: Optional[Sequence[str]] = None,
+    only: Sequence[str] | None = None,
     strict: bool = False,
 ) -> list[Path]:
     """Run the selected scenarios and write their files under
@@ -757,10 +862,15 @@ def generate(
         for scenario in _select(only):
             if spark_version_tuple(spark) < scenario.min_spark:
                 needed = ".".join(map(str, scenario.min_spark))
-                print(f"skip {scenario.name}: needs Spark {needed}+", file=sys.stderr)
+                print(
+                    f"skip {scenario.name}: needs Spark {needed}+ ({scenario.min_spark_reason})",
+                    file=sys.stderr,
+                )
                 continue
             started = time.monotonic()
-            paths, truth = run_scenario(spark, scenario, version_dir / scenario.name, Path(data_dir))
+            paths, truth = run_scenario(
+                spark, scenario, version_dir / scenario.name, Path(data_dir)
+            )
             written.extend(paths)
             problems.extend(expectation_problems(truth, scenario))
             print(
@@ -791,10 +901,16 @@ def build_session(warehouse_dir=None) -> SparkSession:
     return spark
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", required=True, help="root directory; files go to <out>/spark-<X.Y.Z>/<scenario>/")
-    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these scenarios")
+    parser.add_argument(
+        "--out",
+        required=True,
+        help="root directory; files go to <out>/spark-<X.Y.Z>/<scenario>/",
+    )
+    parser.add_argument(
+        "--only", nargs="+", metavar="NAME", help="run only these scenarios"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="aqe-sample-warehouse-") as warehouse:
         spark = build_session(warehouse)
