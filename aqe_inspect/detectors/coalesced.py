@@ -44,13 +44,15 @@ class Coalesced(Detector):
                 continue
             evidence, numbers = exchange_numbers(node)
             exchange = exchange_below(node)
-            source = f" the {numbers['shuffle_partitions']} partitions of" \
-                if "shuffle_partitions" in numbers else ""
-            message = (f"{describe(node)} reads{source} "
-                       f"{describe(exchange) or 'its shuffle'} coalesced"
-                       + (" (and splits skewed ones)" if "skewed" in modes else ""))
+            initial = pair.initial_for(exchange)
+            count = numbers.get("shuffle_partitions")
+            message = (f"{describe(node)} coalesces the "
+                       f"{f'{count} ' if count else ''}shuffle partitions of "
+                       f"{describe(exchange) or 'its shuffle'}"
+                       + (f" ({describe(initial)} in the initial plan)" if initial else "")
+                       + (", and splits the skewed ones" if "skewed" in modes else ""))
             yield Rewrite(
                 kind=self.kind, final_node=node,
-                initial_node=pair.initial_for(exchange), message=message,
+                initial_node=initial, message=message,
                 evidence=(f"{node.name} {' and '.join(modes)}", *evidence), numbers=numbers,
             )

@@ -35,10 +35,12 @@ class LocalRead(Detector):
             if is_shuffle_read(node) and "local" in shuffle_read_modes(node):
                 evidence, numbers = exchange_numbers(node)
                 exchange = exchange_below(node)
+                initial = pair.initial_for(exchange)
+                was = f" ({describe(initial)} in the initial plan)" if initial else ""
                 yield Rewrite(
-                    kind=self.kind, final_node=node,
-                initial_node=pair.initial_for(exchange),
-                    message=f"{describe(node)} reads {describe(exchange) or 'its shuffle'} "
-                            "locally, without a shuffle by key",
+                    kind=self.kind, final_node=node, initial_node=initial,
+                    message=f"{describe(node)} reads the map output of "
+                            f"{describe(exchange) or 'its shuffle'}{was} locally, with no "
+                            "shuffle by key",
                     evidence=(f"{node.name} local", *evidence), numbers=numbers,
                 )
