@@ -10,9 +10,18 @@ from .model import Document, Node, Query, Subquery
 
 def parse(text: str, source: str = "") -> Document:
     """Parse explain output (any mode, any Spark from 3.0 on) into a `Document`."""
-    from .parser import parse_text
+    from .api import parse as parse_plan
 
-    return parse_text(text, source)
+    return parse_plan(text, source)
 
 
-__all__ = ["Document", "InspectError", "Node", "PlanSyntaxError", "Query", "Subquery", "parse"]
+def diff(plan, final=None, source: str = ""):
+    """What AQE changed: in one adaptive plan (text or Document), or between an initial and a
+    final plan given apart. Returns a `report.Report`."""
+    from .api import diff as diff_plans
+
+    return diff_plans(plan, final, source)
+
+
+__all__ = ["Document", "InspectError", "Node", "PlanSyntaxError", "Query", "Subquery", "diff",
+           "parse"]

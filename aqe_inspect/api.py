@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Union
 
-from .diff import diff_document, diff_initial_final, unwrap
+from .engine import diff_document, diff_initial_final, unwrap
 from .errors import InspectError
 from .model import Document
 from .parser import parse_text

@@ -10,7 +10,7 @@ from typing import Iterator, List, Tuple
 import pytest
 
 import aqe_inspect
-from aqe_inspect.diff import diff_document
+from aqe_inspect.engine import diff_document
 
 from .conftest import require_corpus
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import aqe_inspect
-from aqe_inspect.diff import diff_document
+from aqe_inspect.engine import diff_document
 from aqe_inspect.report import REWRITE_KINDS
 
 pytestmark = pytest.mark.spark

@@ -10,7 +10,7 @@ from typing import Dict, List
 import pytest
 
 import aqe_inspect
-from aqe_inspect.diff import diff_document
+from aqe_inspect.engine import diff_document
 from aqe_inspect.report import REWRITE_KINDS
 
 from .conftest import SAMPLE_PLANS
