@@ -89,10 +89,14 @@ def print_document_tree(document: Document) -> None:
 
 
 def print_rules(detectors: Iterable) -> None:
+    import inspect
+
+    from rich.markup import escape
+
     out = console()
     for detector in detectors:
-        out.print(f"[bold]{detector.kind}[/bold]: {detector.summary}")
-        out.print(detector.doc.strip())
+        out.print(f"[bold]{detector.kind}[/bold]: {escape(detector.summary)}")
+        out.print(escape(inspect.cleandoc(detector.doc)))
         out.print()
 
 

@@ -7,7 +7,28 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from ..model import Node
 from ..operators import build_side, family, is_join, join_keys, join_type
-from .base import PlanPair
+from ..report import Rewrite, describe
+from .base import Detector, PlanPair
+
+
+class JoinSwitch(Detector):
+    """A sort-merge join of the initial plan that runs as another join in the final plan;
+    subclasses name the join family they look for in `target`."""
+
+    target: str = ""
+    needs_initial = True
+
+    def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
+        for initial, final in switched_joins(pair, self.target):
+            numbers = switch_numbers(initial, final)
+            side = numbers.get("build_side", "an unknown build side")
+            yield Rewrite(
+                kind=self.kind, final_node=final, initial_node=initial,
+                message=f"{describe(initial)} became {describe(final)}, {side}",
+                evidence=(f"initial: {initial.name} {initial.args}".strip()[:200],
+                          f"final: {final.name} {final.args}".strip()[:200]),
+                numbers=numbers,
+            )
 
 
 def switched_joins(pair: PlanPair, target: str) -> Iterator[Tuple[Node, Node]]:

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Iterator
-
-from ..report import Rewrite, describe
-from .base import Detector, PlanPair
-from .join_switch import switch_numbers, switched_joins
+from .join_switch import JoinSwitch
 
 
-class SortMergeToBroadcast(Detector):
+class SortMergeToBroadcast(JoinSwitch):
     """Spark rules: DynamicJoinSelection (AQE's logical re-optimizer) with the planner's
     JoinSelection, then OptimizeShuffleWithLocalRead.
 
@@ -37,16 +33,4 @@ class SortMergeToBroadcast(Detector):
 
     kind = "smj-to-bhj"
     summary = "a sort-merge join became a broadcast hash join at run time"
-    needs_initial = True
-
-    def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        for initial, final in switched_joins(pair, "BroadcastHashJoin"):
-            numbers = switch_numbers(initial, final)
-            side = numbers.get("build_side", "an unknown build side")
-            yield Rewrite(
-                kind=self.kind, final_node=final, initial_node=initial,
-                message=f"{describe(initial)} became {describe(final)}, {side}",
-                evidence=(f"initial: {initial.name} {initial.args}".strip()[:200],
-                          f"final: {final.name} {final.args}".strip()[:200]),
-                numbers=numbers,
-            )
+    target = "BroadcastHashJoin"

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Iterator
-
-from ..report import Rewrite, describe
-from .base import Detector, PlanPair
-from .join_switch import switch_numbers, switched_joins
+from .join_switch import JoinSwitch
 
 
-class SortMergeToShuffledHash(Detector):
+class SortMergeToShuffledHash(JoinSwitch):
     """Spark rule: DynamicJoinSelection (Spark 3.2+), through the planner's JoinSelection.
 
     When every shuffle partition of one side is under
@@ -30,16 +26,4 @@ class SortMergeToShuffledHash(Detector):
 
     kind = "smj-to-shj"
     summary = "a sort-merge join became a shuffled hash join at run time"
-    needs_initial = True
-
-    def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        for initial, final in switched_joins(pair, "ShuffledHashJoin"):
-            numbers = switch_numbers(initial, final)
-            side = numbers.get("build_side", "an unknown build side")
-            yield Rewrite(
-                kind=self.kind, final_node=final, initial_node=initial,
-                message=f"{describe(initial)} became {describe(final)}, {side}",
-                evidence=(f"initial: {initial.name} {initial.args}".strip()[:200],
-                          f"final: {final.name} {final.args}".strip()[:200]),
-                numbers=numbers,
-            )
+    target = "ShuffledHashJoin"
