@@ -107,3 +107,14 @@ def test_parse_does_not_import_pyspark_or_rich_for_json():
             "print('pyspark' in sys.modules, 'rich' in sys.modules, file=sys.stderr)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert result.stderr.decode().split()[-2:] == ["False", "False"]
+
+
+def test_parser_tables_are_cached_between_runs(tmp_path):
+    """The LALR tables are built once and loaded by later runs, not rebuilt every time."""
+    env = {"XDG_CACHE_HOME": str(tmp_path), "NO_COLOR": "1"}
+    assert run("parse", str(corpus_plan()), "--format", "json", env=env).returncode == 0
+    cached = list((tmp_path / "aqe-inspect").glob("explain-grammar-*.cache"))
+    assert len(cached) == 1 and cached[0].stat().st_size > 1000
+    stamp = cached[0].stat().st_mtime_ns
+    assert run("parse", str(corpus_plan()), "--format", "json", env=env).returncode == 0
+    assert cached[0].stat().st_mtime_ns == stamp, "the second run rebuilt the tables"
