@@ -323,6 +323,8 @@ class _LineLexer:
 
 def _quote(text: str, limit: int = 60) -> str:
     text = text.strip()
+    if not text:
+        return "a blank line"
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return repr(text)

@@ -35,10 +35,7 @@ def _node_label(node: Node, width: int = 160) -> str:
     if summary:
         if len(summary) > width:
             summary = summary[: width - 3] + "..."
-        if summary.startswith("(") and node.id is None:
-            parts[0] += escape(summary)  # `HashAggregate(keys=...)`, as Spark prints it
-        else:
-            parts.append(escape(summary))
+        parts.append(escape(summary))
     if node.statistics:
         parts.append(f"[magenta]Statistics({escape(node.statistics)})[/magenta]")
     if node.is_adaptive_root and "isFinalPlan" not in summary:
