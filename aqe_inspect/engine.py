@@ -40,9 +40,15 @@ def _shows_aqe(root: Node) -> bool:
     return any(is_query_stage(n) or is_shuffle_read(n) for n in root.walk())
 
 
+def _final_nodes(query: Query) -> Iterable[Node]:
+    """Every operator of the plan that ran: final trees only, so nothing is said twice."""
+    for tree in (query.root, *query.subquery_trees()):
+        yield from tree.walk()
+
+
 def _observations(query: Query) -> List[Observation]:
     seen: List[Observation] = []
-    for node in query.walk():
+    for node in _final_nodes(query):
         text = node.text
         if family(node) == "ReusedExchange":
             seen.append(Observation("reused-exchange", node,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CORPUS, require_corpus
+from .conftest import require_corpus
 
 CLI = [sys.executable, "-m", "aqe_inspect"]
 

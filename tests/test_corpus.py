@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 from typing import Iterator, List, Tuple
 
-import pytest
 
 import aqe_inspect
 from aqe_inspect.engine import diff_document

@@ -125,3 +125,14 @@ def test_diff_cli_json_and_text():
                           capture_output=True, timeout=60, env={"NO_COLOR": "1"}).stdout.decode()
     assert "skew-join" in text and "<- skew-join" in text
     assert "\x1b[" not in text
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=scenario_id)
+def test_information_is_reported_where_the_jvm_saw_it(scenario):
+    """Dynamic pruning and reused exchanges are information, present exactly where they were."""
+    truth = json.loads((scenario / "truth.json").read_text("utf-8"))["info"]
+    for mode in ("formatted_after", "simple_after"):
+        report = aqe_inspect.diff((scenario / f"{mode}.txt").read_text("utf-8"))
+        kinds = [o.kind for q in report.queries for o in q.info]
+        assert kinds.count("reused-exchange") == truth["reused-exchange"], mode
+        assert ("dynamic-pruning" in kinds) == (truth["dynamic-pruning"] > 0), mode

@@ -12,7 +12,6 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import List
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
