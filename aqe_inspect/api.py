@@ -27,10 +27,6 @@ def diff(plan: Union[str, Document], final: Union[str, Document, None] = None,
     return diff_pair(document, final_document)
 
 
-def diff_documents(document: Document) -> Report:
-    return diff_document(document)
-
-
 def diff_pair(initial: Document, final: Document) -> Report:
     """Pair the queries of two texts in order and diff each pair."""
     if len(initial.queries) != len(final.queries):

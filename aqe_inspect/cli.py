@@ -82,7 +82,7 @@ def diff_command(
                                                help="text (for people) or json."),
 ) -> None:
     """Say what AQE changed between the initial and the final plan, with the evidence."""
-    from .api import diff_documents, diff_pair
+    from .api import diff, diff_pair
     from .inputs import read_document
 
     if len(paths) > 2:
@@ -90,7 +90,7 @@ def diff_command(
     if len(paths) == 2:
         report = diff_pair(read_document(paths[0]), read_document(paths[1]))
     else:
-        report = diff_documents(read_document(paths[0]))
+        report = diff(read_document(paths[0]))
     if output_format is ReportFormat.json:
         from .serialize_report import report_to_json
 
