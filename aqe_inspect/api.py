@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Union
 
-from .engine import diff_document, diff_initial_final, unwrap
+from .engine import diff_document, diff_initial_final
 from .errors import InspectError
 from .model import Document
 from .parser import parse_text
@@ -35,7 +35,7 @@ def diff_pair(initial: Document, final: Document) -> Report:
             f"{len(final.queries)}; they must pair one to one", source=final.source)
     reports = []
     for number, (before, after) in enumerate(zip(initial.queries, final.queries), 1):
-        initial_tree = unwrap(before, want_initial=True)
-        final_tree = unwrap(after, want_initial=False)
-        reports.append(diff_initial_final(initial_tree, final_tree, after, str(number)))
+        # The INITIAL file's plan before AQE: its initial tree, else the one it printed.
+        initial_tree = before.initial if before.initial is not None else before.final
+        reports.append(diff_initial_final(initial_tree, after.final, after, str(number)))
     return Report(queries=tuple(reports), source=f"{initial.source} -> {final.source}")

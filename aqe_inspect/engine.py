@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Tuple
+from typing import Iterable, List, Tuple
 
 from .detectors import DETECTORS
 from .detectors.base import PlanPair
@@ -10,8 +10,10 @@ from .model import Document, Node, Query
 from .operators import family, is_empty_relation, is_query_stage, is_shuffle_read
 from .report import Observation, QueryReport, Report, Rewrite, describe
 
-JOIN_SWITCH_NOTE = ("join switches (smj-to-bhj, smj-to-shj) cannot be judged without the "
-                    "initial plan; this text holds only the final one")
+JOIN_SWITCH_NOTE = (
+    "join switches (" + ", ".join(d.kind for d in DETECTORS if d.needs_initial)
+    + ") cannot be judged without the initial plan; this text holds only the final one"
+)
 
 
 def plan_pairs(query: Query) -> List[PlanPair]:
@@ -73,7 +75,7 @@ def _notes(pairs: Iterable[PlanPair]) -> List[str]:
             if JOIN_SWITCH_NOTE not in notes:
                 notes.append(JOIN_SWITCH_NOTE)
             for node in pair.final_nodes():
-                if is_empty_relation(node) and node.name != "EmptyRelation":
+                if is_empty_relation(node) and family(node) != "EmptyRelation":
                     notes.append(f"{describe(node)} is an empty relation; without the initial "
                                  "plan it cannot be told whether AQE or the optimizer made it")
         elif pair.is_final_plan is False:
@@ -82,13 +84,14 @@ def _notes(pairs: Iterable[PlanPair]) -> List[str]:
     return notes
 
 
+def _detect(pairs: Iterable[PlanPair]) -> Tuple[Rewrite, ...]:
+    return tuple(rewrite for pair in pairs for detector in DETECTORS
+                 for rewrite in detector.detect(pair))
+
+
 def diff_query(query: Query, query_id: str) -> QueryReport:
     pairs = plan_pairs(query)
-    rewrites: List[Rewrite] = []
-    for pair in pairs:
-        for detector in DETECTORS:
-            rewrites.extend(detector.detect(pair))
-    return QueryReport(id=query_id, query=query, rewrites=tuple(rewrites),
+    return QueryReport(id=query_id, query=query, rewrites=_detect(pairs),
                        info=tuple(_observations(query)), notes=tuple(_notes(pairs)))
 
 
@@ -101,16 +104,5 @@ def diff_document(document: Document) -> Report:
 def diff_initial_final(initial: Node, final: Node, query: Query, query_id: str) -> QueryReport:
     """Diff two trees given apart (two files: the plan before and after the run)."""
     pair = PlanPair(final=final, initial=initial, is_final_plan=True, where="main")
-    rewrites: List[Rewrite] = []
-    for detector in DETECTORS:
-        rewrites.extend(detector.detect(pair))
-    return QueryReport(id=query_id, query=query, rewrites=tuple(rewrites),
+    return QueryReport(id=query_id, query=query, rewrites=_detect([pair]),
                        info=tuple(_observations(query)), notes=())
-
-
-def unwrap(query: Query, *, want_initial: bool) -> Optional[Node]:
-    """The tree of a query to compare: its initial (or else current) tree for the INITIAL
-    file, its final tree for the FINAL file."""
-    if want_initial and query.initial is not None:
-        return query.initial
-    return query.final

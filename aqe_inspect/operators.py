@@ -39,7 +39,6 @@ PARTITIONING = re.compile(
     r"(?P<kind>hashpartitioning|rangepartitioning|RoundRobinPartitioning|"
     r"SinglePartition|KeyGroupedPartitioning|UnknownPartitioning)"
 )
-PARTITION_COUNT = re.compile(r", (\d+)\)(?:,|$| )|RoundRobinPartitioning\((\d+)\)")
 PLAN_IDS = re.compile(r"\[(?:id=#|plan_id=)\d+\]")
 SKEW_MARK = re.compile(r"\bskew=true\b|\bisSkew(?:Join)?=true\b", re.IGNORECASE)
 BUILD_SIDE = re.compile(r"\bBuild(Left|Right)\b")

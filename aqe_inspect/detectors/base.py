@@ -72,10 +72,10 @@ def stage_statistics(node: Node) -> Optional[str]:
     return None
 
 
-def exchange_numbers(node: Node) -> Tuple[List[str], dict]:
-    """Evidence and figures of the shuffle a node reads: partitioning and stage statistics."""
+def exchange_numbers(node: Node, exchange: Optional[Node]) -> Tuple[List[str], dict]:
+    """Evidence and figures of the shuffle `node` reads through `exchange`: partitioning and
+    stage statistics."""
     evidence, numbers = [], {}
-    exchange = exchange_below(node)
     if exchange is not None:
         spec = partitioning(exchange)
         evidence.append(f"{exchange.label}: {spec}")

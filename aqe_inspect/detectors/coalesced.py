@@ -42,8 +42,8 @@ class Coalesced(Detector):
             modes = shuffle_read_modes(node)
             if "coalesced" not in modes or "local" in modes:
                 continue
-            evidence, numbers = exchange_numbers(node)
             exchange = exchange_below(node)
+            evidence, numbers = exchange_numbers(node, exchange)
             initial = pair.initial_for(exchange)
             count = numbers.get("shuffle_partitions")
             message = (f"{describe(node)} coalesces the "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, List
 
-from ..operators import is_empty_relation, normalized_text
+from ..operators import family, is_empty_relation, normalized_text
 from ..report import Rewrite, describe
 from .base import Detector, PlanPair
 
@@ -45,7 +45,7 @@ class EmptyRelation(Detector):
             if text in static:
                 static.remove(text)
                 continue
-            if pair.initial is None and node.name != "EmptyRelation":
+            if pair.initial is None and family(node) != "EmptyRelation":
                 continue  # final-only: a LocalTableScan <empty> may be static; see notes
             replaced = "the whole plan" if node is pair.final else "a subtree"
             yield Rewrite(

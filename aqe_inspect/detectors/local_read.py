@@ -33,8 +33,8 @@ class LocalRead(Detector):
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         for node in pair.final_nodes():
             if is_shuffle_read(node) and "local" in shuffle_read_modes(node):
-                evidence, numbers = exchange_numbers(node)
                 exchange = exchange_below(node)
+                evidence, numbers = exchange_numbers(node, exchange)
                 initial = pair.initial_for(exchange)
                 was = f" ({describe(initial)} in the initial plan)" if initial else ""
                 yield Rewrite(

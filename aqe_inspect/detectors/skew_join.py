@@ -42,15 +42,15 @@ class SkewJoin(Detector):
             skewed_reads = [below for below in node.walk(inner=False)
                             if is_shuffle_read(below) and "skewed" in shuffle_read_modes(below)]
             keys = join_keys(node)
-            evidence = [f"{node.title if node.title != node.name else node.name} "
-                        + ("(skew=true)" if "skew" not in node.title else "").strip()]
+            # Formatted mode's detail heading carries the marker; simple mode's args do.
+            evidence = [node.title if "skew" in node.title else f"{node.title} (skew=true)"]
             evidence.extend(f"{describe(read)}: {' and '.join(shuffle_read_modes(read))}"
                             for read in skewed_reads)
             reads = ", ".join(describe(read) for read in skewed_reads) or "its inputs"
             yield Rewrite(
                 kind=self.kind, final_node=node, initial_node=pair.initial_for(node),
                 message=f"{describe(node)} is split for skew; skewed reads: {reads}",
-                evidence=tuple(e.strip() for e in evidence if e.strip()),
+                evidence=tuple(evidence),
                 numbers={"skewed_reads": len(skewed_reads),
                          **({"keys": f"{keys[0]} = {keys[1]}"} if keys else {})},
             )
