@@ -23,13 +23,20 @@ printer need care:
 
 Everything that is not a tree (section headers, formatted-mode detail blocks, the subquery
 section, codegen output) is recognised line by line from the state the lexer is in.
+
+The lexer reads a `PlanLines`: the lines of one plan as the sources layer cut them out of a
+log, a notebook or a pasted text, each with its line and column in the original file, so
+every token, error and note points at the original. Damage a person's paste brings (an
+elided `...` line, a comment line, a tree whose top was cut, indentation that jumps) is read
+through and recorded as `Damage`, never silently.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterator, List, Optional
+import contextvars
+from dataclasses import dataclass, field
+from typing import Iterator, List, Optional, Sequence
 
 from lark.lexer import Lexer, Token
 
@@ -54,6 +61,61 @@ GENERATED_CODE_START = "Generated code:"
 CODEGEN_MARKER = r"(?:[*^]\(\d+\) |\* ?)"
 OPERATOR_START = re.compile(CODEGEN_MARKER + r"?[A-Za-z_][\w$]*")
 ADAPTIVE_OPERATOR = re.compile(CODEGEN_MARKER + r"?AdaptiveSparkPlan\b")
+#: A line an author put in place of operators they left out: `...`, `…`, `(...)`, `[...]`.
+ELISION = re.compile(r"(?:\.{3,}|\u2026|\(\.{3,}\)|\[\.{3,}\])(?: .{0,80})?$")
+#: A comment line an author inserted: `// ...`, `-- ...`, `# ...`, `<-- ...`.
+COMMENT = re.compile(r"(?://|--|#|<--)(?: |$)")
+#: The root of a tree whose top was cut off: the operators above its first line are missing.
+CUT_ROOT = "(cut)"
+
+
+@dataclass(frozen=True)
+class Damage:
+    """Something in a plan's text that is not as Spark prints it, read through and reported.
+
+    `incomplete` says operators may be missing, so the counts of a report are lower bounds.
+    """
+
+    line: int
+    message: str
+    incomplete: bool = True
+
+    def note(self) -> str:
+        tail = "; counts may be incomplete" if self.incomplete else ""
+        return f"line {self.line}: {self.message}{tail}"
+
+
+@dataclass
+class PlanLines:
+    """The lines of one plan and where each stands in the original text (1-based line, and
+    the 0-based column its first character had there)."""
+
+    lines: List[str]
+    numbers: List[int]
+    columns: List[int] = field(default_factory=list)
+
+    def __post_init__(self):
+        if not self.columns:
+            self.columns = [0] * len(self.lines)
+
+    @classmethod
+    def from_text(cls, text: str, first_line: int = 1) -> "PlanLines":
+        lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+        return cls(lines, list(range(first_line, first_line + len(lines))))
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def line_number(self, index: int) -> int:
+        if not self.numbers:
+            return 1
+        return self.numbers[min(max(index, 0), len(self.numbers) - 1)]
+
+    def column(self, index: int, column: int) -> int:
+        if not self.columns:
+            return column + 1
+        return self.columns[min(max(index, 0), len(self.columns) - 1)] + column + 1
 
 
 @dataclass
@@ -66,31 +128,36 @@ class _StageFrame:
     offset: int
 
 
+def _raw_level(match: "re.Match") -> int:
+    return (len(match["pre"]) + 3) // 3
+
+
 class _LineLexer:
     """The state machine over lines; `tokens()` yields the whole stream."""
 
-    def __init__(self, text: str):
-        self.lines = text.split("\n")
-        self.offsets: List[int] = []
-        offset = 0
-        for line in self.lines:
-            self.offsets.append(offset)
-            offset += len(line) + 1
+    def __init__(self, plan: PlanLines):
+        self.plan = plan
+        self.lines = plan.lines
+        self.text = plan.text
+        self.damage: List[Damage] = []
 
     # ---- helpers -----------------------------------------------------------------------------
     def _line(self, index: int) -> str:
-        return self.lines[index].rstrip("\r")
+        return self.lines[index]
 
     def _token(self, kind: str, value: str, index: int, column: int = 0) -> Token:
         index = min(index, len(self.lines) - 1)  # tokens closing the text sit on its last line
-        start = self.offsets[index] + column
-        return Token(
-            kind, value, start_pos=start, line=index + 1, column=column + 1,
-            end_line=index + 1, end_column=column + len(value) + 1, end_pos=start + len(value),
-        )
+        line = self.plan.line_number(index)
+        col = self.plan.column(index, column)
+        return Token(kind, value, start_pos=0, line=line, column=col, end_line=line,
+                     end_column=col + len(value), end_pos=len(value))
 
     def _error(self, index: int, column: int, message: str) -> PlanSyntaxError:
-        return PlanSyntaxError(message, line=index + 1, column=column + 1)
+        return PlanSyntaxError(message, line=self.plan.line_number(index),
+                               column=self.plan.column(index, column))
+
+    def _damaged(self, index: int, message: str, incomplete: bool = True) -> None:
+        self.damage.append(Damage(self.plan.line_number(index), message, incomplete))
 
     def _skip_blank(self, index: int) -> int:
         while index < len(self.lines) and not self._line(index).strip():
@@ -104,7 +171,7 @@ class _LineLexer:
             raise self._error(0, 0, "expected a Spark plan, found an empty text")
         first = self._line(index)
         if not self._is_header(first):
-            if not self._looks_like_bare_root(index):
+            if not (self._looks_like_bare_root(index) or self._starts_cut_tree(index)):
                 raise self._error(
                     index, 0, "expected '== Physical Plan ==' or an operator tree, found "
                     + _quote(first)
@@ -125,14 +192,12 @@ class _LineLexer:
     def _looks_like_bare_root(self, index: int) -> bool:
         """A plan pasted without its header: an operator line with a node id, a codegen
         marker, or a child line under it. One word of prose is none of these."""
+        return looks_like_tree_root(self.lines, index)
+
+    def _starts_cut_tree(self, index: int) -> bool:
         line = self._line(index)
-        match = OPERATOR_START.match(line)
-        if not match:
-            return False
-        if line.startswith(("*", "^")) or re.search(r" \(\d+\)(?:, |$)", line):
-            return True
-        following = self._line(index + 1) if index + 1 < len(self.lines) else ""
-        return bool(TREE_LINE.match(following) or STAGE_HEADER.match(following))
+        tree = TREE_LINE.match(line)
+        return bool(tree and OPERATOR_START.match(tree["rest"])) or bool(STAGE_HEADER.match(line))
 
     def _top_level_line(self, index: int) -> Iterator[Token]:
         line = self._line(index)
@@ -184,7 +249,7 @@ class _LineLexer:
                 min(index, len(self.lines) - 1), 0,
                 f"expected an operator tree after {after}, found the end of the text",
             )
-        if not OPERATOR_START.match(self._line(index)):
+        if not (OPERATOR_START.match(self._line(index)) or self._starts_cut_tree(index)):
             raise self._error(
                 index, 0, f"expected an operator line after {after}, found "
                 + _quote(self._line(index)),
@@ -226,16 +291,36 @@ class _LineLexer:
     def _tree(self, index: int) -> Iterator[Token]:
         """Lex the tree whose root is at `index`; return the index of the first line after it."""
         root = self._line(index)
-        root_column = len(root) - len(root.lstrip(" "))
-        if root_column % 3:
-            raise self._error(index, 0, "expected an operator tree indented in steps of three")
-        base = root_column // 3
-        yield self._token("OPERATOR", root[root_column:], index, root_column)
+        first_tree = TREE_LINE.match(root)
+        first_stage = STAGE_HEADER.match(root)
         level = 0
         frames: List[_StageFrame] = []
-        last_level, last_adaptive = 0, bool(ADAPTIVE_OPERATOR.match(root[root_column:]))
+        if first_tree or first_stage:
+            # The top of the tree was cut off: stand a placeholder root in for what is missing.
+            pre = len(first_tree["pre"]) if first_tree else len(first_stage["pre"])
+            base = pre // 3
+            self._damaged(index, "the tree begins mid-way (its top was cut off); the "
+                          "operators above this line are missing")
+            if first_stage:
+                which = first_stage["which"]
+                flag = {"Final": "true", "Current": "false"}.get(which)
+                value = ADAPTIVE_ROOT_TEXT + (f" isFinalPlan={flag}" if flag else "")
+                yield self._token("OPERATOR", value, index, pre)
+                last_level, last_adaptive = 0, True
+            else:
+                yield self._token("OPERATOR", CUT_ROOT, index, pre)
+                last_level, last_adaptive = 0, False
+        else:
+            root_column = len(root) - len(root.lstrip(" "))
+            if root_column % 3:
+                raise self._error(index, 0, "expected an operator tree indented in steps of three")
+            base = root_column // 3
+            yield self._token("OPERATOR", root[root_column:], index, root_column)
+            last_level, last_adaptive = 0, bool(ADAPTIVE_OPERATOR.match(root[root_column:]))
+            index += 1
         pending_stage: Optional[_StageFrame] = None
-        index += 1
+        last_glyphs = ""
+        last_operator = index
         while index < len(self.lines):
             line = self._line(index)
             if pending_stage is not None:
@@ -253,20 +338,26 @@ class _LineLexer:
                 yield self._token("OPERATOR", match["rest"], index, len(match["pre"]))
                 last_level = level
                 last_adaptive = bool(ADAPTIVE_OPERATOR.match(match["rest"]))
+                last_glyphs, last_operator = match["pre"], index
                 index += 1
                 continue
 
             stage = STAGE_HEADER.match(line)
             if stage:
-                if stage["which"] == "Initial":
+                if stage["which"] == "Initial" and frames:
                     while frames and frames[-1].kind != "final":
                         frames.pop()
-                    if not frames:
-                        raise self._error(
-                            index, 0, "'== Initial Plan ==' without a final or current plan above it"
-                        )
+                if stage["which"] == "Initial" and frames:
                     adaptive_level = frames.pop().adaptive_level
                     kind = "initial"
+                elif stage["which"] == "Initial" and last_adaptive:
+                    # Databricks prints `AdaptiveSparkPlan isFinalPlan=false` over a lone
+                    # `== Initial Plan ==`: the plan AQE has not started re-planning.
+                    adaptive_level, kind = last_level, "initial"
+                elif stage["which"] == "Initial":
+                    raise self._error(
+                        index, 0, "'== Initial Plan ==' without a final or current plan above it"
+                    )
                 else:
                     if not last_adaptive:
                         raise self._error(
@@ -283,26 +374,36 @@ class _LineLexer:
 
             match = TREE_LINE.match(line)
             if not match:
+                content = line.strip()
+                if content and (ELISION.match(content) or (
+                        COMMENT.match(content) and self._tree_goes_on(index + 1))):
+                    self._skip_inserted(index, content)
+                    index += 1
+                    continue
                 break  # a blank line or anything else ends the tree
-            raw = (len(match["pre"]) + 3) // 3
+            rest = match["rest"]
+            if ELISION.match(rest.strip()) or COMMENT.match(rest):
+                self._skip_inserted(index, rest.strip())
+                index += 1
+                continue
+            raw = _raw_level(match)
             while frames and raw <= frames[-1].root_raw:
                 frames.pop()
             logical = raw - (frames[-1].offset if frames else base)
             content_column = len(match["pre"]) + 3
-            rest = match["rest"]
             if logical < 1:
                 raise self._error(index, 0, "expected a child line indented under its parent")
             if logical > level + 2:
-                raise self._error(
-                    index, content_column, "expected a child line at most two levels below the "
-                    "line above it",
-                )
+                self._damaged(index, f"the tree's indentation jumps {logical - level} levels "
+                              "here; lines above it are missing")
+                logical = level + 1
             if not OPERATOR_START.match(rest):
                 raise self._error(index, content_column, "expected an operator name, found "
                                   + _quote(rest))
             yield from self._move(level, logical, index)
             level = last_level = logical
             last_adaptive = bool(ADAPTIVE_OPERATOR.match(rest))
+            last_glyphs, last_operator = match["pre"] + match["conn"], index
             yield self._token("OPERATOR", rest, index, content_column)
             index += 1
 
@@ -311,14 +412,52 @@ class _LineLexer:
                 min(index, len(self.lines) - 1), 0,
                 "expected the root operator of a plan stage, found the end of the tree",
             )
+        if ":" in last_glyphs:
+            # `:- ` and `:  ` say more children follow below: the text stopped before them.
+            self._damaged(last_operator, "the tree stops where its last line says more "
+                          "operators follow; the plan looks cut short")
         yield from self._move(level, 0, index)
         yield self._token("_TREE_END", "", index)
         return index
+
+    def _tree_goes_on(self, index: int) -> bool:
+        """Whether the tree continues after an inserted line at `index - 1`."""
+        index = self._skip_blank(index) if index < len(self.lines) else index
+        if index >= len(self.lines):
+            return False
+        line = self._line(index)
+        return bool(TREE_LINE.match(line) or STAGE_HEADER.match(line))
+
+    def _skip_inserted(self, index: int, content: str) -> None:
+        if ELISION.match(content):
+            self._damaged(index, f"{_quote(content)} stands for operators the author left out")
+        else:
+            self._damaged(index, f"skipped a comment line {_quote(content)}", incomplete=False)
 
     def _move(self, level: int, target: int, index: int) -> Iterator[Token]:
         kind = "_INDENT" if target > level else "_DEDENT"
         for _ in range(abs(target - level)):
             yield self._token(kind, "", index)
+
+
+#: The root Spark's stage headers hang under, when a pasted tree begins with one.
+ADAPTIVE_ROOT_TEXT = "AdaptiveSparkPlan"
+
+
+def looks_like_tree_root(lines: Sequence[str], index: int) -> bool:
+    """Whether `lines[index]` is the root of a tree printed without a header: an operator line
+    with a node id or a codegen marker, or with a child line (or stage header) under it."""
+    line = lines[index]
+    if not OPERATOR_START.match(line):
+        return False
+    if line.startswith(("*", "^")) or OPERATOR_ID_AT_END.search(line):
+        return True
+    following = lines[index + 1] if index + 1 < len(lines) else ""
+    return bool(TREE_LINE.match(following) or STAGE_HEADER.match(following))
+
+
+#: ` (12)` closing a formatted tree line, or followed by `, ...`.
+OPERATOR_ID_AT_END = re.compile(r" \(\d{1,9}\)(?:, |$)")
 
 
 def _quote(text: str, limit: int = 60) -> str:
@@ -330,6 +469,12 @@ def _quote(text: str, limit: int = 60) -> str:
     return repr(text)
 
 
+#: The plan the parser is reading now; the lexer takes it from here, since Lark passes a
+#: custom lexer only the text. Set by `parser.parse_lines`.
+CURRENT_PLAN: "contextvars.ContextVar[Optional[_LineLexer]]" = contextvars.ContextVar(
+    "aqe_inspect_current_plan", default=None)
+
+
 class ExplainLexer(Lexer):
     """Lark's entry point for the line lexer (`lexer=ExplainLexer` in the parser)."""
 
@@ -337,4 +482,7 @@ class ExplainLexer(Lexer):
         pass
 
     def lex(self, text: str) -> Iterator[Token]:  # Lark's plain custom-lexer interface
-        return _LineLexer(text).tokens()
+        current = CURRENT_PLAN.get()
+        if current is not None and current.text is text:
+            return current.tokens()
+        return _LineLexer(PlanLines.from_text(text)).tokens()

@@ -6,9 +6,9 @@ tree as printed (`root`), and, for an adaptive plan, its final (or current) and 
 Every operator is a `Node`; in formatted mode the tree line and the `(N) Name` detail block of
 one operator are joined into one node.
 
-Nothing here knows how the text was read: sources to come (driver logs, event logs, History
-Server JSON) fill the same types, and carry where a plan came from in `Query.source` and
-`Query.label`.
+Nothing here knows how the text was read: the sources (pasted text, driver logs, event logs)
+fill the same types, and carry where a plan came from in `Query.source`, `Query.line`,
+`Query.origin` and `Query.label`.
 """
 
 from __future__ import annotations
@@ -115,6 +115,11 @@ class Query:
     source: str = ""
     label: str = ""
     line: int = 0
+    #: What kind of text the plan was read from: `explain`, `driver log`, `AQE log`, ...
+    origin: str = ""
+    #: What the text did not say as Spark prints it (cut short, elided, damaged), each with
+    #: its line in the original file; a report carries these notes on.
+    notes: Tuple[str, ...] = ()
 
     @property
     def adaptive(self) -> bool:

@@ -19,16 +19,17 @@ from typing import Dict, List, Optional, Tuple
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
+from .damage import check_query
 from .errors import PlanSyntaxError
-from .lexer import ExplainLexer
+from .lexer import CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, _LineLexer
 from .model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
 from .operator_line import (
     DetailBlock, OperatorLine, is_final_plan, read_detail_block, read_operator_line,
 )
 
 SUBQUERY_HEADER = re.compile(
-    r"Subquery:(?P<index>\d+) Hosting operator id = (?P<host>-?\d+)"
-    r"(?: Hosting Expression = (?P<expr>.*))?$"
+    r"Subquery:(?P<index>\d{1,9}) Hosting operator id = (?P<host>-?\d{1,9})?"
+    r"(?: Hosting Expression = (?P<expr>.*))?"
 )
 
 #: How an error names what the grammar expected next.
@@ -66,14 +67,31 @@ class _RawNode:
 class _Body:
     """What a `plan_body` rule produced: everything of one query below its header."""
 
-    __slots__ = ("root", "subqueries", "optimized_out", "mode")
+    __slots__ = ("root", "subqueries", "optimized_out", "mode", "damage")
 
     def __init__(self, root: Node, subqueries: Tuple[Subquery, ...],
-                 optimized_out: Tuple[Node, ...], mode: str):
+                 optimized_out: Tuple[Node, ...], mode: str, damage: List[Damage]):
         self.root = root
         self.subqueries = subqueries
         self.optimized_out = optimized_out
         self.mode = mode
+        self.damage = damage
+
+
+def _record(damage: Damage) -> None:
+    """Keep a note of damage found while building, with the lexer's own."""
+    lexer = CURRENT_PLAN.get()
+    if lexer is not None:
+        lexer.damage.append(damage)
+
+
+def _operator_line(token: Token) -> OperatorLine:
+    if token.value == CUT_ROOT:
+        return OperatorLine(name=CUT_ROOT, args="", id=None, codegen_stage=None,
+                            whole_stage_codegen=False, statistics=None, description=None,
+                            plain_args="", unnumbered=True, line=token.line,
+                            column=token.column)
+    return read_operator_line(token.value, token.line, token.column)
 
 
 class _ToModel(Transformer):
@@ -81,7 +99,7 @@ class _ToModel(Transformer):
 
     # ---- trees -----------------------------------------------------------------------------
     def node(self, items):
-        raw = _RawNode(read_operator_line(items[0].value, items[0].line, items[0].column))
+        raw = _RawNode(_operator_line(items[0]))
         for item in items[1:]:
             if isinstance(item, _RawNode):
                 raw.children.append(item)
@@ -139,19 +157,24 @@ class _ToModel(Transformer):
             details.setdefault(block.id, block)
 
         # Formatted mode numbers every operator; its tree lines then all need a detail block.
-        formatted = root_raw.op.id is not None or root_raw.op.unnumbered
-        build = functools.partial(_build_node, details=details, formatted=formatted)
+        formatted = bool(blocks) or _numbered(root_raw)
+        builder = _Builder(details, formatted)
         subqueries = []
         for _, header, tree, _ in subquery_items:
             match = SUBQUERY_HEADER.match(header.value)
+            if match["host"] is None:
+                _record(Damage(header.line, "a subquery header without its hosting operator id; "
+                                            "the plan looks cut short"))
             subqueries.append(Subquery(
-                index=int(match["index"]), hosting_operator_id=int(match["host"]),
+                index=int(match["index"]),
+                hosting_operator_id=int(match["host"]) if match["host"] else None,
                 hosting_expression=(match["expr"] or "").strip(),
-                tree=build(tree) if tree is not None else None, line=header.line,
+                tree=builder.build(tree) if tree is not None else None, line=header.line,
             ))
-        optimized_out = tuple(build(tree) for _, tree, _ in subplans)
-        return _Body(build(root_raw), tuple(subqueries), optimized_out,
-                     "formatted" if formatted else "simple")
+        optimized_out = tuple(builder.build(tree) for _, tree, _ in subplans)
+        root = builder.build(root_raw)
+        return _Body(root, tuple(subqueries), optimized_out,
+                     "formatted" if formatted else "simple", builder.finish(blocks))
 
     # ---- queries and documents ---------------------------------------------------------------
     def logical_section(self, items):
@@ -172,62 +195,133 @@ class _ToModel(Transformer):
         return Document(queries=tuple(items))
 
     def codegen_subtree(self, items):
-        root = _build_node(items[1], details={}, formatted=False)
+        root = _Builder({}, False).build(items[1])
         return Query(root=root, mode="codegen", label=items[0].value, line=items[0].line)
 
     def codegen_report(self, items):
+        found = items[0]
+        if len(items) == 1 and not found.value.startswith("Found 0 "):
+            raise PlanSyntaxError(f"{found.value.rstrip('.')}, but none is printed; the text "
+                                  "looks cut short", line=found.line, column=found.column)
         return tuple(items[1:])
 
     def codegen_document(self, items):
         return Document(queries=items[0])
 
 
+def _numbered(root: _RawNode) -> bool:
+    """Formatted mode numbers every operator: the root has an id, or the first operator under
+    a placeholder for a cut top does."""
+    if root.op.name == CUT_ROOT:
+        below = [*root.children, *(stage_root for _, stage_root in root.stages)]
+        return bool(below) and (below[0].op.id is not None or below[0].op.unnumbered)
+    return root.op.id is not None or root.op.unnumbered
+
+
 def _query(body: _Body, logical: Dict[str, str], line: int) -> Query:
+    for damage in body.damage:
+        _record(damage)
     return Query(root=body.root, subqueries=body.subqueries, optimized_out=body.optimized_out,
                  mode=body.mode, logical=logical, line=line)
 
 
-def _build_node(raw: _RawNode, *, details: Dict[int, DetailBlock], formatted: bool) -> Node:
-    op = raw.op
-    build = functools.partial(_build_node, details=details, formatted=formatted)
-    block: Optional[DetailBlock] = None
-    if formatted and not op.unnumbered:
-        if op.id is None:
-            raise PlanSyntaxError(
-                "expected an operator id '(N)' at the end of this formatted-plan line",
-                line=op.line, column=op.column,
-            )
-        block = details.get(op.id)
-        if block is None:
-            raise PlanSyntaxError(
-                f"operator '{op.name} ({op.id})' has no detail block '({op.id}) {op.name}'; "
-                "the plan looks cut short",
-                line=op.line, column=op.column,
-            )
-    fields = dict(block.fields) if block else {}
-    args = op.args if formatted else op.plain_args
-    children = [build(child) for child in raw.children]
-    initial: Optional[Node] = None
-    for kind, stage_root in raw.stages:
-        if kind == "Initial":
-            initial = build(stage_root)
-        else:
-            children.insert(0, build(stage_root))
-    adaptive = op.name == ADAPTIVE_ROOT
-    if adaptive and not raw.stages and children:
-        # The single-tree form: Spark prints it when the current plan equals the initial one.
-        initial = children[0]
-    stage = op.codegen_stage if op.codegen_stage is not None else (
-        block.codegen_stage if block else None)
-    return Node(
-        name=op.name, args=args, id=op.id if formatted else None,
-        codegen_stage=stage, whole_stage_codegen=op.whole_stage_codegen,
-        title=block.title if block else op.name, details=fields,
-        children=tuple(children), inner=tuple(build(child) for child in raw.inner),
-        statistics=op.statistics, description=op.description if formatted else None,
-        initial=initial, is_final_plan=is_final_plan(args, fields) if adaptive else None,
-        line=op.line,
-    )
+class _Builder:
+    """Builds the model's nodes of one plan body from raw tree lines and detail blocks,
+    iteratively (a tree thousands of levels deep needs no recursion), and notes what the
+    formatted text lacks: detail blocks without operators and operators without blocks."""
+
+    def __init__(self, details: Dict[int, DetailBlock], formatted: bool):
+        self.details = details
+        self.formatted = formatted
+        self.used: set = set()
+        self.missing: List[OperatorLine] = []
+        self.damage: List[Damage] = []
+
+    def build(self, root: _RawNode) -> Node:
+        built: Dict[int, Node] = {}
+        stack: List[Tuple[_RawNode, bool]] = [(root, False)]
+        while stack:
+            raw, ready = stack.pop()
+            if ready:
+                built[id(raw)] = self._node(raw, built)
+                continue
+            stack.append((raw, True))
+            stack.extend((child, False) for child in raw.children)
+            stack.extend((child, False) for child in raw.inner)
+            stack.extend((stage_root, False) for _, stage_root in raw.stages)
+        return built[id(root)]
+
+    def _node(self, raw: _RawNode, built: Dict[int, Node]) -> Node:
+        op = raw.op
+        formatted = self.formatted
+        block: Optional[DetailBlock] = None
+        if formatted and not op.unnumbered:
+            if op.id is None:
+                raise PlanSyntaxError(
+                    "expected an operator id '(N)' at the end of this formatted-plan line",
+                    line=op.line, column=op.column,
+                )
+            block = self.details.get(op.id)
+            if block is None:
+                self.missing.append(op)
+            else:
+                self.used.add(op.id)
+        fields = dict(block.fields) if block else {}
+        args = op.args if formatted else op.plain_args
+        children = [built[id(child)] for child in raw.children]
+        initial: Optional[Node] = None
+        kinds = [kind for kind, _ in raw.stages]
+        for kind, stage_root in raw.stages:
+            if kind == "Initial":
+                initial = built[id(stage_root)]
+            else:
+                children.insert(0, built[id(stage_root)])
+        adaptive = op.name == ADAPTIVE_ROOT
+        if adaptive and initial is not None and not children:
+            # A lone `== Initial Plan ==` (Databricks): the plan as it stands is the initial one.
+            children = [initial]
+        if adaptive and not raw.stages and children:
+            # The single-tree form: Spark prints it when the current plan equals the initial one.
+            initial = children[0]
+        if adaptive and kinds and "Initial" not in kinds:
+            self.damage.append(Damage(op.line, f"{op.name} has its {kinds[0].lower()} plan but "
+                                      "no '== Initial Plan =='; the plan looks cut short"))
+        stage = op.codegen_stage if op.codegen_stage is not None else (
+            block.codegen_stage if block else None)
+        return Node(
+            name=op.name, args=args, id=op.id if formatted else None,
+            codegen_stage=stage, whole_stage_codegen=op.whole_stage_codegen,
+            title=block.title if block else op.name, details=fields,
+            children=tuple(children), inner=tuple(built[id(child)] for child in raw.inner),
+            statistics=op.statistics, description=op.description if formatted else None,
+            initial=initial, is_final_plan=is_final_plan(args, fields) if adaptive else None,
+            line=op.line,
+        )
+
+    def finish(self, blocks: List[DetailBlock]) -> List[Damage]:
+        """The damage found over the whole body, once every tree is built."""
+        damage = list(self.damage)
+        if self.missing:
+            first = self.missing[0]
+            if not self.details:
+                damage.append(Damage(first.line, "the formatted tree has no detail blocks "
+                                     "(evidence Spark prints only there, such as a 3.x shuffle "
+                                     "read's 'Arguments: coalesced', is missing)"))
+            else:
+                named = ", ".join(f"{op.name} ({op.id})" for op in self.missing[:3])
+                more = f" and {len(self.missing) - 3} more" if len(self.missing) > 3 else ""
+                damage.append(Damage(first.line, f"operator {named}{more} has no detail block; "
+                                     "the plan looks cut short"))
+        seen: set = set()
+        for block in blocks:
+            if block.id in seen:
+                damage.append(Damage(block.line, f"detail block ({block.id}) is printed twice; "
+                                     "operator ids repeat", incomplete=True))
+            seen.add(block.id)
+            if self.formatted and block.id not in self.used:
+                damage.append(Damage(block.line, f"detail block ({block.id}) {block.title} has "
+                                     "no operator in the tree", incomplete=True))
+        return damage
 
 
 def _grammar_text() -> str:
@@ -258,35 +352,65 @@ def _parser() -> Lark:
 
 def parse_text(text: str, source: str = "") -> Document:
     """Parse the whole of an explain output; raise PlanSyntaxError naming `source`."""
+    return parse_lines(PlanLines.from_text(text), source)
+
+
+def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document:
+    """Parse one plan's lines (each knowing its line in the original file) into a Document
+    whose queries carry notes on any damage read through; raise PlanSyntaxError naming
+    `source` when the text cannot be read as a plan."""
+    text = "\n".join(plan.lines)
     if "\x00" in text:
         index = text.index("\x00")
-        line = text.count("\n", 0, index) + 1
-        column = index - (text.rfind("\n", 0, index) + 1) + 1
+        row = text.count("\n", 0, index)
+        column = index - (text.rfind("\n", 0, index) + 1)
         raise PlanSyntaxError("expected plan text, found binary data (a NUL byte)",
-                              line=line, column=column, source=source)
+                              line=plan.line_number(row), column=plan.column(row, column),
+                              source=source)
+    lexer = _LineLexer(plan)
+    token = CURRENT_PLAN.set(lexer)
     try:
-        document = _parser().parse(text)
+        document = _parser().parse(lexer.text)
     except PlanSyntaxError as error:
         raise error.located(source) from None
     except UnexpectedToken as error:
-        raise _unexpected(error, text, source) from None
+        raise _unexpected(error, plan, source) from None
     except UnexpectedInput as error:  # pragma: no cover - the line lexer raises its own errors
         raise PlanSyntaxError(str(error).splitlines()[0], line=error.line, column=error.column,
                               source=source) from None
-    queries = tuple(dataclasses.replace(q, source=source) for q in document.queries)
+    finally:
+        CURRENT_PLAN.reset(token)
+    queries = document.queries
+    damage = sorted(set(lexer.damage), key=lambda d: d.line)
+    notes: List[List[str]] = [[] for _ in queries]
+    for item in damage:
+        owner = 0
+        for number, query in enumerate(queries):
+            if query.line <= item.line:
+                owner = number
+        notes[owner].append(item.note())
+    queries = tuple(
+        dataclasses.replace(query, source=source, origin=origin or query.origin,
+                            notes=tuple(dict.fromkeys((*query.notes, *own,
+                                                       *check_query(query, plan, last)))))
+        for query, own, last in zip(queries, notes, [n == len(queries) - 1
+                                                     for n in range(len(queries))])
+    )
     return Document(queries=queries, source=source)
 
 
-def _unexpected(error: UnexpectedToken, text: str, source: str) -> PlanSyntaxError:
+def _unexpected(error: UnexpectedToken, plan: PlanLines, source: str) -> PlanSyntaxError:
     token = error.token
     expected = sorted({EXPECTED_NAMES[name] for name in error.expected if name in EXPECTED_NAMES})
     if token.type == "$END":
         found = "the end of the text"
-        line = text.count("\n") + (0 if text.endswith("\n") else 1)
-        column = 1
+        last = len(plan.lines) - 1
+        while last > 0 and not plan.lines[last].strip():
+            last -= 1
+        line, column = plan.line_number(last), 1
     else:
-        found = repr(token.value.strip()[:60]) if token.value.strip() else token.type.lower()
+        found = repr(token.value.strip()[:60]) if token.value.strip() else "a blank line"
         line, column = token.line, token.column
-    wanted = " or ".join(expected) if expected else "something else"
+    wanted = " or ".join(expected[:3]) if expected else "something else"
     return PlanSyntaxError(f"expected {wanted}, found {found}", line=line, column=column,
                            source=source)
