@@ -1,0 +1,157 @@
+"""Capture real Spark driver logs for the sample scenarios.
+
+Runs ``spark-submit driver_job.py --scenario NAME`` once per scenario, with
+Spark's log4j2 at INFO and AQE's plan-change logging at INFO, and writes what
+the command prints (stdout and stderr merged, unedited) to
+``<out>/spark-<version>/<scenario>/driver.log``; with ``--json`` also
+``driver_json.log`` from a second run with Spark 4 structured (JSON) logging.
+
+Usage::
+
+    python sample_plans/driver_logs.py --spark-submit /tmp/spark35/bin/spark-submit --out sample_plans
+    python sample_plans/driver_logs.py --spark-submit /tmp/spark43/bin/spark-submit --out sample_plans --json
+    # a few scenarios only:
+    python sample_plans/driver_logs.py --spark-submit ... --out sample_plans --only skew_join window
+
+Standard library only; the Spark side is ``driver_job.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DRIVER_JOB = HERE / "driver_job.py"
+LOG4J2_PLAIN = HERE / "log4j2-info.properties"
+LOG4J2_JSON = HERE / "log4j2-json-info.properties"
+
+# Settings every run shares, given to spark-submit as a user would.
+SUBMIT_CONFS = {
+    "spark.ui.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.adaptive.logLevel": "INFO",
+}
+JSON_CONFS = {"spark.log.structuredLogging.enabled": "true"}
+
+# (file name, log4j2 file, extra confs) per variant.
+VARIANTS = {
+    "plain": ("driver.log", LOG4J2_PLAIN, {}),
+    "json": ("driver_json.log", LOG4J2_JSON, JSON_CONFS),
+}
+
+LARGE_LOG_BYTES = 1_500_000
+
+
+def scenario_names(python: str) -> list[str]:
+    """Scenario names in generate.py's order, listed by the job's Python."""
+    listing = (
+        "import sys; sys.path.insert(0, sys.argv[1]); "
+        "from generate import SCENARIOS; print(' '.join(s.name for s in SCENARIOS))"
+    )
+    return subprocess.run(
+        [python, "-c", listing, str(HERE)], check=True, capture_output=True, text=True
+    ).stdout.split()
+
+
+def pyspark_version(python: str) -> str:
+    return subprocess.run(
+        [python, "-c", "import pyspark; print(pyspark.__version__)"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def submit_command(spark_submit: str, scenario: str, variant: str) -> list[str]:
+    _, log4j2, extra = VARIANTS[variant]
+    command = [spark_submit, "--master", "local[2]"]
+    for key, value in {**SUBMIT_CONFS, **extra}.items():
+        command += ["--conf", f"{key}={value}"]
+    command += ["--driver-java-options", f"-Dlog4j2.configurationFile={log4j2}"]
+    command += [str(DRIVER_JOB), "--scenario", scenario]
+    return command
+
+
+def run_one(
+    spark_submit: str, python: str, scenario: str, variant: str, log_path: Path, timeout: float
+) -> int:
+    """Run one spark-submit with its output going straight into ``log_path``.
+
+    The working directory is a fresh temporary one, so Spark's default
+    warehouse and any stray files stay out of the repository.
+    """
+    env = {**os.environ, "PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python}
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="aqe-driver-log-") as cwd, log_path.open("wb") as log:
+        try:
+            return subprocess.run(
+                submit_command(spark_submit, scenario, variant),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+            ).returncode
+        except subprocess.TimeoutExpired:
+            return -1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--spark-submit", required=True, help="spark-submit of the PySpark to use")
+    parser.add_argument(
+        "--python",
+        help="Python that runs the job (default: the python next to spark-submit)",
+    )
+    parser.add_argument("--out", required=True, help="root directory; logs go to <out>/spark-<X.Y.Z>/<scenario>/")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these scenarios")
+    parser.add_argument("--json", action="store_true", help="also write driver_json.log (Spark 4+)")
+    parser.add_argument("--no-plain", action="store_true", help="skip driver.log")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per spark-submit")
+    args = parser.parse_args(argv)
+
+    python = args.python or str(Path(args.spark_submit).with_name("python"))
+    version = pyspark_version(python)
+    if args.json and int(version.split(".")[0]) < 4:
+        parser.error(f"--json needs Spark 4+ structured logging; this is {version}")
+    names = scenario_names(python)
+    if args.only:
+        unknown = sorted(set(args.only) - set(names))
+        if unknown:
+            parser.error(f"unknown scenarios: {', '.join(unknown)}")
+        names = [name for name in names if name in args.only]
+    variants = ([] if args.no_plain else ["plain"]) + (["json"] if args.json else [])
+
+    failures = []
+    total = 0
+    for name in names:
+        for variant in variants:
+            log_path = Path(args.out) / f"spark-{version}" / name / VARIANTS[variant][0]
+            started = time.monotonic()
+            code = run_one(args.spark_submit, python, name, variant, log_path, args.timeout)
+            size = log_path.stat().st_size
+            total += size
+            note = " LARGE" if size > LARGE_LOG_BYTES else ""
+            print(
+                f"{name} {variant}: exit {code}, {time.monotonic() - started:.1f}s, "
+                f"{size} bytes{note} -> {log_path}",
+                file=sys.stderr,
+                flush=True,
+            )
+            if code != 0:
+                failures.append(f"{name} {variant} (exit {code})")
+    print(f"total {total / 1e6:.2f} MB", file=sys.stderr)
+    for failure in failures:
+        print(f"FAILED {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
