@@ -30,6 +30,21 @@ app = typer.Typer(
 )
 
 
+def _size(text: str) -> int:
+    """`64M`, `2G`, `500k` or a number of bytes."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    text = text.strip().lower().rstrip("b").rstrip("i")
+    try:
+        if text and text[-1] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(text)
+    except ValueError:
+        raise typer.BadParameter(f"expected a size such as 256M, found {text!r}") from None
+
+
+MAX_SIZE_HELP = "The most text held at once (one line, one plan), e.g. 512M; default 256M."
+
+
 class ParseFormat(str, Enum):
     tree = "tree"
     json = "json"
@@ -59,11 +74,12 @@ def parse_command(
     path: str = typer.Argument(..., help="A file holding explain output, or - for stdin."),
     output_format: ParseFormat = typer.Option(ParseFormat.tree, "--format", "-f",
                                               help="tree (for people) or json."),
+    max_size: str = typer.Option("256M", "--max-size", help=MAX_SIZE_HELP),
 ) -> None:
-    """Parse a plan text into a tree: operators, ids, arguments and detail fields."""
-    from .inputs import read_document
+    """Parse the plans in a text (explain output, a log, a pasted plan) into trees."""
+    from .sources import read_document
 
-    document = read_document(path)
+    document = read_document(path, _size(max_size))
     if output_format is ParseFormat.json:
         from .serialize import document_to_json
 
@@ -80,17 +96,19 @@ def diff_command(
         ..., help="One plan text (- for stdin), or two: the INITIAL and the FINAL plan."),
     output_format: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f",
                                                help="text (for people) or json."),
+    max_size: str = typer.Option("256M", "--max-size", help=MAX_SIZE_HELP),
 ) -> None:
     """Say what AQE changed between the initial and the final plan, with the evidence."""
     from .api import diff, diff_pair
-    from .inputs import read_document
+    from .sources import read_document
 
     if len(paths) > 2:
         raise InspectError("diff takes one plan text, or an initial and a final plan")
+    limit = _size(max_size)
     if len(paths) == 2:
-        report = diff_pair(read_document(paths[0]), read_document(paths[1]))
+        report = diff_pair(read_document(paths[0], limit), read_document(paths[1], limit))
     else:
-        report = diff(read_document(paths[0]))
+        report = diff(read_document(paths[0], limit))
     if output_format is ReportFormat.json:
         from .serialize_report import report_to_json
 

@@ -92,13 +92,14 @@ def _detect(pairs: Iterable[PlanPair]) -> Tuple[Rewrite, ...]:
 def diff_query(query: Query, query_id: str) -> QueryReport:
     pairs = plan_pairs(query)
     return QueryReport(id=query_id, query=query, rewrites=_detect(pairs),
-                       info=tuple(_observations(query)), notes=tuple(_notes(pairs)))
+                       info=tuple(_observations(query)),
+                       notes=(*query.notes, *_notes(pairs)))
 
 
 def diff_document(document: Document) -> Report:
     reports = tuple(diff_query(query, str(number))
                     for number, query in enumerate(document.queries, 1))
-    return Report(queries=reports, source=document.source)
+    return Report(queries=reports, source=document.source, notes=document.notes)
 
 
 def diff_initial_final(initial: Node, final: Node, query: Query, query_id: str) -> QueryReport:

@@ -64,7 +64,7 @@ ADAPTIVE_OPERATOR = re.compile(CODEGEN_MARKER + r"?AdaptiveSparkPlan\b")
 #: A line an author put in place of operators they left out: `...`, `…`, `(...)`, `[...]`.
 ELISION = re.compile(r"(?:\.{3,}|\u2026|\(\.{3,}\)|\[\.{3,}\])(?: .{0,80})?$")
 #: A comment line an author inserted: `// ...`, `-- ...`, `# ...`, `<-- ...`.
-COMMENT = re.compile(r"(?://|--|#|<--)(?: |$)")
+COMMENT = re.compile(r"(?://|--|#+|<--)")
 #: The root of a tree whose top was cut off: the operators above its first line are missing.
 CUT_ROOT = "(cut)"
 
@@ -93,6 +93,9 @@ class PlanLines:
     lines: List[str]
     numbers: List[int]
     columns: List[int] = field(default_factory=list)
+    #: Said to be a plan by what came before it (`Final plan:` in a log): a single operator
+    #: line is then a whole plan.
+    announced: bool = False
 
     def __post_init__(self):
         if not self.columns:
@@ -171,7 +174,9 @@ class _LineLexer:
             raise self._error(0, 0, "expected a Spark plan, found an empty text")
         first = self._line(index)
         if not self._is_header(first):
-            if not (self._looks_like_bare_root(index) or self._starts_cut_tree(index)):
+            announced = self.plan.announced and OPERATOR_START.match(first)
+            if not (announced or self._looks_like_bare_root(index) or
+                    self._starts_cut_tree(index)):
                 raise self._error(
                     index, 0, "expected '== Physical Plan ==' or an operator tree, found "
                     + _quote(first)

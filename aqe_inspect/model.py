@@ -156,3 +156,6 @@ class Document:
 
     queries: Tuple[Query, ...]
     source: str = ""
+    #: What was skipped or put together while reading the text (a plan that could not be
+    #: read, the same query printed twice), each with its line.
+    notes: Tuple[str, ...] = ()

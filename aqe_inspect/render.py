@@ -69,6 +69,8 @@ def build_tree(node: Node, tree=None, highlight: Optional[dict] = None):
 
 
 def print_document_tree(document: Document) -> None:
+    from rich.markup import escape
+
     out = console()
     for number, query in enumerate(document.queries, 1):
         kind = "adaptive" if query.adaptive else "static"
@@ -83,6 +85,10 @@ def print_document_tree(document: Document) -> None:
         for number_out, tree in enumerate(query.optimized_out, 1):
             out.print(f"[bold]Adaptively optimized out exchange {number_out}[/bold]")
             out.print(build_tree(tree))
+        for note in query.notes:
+            out.print(f"[yellow]note: {escape(note)}[/yellow]")
+    for note in document.notes:
+        out.print(f"[yellow]note: {escape(note)}[/yellow]")
 
 
 def print_rules(detectors: Iterable) -> None:
@@ -143,3 +149,5 @@ def print_report(report) -> None:
         for note in query_report.notes:
             out.print(f"[yellow]note: {escape(note)}[/yellow]")
         out.print()
+    for note in report.notes:
+        out.print(f"[yellow]note: {escape(note)}[/yellow]")

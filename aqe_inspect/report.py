@@ -64,3 +64,5 @@ class QueryReport:
 class Report:
     queries: Tuple[QueryReport, ...]
     source: str = ""
+    #: What was skipped or put together while reading the input, each with its line.
+    notes: Tuple[str, ...] = ()

@@ -41,6 +41,8 @@ def query_to_json(query: Query) -> Dict[str, Any]:
         "is_final_plan": query.is_final_plan,
         "mode": query.mode,
         "line": query.line,
+        "origin": query.origin,
+        "notes": list(query.notes),
         "trees": {
             "final": node_to_json(query.root),
             "initial": node_to_json(initial) if initial is not None else None,
@@ -60,4 +62,5 @@ def document_to_json(document: Document) -> Dict[str, Any]:
         "schema": PARSE_SCHEMA,
         "source": document.source,
         "queries": [query_to_json(query) for query in document.queries],
+        "notes": list(document.notes),
     }

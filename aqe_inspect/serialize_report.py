@@ -16,6 +16,7 @@ def query_report_to_json(report: QueryReport, source: str) -> Dict[str, Any]:
         "source": query.source or source,
         "line": query.line,
         "mode": query.mode,
+        "origin": query.origin,
         "adaptive": query.adaptive,
         "is_final_plan": query.is_final_plan,
         "rewrites": [
@@ -40,4 +41,5 @@ def report_to_json(report: Report) -> Dict[str, Any]:
     return {
         "schema": REPORT_SCHEMA,
         "queries": [query_report_to_json(q, report.source) for q in report.queries],
+        "notes": list(report.notes),
     }

@@ -66,14 +66,17 @@ def test_bad_input_is_one_line_with_exit_2(tmp_path, content, expected):
         assert result.stdout == b""
 
 
-def test_truncated_formatted_plan_names_line_and_column(tmp_path):
+def test_truncated_formatted_plan_is_read_with_a_note_naming_the_line(tmp_path):
+    """A formatted plan cut inside its detail blocks: the tree is read, and the report says
+    which operators lost their details, at which line, and that counts may be incomplete."""
     lines = corpus_plan().read_text("utf-8").splitlines()
     path = tmp_path / "cut.txt"
     path.write_text("\n".join(lines[:60]) + "\n")
-    result = run("parse", str(path))
-    assert result.returncode == 2
-    assert result.stderr.decode().startswith(f"aqe-inspect: error: {path}:")
-    assert "cut short" in result.stderr.decode()
+    result = run("parse", str(path), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    notes = json.loads(result.stdout)["queries"][0]["notes"]
+    assert any(n.startswith("line ") and "no detail block" in n and "cut short" in n
+               and "counts may be incomplete" in n for n in notes), notes
 
 
 def test_missing_path_and_directory(tmp_path):

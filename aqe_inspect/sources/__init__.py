@@ -1,0 +1,101 @@
+"""From any input to the plans it holds: a clean explain text, a pasted or damaged plan, a
+notebook's output, a driver log (log4j lines, Spark 4's JSON records, AQE's own plan
+messages). Each plan keeps where it stood in the original text.
+
+    reading.py    bytes -> numbered lines, streamed, with a size guard
+    lines.py      lines -> cleaned lines (log prefixes, JSON records, markers, prompts off)
+    extract.py    cleaned lines -> one region per plan (explain output, AQE messages)
+    assemble.py   parsed plans -> the queries a person ran (duplicates and pairs joined)
+
+A plan that cannot be read is a note when others can; the input fails (exit 2) only when
+no plan at all can be read.
+"""
+
+from __future__ import annotations
+
+from typing import List, Tuple
+
+from ..errors import InspectError, PlanSyntaxError
+from ..model import Document, Query
+from .assemble import assemble
+from .extract import ORIGIN, find_plans
+from .lines import logical_lines, raw_lines
+from .reading import DEFAULT_MAX_SIZE, STDIN, InputReader, display_name
+
+__all__ = ["DEFAULT_MAX_SIZE", "STDIN", "read_document", "read_text_document"]
+
+
+def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:
+    """Every plan in the file (or `-`, standard input), as one Document."""
+    reader = InputReader(path, max_size)
+    return _document(reader.lines(), reader.name, reader, max_size)
+
+
+def read_text_document(text: str, source: str = "") -> Document:
+    """Every plan in a text already in memory."""
+    return _document(raw_lines(text), source, None, DEFAULT_MAX_SIZE)
+
+
+def _document(raw, name: str, reader, max_size: int) -> Document:
+    from ..parser import parse_lines
+
+    items: List[Tuple[Query, str]] = []
+    notes: List[str] = []
+    errors: List[PlanSyntaxError] = []
+    regions = 0
+    nonblank = 0
+
+    def counted(lines):
+        nonlocal nonblank
+        for line in lines:
+            if line.text.strip():
+                nonblank += 1
+            yield line
+
+    try:
+        for region in find_plans(counted(logical_lines(raw)), max_chars=max_size):
+            regions += 1
+            if not region.plan.lines:
+                notes.extend(region.notes)
+                continue
+            try:
+                document = parse_lines(region.plan, name, ORIGIN[region.role])
+            except PlanSyntaxError as error:
+                errors.append(error)
+                notes.append(f"line {error.line}: a plan that could not be read was skipped "
+                             f"({error.message})")
+                continue
+            for query in document.queries:
+                if region.notes:
+                    query = _with_notes(query, region.notes)
+                items.append((query, region.role))
+    except InspectError as error:
+        raise error.located(name) from None
+    if not items:
+        if reader is not None and reader.binary is not None:
+            line, column, what = reader.binary
+            raise InspectError(f"expected UTF-8 plan text, found {what}", source=name,
+                               line=line, column=column)
+        if errors:
+            raise errors[0].located(name)
+        if nonblank == 0:
+            raise PlanSyntaxError("expected a Spark plan, found an empty text", source=name,
+                                  line=1, column=1)
+        raise PlanSyntaxError(
+            f"expected '== Physical Plan ==' or an operator tree; none of the text's "
+            f"{nonblank} non-blank line(s) starts a Spark plan", source=name, line=1, column=1)
+    if reader is not None and reader.binary is not None:
+        line, _, what = reader.binary
+        notes.append(f"line {line}: {what.split(' (')[0]} that is not UTF-8 text was replaced")
+    queries, assembled = assemble(items)
+    return Document(queries=tuple(queries), source=name, notes=tuple(notes + assembled))
+
+
+def _with_notes(query: Query, notes: List[str]) -> Query:
+    import dataclasses
+
+    return dataclasses.replace(query, notes=tuple(dict.fromkeys((*notes, *query.notes))))
+
+
+def name_of(path: str) -> str:
+    return display_name(path)

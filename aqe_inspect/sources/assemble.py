@@ -1,0 +1,174 @@
+"""Put the plans of one text together into the queries a person ran.
+
+A driver log can show one query several times: `df.explain()` before the action
+(`isFinalPlan=false`), AQE's own `Plan changed:` and `Final plan:` messages while it runs,
+and `df.explain()` again after it, maybe in two modes. Reporting each would count every
+rewrite twice or more. So:
+
+* an explain printed again (another mode, or the same) is the same query: reported once;
+* an explain before the action and one after it, of the same plan, are paired: the one
+  after is reported, with a note;
+* AQE's messages about a plan an explain after the action already shows add nothing;
+* AQE's messages about a plan no explain shows become a query of their own: its final plan
+  is `Final plan:`, its initial plan the explain before the action, else the plan before
+  AQE's first logged re-planning.
+
+Two plans are the same query when their trees have the same shape (operator families,
+whatever the explain mode) and share most of their expression ids (`k#12L`): Spark keeps
+those for the life of a query, and two queries of one session never share them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+from ..align import shape
+from ..model import ADAPTIVE_ROOT, Node, Query
+from .extract import AQE_AFTER, AQE_BEFORE, AQE_FINAL, EXPLAIN
+
+EXPRESSION_ID = re.compile(r"#(\d{1,12})")
+#: Share of the smaller plan's expression ids the other must hold to be the same query.
+SAME_QUERY = 0.5
+
+
+def expression_ids(root: Node) -> FrozenSet[str]:
+    ids = set()
+    for node in root.walk(inner=False):
+        ids.update(EXPRESSION_ID.findall(node.text))
+        ids.update(EXPRESSION_ID.findall(node.args))
+    return frozenset(ids)
+
+
+def _overlap(a: FrozenSet[str], b: FrozenSet[str]) -> float:
+    if not a or not b:
+        return 1.0 if a == b else 0.0
+    return len(a & b) / min(len(a), len(b))
+
+
+class _Plan:
+    """A tree with what comparing it needs, computed once."""
+
+    def __init__(self, root: Node):
+        self.root = root
+        self.shape = shape(root)
+        self.ids = expression_ids(root)
+
+    def same(self, other: "_Plan", shaped: bool = True) -> bool:
+        return (not shaped or self.shape == other.shape) and \
+            _overlap(self.ids, other.ids) >= SAME_QUERY
+
+
+def _adaptive_finals(query: Query) -> List[_Plan]:
+    """The final (current) trees of every adaptive plan the query prints."""
+    trees = [query.root, *query.subquery_trees()]
+    return [_Plan(node.children[0]) for tree in trees for node in tree.walk()
+            if node.is_adaptive_root and node.children]
+
+
+def assemble(items: List[Tuple[Query, str]]) -> Tuple[List[Query], List[str]]:
+    """The queries to report, in order, and notes on what was put together."""
+    notes: List[str] = []
+    reported: List[Query] = []
+    plans: Dict[int, Tuple[Optional[_Plan], _Plan]] = {}  # id(query) -> (initial, final)
+
+    def add_note(query: Query, note: str) -> Query:
+        updated = dataclasses.replace(query, notes=(*query.notes, note))
+        plans[id(updated)] = plans.pop(id(query))
+        return updated
+
+    for query, role in items:
+        if role != EXPLAIN:
+            continue
+        initial = _Plan(query.initial) if query.initial is not None else None
+        final = _Plan(query.final)
+        plans[id(query)] = (initial, final)
+        for index, earlier in enumerate(reported):
+            earlier_initial, earlier_final = plans[id(earlier)]
+            if earlier.is_final_plan == query.is_final_plan and earlier_final.same(final) and \
+                    (earlier.adaptive == query.adaptive):
+                reported[index] = add_note(earlier, f"line {query.line}: the same plan is "
+                                           f"printed again ({query.mode} mode)")
+                break
+            if earlier.is_final_plan is False and query.is_final_plan is True and \
+                    earlier_initial is not None and initial is not None and \
+                    earlier_initial.same(initial):
+                plans.pop(id(earlier))
+                reported[index] = add_note(query, f"line {earlier.line}: the same query "
+                                           "printed before its action (isFinalPlan=false)")
+                break
+        else:
+            reported.append(query)
+
+    covered = [plan for query in reported if query.is_final_plan
+               for plan in _adaptive_finals(query)]
+    changes = [(query, role) for query, role in items if role in (AQE_BEFORE, AQE_AFTER)]
+    claimed = set()
+    for query, role in items:
+        if role != AQE_FINAL:
+            continue
+        final = _Plan(query.root)
+        mine = [(q, r) for q, r in changes if id(q) not in claimed and q.line <= query.line
+                and final.same(_Plan(q.root), shaped=False)]
+        claimed.update(id(q) for q, _ in mine)
+        if any(final.same(plan) for plan in covered):
+            continue  # an explain after the action shows this plan already
+        initial_tree, how = None, ""
+        for index, earlier in enumerate(reported):
+            if earlier.is_final_plan is False and earlier.initial is not None and \
+                    final.same(_Plan(earlier.initial), shaped=False):
+                initial_tree = earlier.initial
+                how = f"the explain at line {earlier.line}, printed before the action"
+                plans.pop(id(reported.pop(index)))
+                break
+        befores = [q for q, r in mine if r == AQE_BEFORE]
+        if initial_tree is None and befores:
+            initial_tree = befores[0].root
+            how = f"the plan before AQE's first logged re-planning, line {befores[0].line}"
+        note = (f"line {query.line}: read from AQE's 'Final plan' log message; its initial "
+                f"plan is {how}" if how else
+                f"line {query.line}: read from AQE's 'Final plan' log message, with no "
+                "initial plan in the log")
+        built = _aqe_query(query, query.root, initial_tree, True, note)
+        plans[id(built)] = (None, final)
+        reported.append(built)
+        covered.append(final)
+    # Re-planning AQE logged for a plan that never logged its final plan (the log was cut, or
+    # the query failed): the latest state it logged.
+    pending = [(q, r) for q, r in changes if id(q) not in claimed]
+    while pending:
+        first, _ = pending[0]
+        group = [(q, r) for q, r in pending if _Plan(first.root).same(_Plan(q.root), False)]
+        pending = [item for item in pending if item not in group]
+        after = [q for q, r in group if r == AQE_AFTER]
+        last = after[-1] if after else group[-1][0]
+        if any(_Plan(last.root).same(plan, shaped=False) for plan in covered):
+            continue
+        note = (f"line {first.line}: read from AQE's 'Plan changed' log messages; no final "
+                "plan was logged for it, so this is the latest plan AQE logged")
+        built = _aqe_query(last, last.root, first.root if first is not last else None, False,
+                           note)
+        plans[id(built)] = (None, _Plan(last.root))
+        reported.append(built)
+    # A subquery's plan logs its own `Final plan:`, and the plan of the query around it prints
+    # it again, nested: it is reported there.
+    nested = [(id(query), plan) for query in reported
+              for plan in _adaptive_finals(query)[1 if query.root.is_adaptive_root else 0:]]
+    kept = []
+    for query in reported:
+        if query.origin == "AQE log" and any(
+                owner != id(query) and plans[id(query)][1].same(plan) for owner, plan in nested):
+            continue
+        kept.append(query)
+    kept.sort(key=lambda q: q.line)
+    return kept, notes
+
+
+def _aqe_query(query: Query, final: Node, initial: Optional[Node], is_final: bool,
+               note: str) -> Query:
+    """A query for a plan AQE logged: its tree under an adaptive root, as explain prints it."""
+    root = Node(name=ADAPTIVE_ROOT, args=f"isFinalPlan={str(is_final).lower()}",
+                children=(final,), initial=initial, is_final_plan=is_final, line=query.line)
+    return dataclasses.replace(query, root=root, mode="simple", origin="AQE log",
+                               notes=(*query.notes, note))

@@ -1,0 +1,159 @@
+"""The lines of any text, with what carries a plan taken off: log prefixes, JSON log records,
+quote and comment markers, notebook prompts, numbered tree strings.
+
+Each `Line` keeps its line and column in the original text, so errors and notes point there.
+A line that began a log message says so (`message_start`), with the AQE message heading it
+carried (`Plan changed:`, `Final plan:`): a plan in a log never runs across the next message.
+
+Everything here runs line by line over a stream: a 100 MB log is never held whole.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Optional, Tuple
+
+#: A log4j / logback / Python logging prefix: a time stamp (with or without a date), an
+#: optional thread, a level, a logger name and `: ` or ` - `. Every repetition is bounded.
+LOG_PREFIX = re.compile(
+    r"\[?(?:\d{2,4}[-/.]\d{1,2}[-/.]\d{1,4}[ T])?\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?\]?\s{1,4}"
+    r"(?:\[[^\]]{0,200}\]\s{1,4})?"
+    r"(?P<level>TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\s{1,4}"
+    r"(?:\[[^\]]{0,200}\]\s{1,4})?"
+    r"(?:[\w.$/:-]{1,300}(?::|\s-)\s)?"
+)
+#: Spark's AQE and plan-change messages: what follows them is a plan (or two).
+AQE_HEADER = re.compile(
+    r"(?P<header>Plan changed from|Plan changed:|Final plan:|Transformed Plan:|"
+    r"=== Applying Rule [^=]{1,300} ===|=== Result of Batch [^=]{1,300} ===)\s?"
+)
+#: Markers a person or a notebook export puts before every line of a block.
+BLOCK_PREFIXES = ("-- MAGIC ", "# MAGIC ", "// MAGIC ", "> > ", "> ", "# ")
+#: Notebook prompts: `In [3]: `, `Out[3]: `, IPython's continuation `   ...: `, `>>> `.
+PROMPT = re.compile(r"(?:In|Out)\s?\[\d{1,6}\]:\s?|\s{0,8}\.\.\.:\s|>>> |scala> ")
+#: `00 AdaptiveSparkPlan`, `01 +- ...`: Spark's numberedTreeString.
+NUMBERED = re.compile(r"(?P<number>\d{2,6}) (?P<rest>.*)")
+#: Characters Spark never prints, that hide inside pasted text: zero-width and bidi controls.
+INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    number: int
+    column: int = 0
+    #: This line began a log message (its prefix was taken off, or it is a JSON record).
+    message_start: bool = False
+    #: The AQE message heading the line carried, e.g. `Final plan:`.
+    header: str = ""
+    #: What was wrong with the line itself (invisible characters, bytes replaced).
+    damage: str = ""
+
+
+def raw_lines(text: str, first: int = 1) -> Iterator[Tuple[int, str]]:
+    for number, line in enumerate(text.split("\n"), first):
+        yield number, line
+
+
+def logical_lines(raw: Iterable[Tuple[int, str]]) -> Iterator[Line]:
+    """The lines of a text, cleaned; JSON log records become the lines of their message."""
+    prefix: Optional[str] = None
+    numbered: Optional[int] = None
+    from_message = False  # inside a `Plan changed from` message, where ` to ` starts a plan
+    for number, text in raw:
+        damage = ""
+        if text.endswith("\r"):
+            text = text[:-1]
+        if "\r" in text:  # a console progress bar redrawn over itself: keep what shows last
+            text = text.rsplit("\r", 1)[1]
+        if INVISIBLE.search(text):
+            text = INVISIBLE.sub("", text)
+            damage = "characters Spark never prints (zero-width or bidi controls) were removed"
+        if "\ufffd" in text:
+            damage = "bytes that are not UTF-8 were replaced"
+        stripped = text.lstrip()
+        if stripped.startswith('{"') and stripped.rstrip().endswith("}"):
+            record = _json_record(stripped)
+            if record is not None:
+                for index, message_line in enumerate(record.split("\n")):
+                    if index == 0:
+                        yield _message(message_line, number, 0, damage)
+                    else:
+                        yield Line(message_line.rstrip(), number, 0, damage=damage)
+                prefix, numbered, from_message = None, None, False
+                continue
+        column = 0
+        log = LOG_PREFIX.match(text) if text[:1].isdigit() or text[:1] == "[" else None
+        if log and log.end() > 0:
+            prefix, numbered = None, None
+            line = _message(text[log.end():], number, log.end(), damage)
+            from_message = line.header == "Plan changed from"
+            yield line
+            continue
+        # Block markers: once a block's first line shows one, the block's lines carry it.
+        if prefix is not None and not text.startswith(prefix.rstrip()):
+            prefix = None
+        if prefix is None:
+            for candidate in BLOCK_PREFIXES:
+                if text.startswith(candidate) and _plan_like(text[len(candidate):]):
+                    prefix = candidate
+                    break
+        if prefix is not None:
+            cut = len(prefix) if text.startswith(prefix) else len(prefix.rstrip())
+            text, column = text[cut:], column + cut
+        prompt = PROMPT.match(text)
+        if prompt and _plan_like(text[prompt.end():]):
+            column += prompt.end()
+            text = text[prompt.end():]
+        counted = NUMBERED.match(text)
+        if counted and int(counted["number"]) == (0 if numbered is None else numbered + 1) and \
+                _plan_like(counted["rest"]):
+            numbered = int(counted["number"])
+            column += counted.start("rest")
+            text = counted["rest"]
+        else:
+            numbered = None
+        if "\t" in text:
+            body = text.lstrip(" \t")
+            text = text[: len(text) - len(body)].expandtabs(4) + body
+        if from_message and text.startswith(" to ") and len(text) > 4:
+            yield Line(text[4:].rstrip(), number, column + 4, True, "to", damage)
+            from_message = False
+            continue
+        yield Line(text.rstrip(), number, column, damage=damage)
+
+
+def _message(text: str, number: int, column: int, damage: str) -> Line:
+    header = AQE_HEADER.match(text)
+    if header:
+        rest = text[header.end():]
+        return Line(rest.rstrip(), number, column + header.end(), True,
+                    header["header"].rstrip(":") + (":" if header["header"].endswith(":")
+                                                    else ""), damage)
+    return Line(text.rstrip(), number, column, True, "", damage)
+
+
+def _json_record(text: str) -> Optional[str]:
+    """The message of a JSON log record (Spark 4's structured logging), with its exception."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("msg"), str):
+        return None
+    message = record["msg"]
+    exception = record.get("exception")
+    if isinstance(exception, dict) and isinstance(exception.get("stacktrace"), list):
+        message += "\n" + str(exception.get("class", "")) + ": " + str(exception.get("msg", ""))
+    return message
+
+
+def _plan_like(text: str) -> bool:
+    """Whether a line, once its marker is off, reads as a line of a plan."""
+    text = text.lstrip(" ")
+    return text.startswith(("==", "+-", ":-", ":  ", "*", "(", "AdaptiveSparkPlan", "Found ",
+                            "Subquery:", "Output", "Input", "Arguments")) or \
+        bool(re.match(r"[A-Z][\w$]{1,80}(?: |\(|$)", text))

@@ -1,0 +1,110 @@
+"""Read what the user named: a file, or `-` for standard input, as a stream of lines.
+
+Input is read in chunks and decoded line by line, so a log of any size streams through; only
+one line (and, further on, one plan) is held at a time, each up to `max_size` characters.
+Bytes that are not UTF-8 are replaced and remembered: they fail the run only when no plan
+could be read at all (a binary file), else they become a note.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import BinaryIO, Iterator, Optional, Tuple
+
+from ..errors import InspectError
+
+STDIN = "-"
+CHUNK = 1 << 20
+#: The most text held at once (one line, one plan) unless --max-size says otherwise.
+DEFAULT_MAX_SIZE = 256 * 1024 * 1024
+
+
+def display_name(path: str) -> str:
+    return "<stdin>" if path == STDIN else path
+
+
+class InputReader:
+    """The lines of one input; `binary` holds where the first non-text byte was found."""
+
+    def __init__(self, path: str, max_size: int = DEFAULT_MAX_SIZE):
+        self.path = path
+        self.name = display_name(path)
+        self.max_size = max_size
+        self.binary: Optional[Tuple[int, int, str]] = None  # (line, column, what)
+        self.line_count = 0
+        self.nonblank = 0
+
+    def _open(self) -> BinaryIO:
+        try:
+            if self.path == STDIN:
+                if sys.stdin is None or sys.stdin.closed:
+                    raise InspectError("cannot read standard input: it is closed",
+                                       source=self.name)
+                return sys.stdin.buffer
+            if os.path.isdir(self.path):
+                raise InspectError("is a directory, expected a file holding a plan",
+                                   source=self.name)
+            return open(self.path, "rb")
+        except FileNotFoundError:
+            raise InspectError("no such file", source=self.name) from None
+        except PermissionError:
+            raise InspectError("permission denied", source=self.name) from None
+        except OSError as error:
+            raise InspectError(f"cannot read: {error.strerror or error}",
+                               source=self.name) from None
+
+    def lines(self) -> Iterator[Tuple[int, str]]:
+        handle = self._open()
+        try:
+            yield from self._lines(handle)
+        except OSError as error:
+            raise InspectError(f"cannot read: {error.strerror or error}",
+                               source=self.name) from None
+        finally:
+            if handle is not getattr(sys.stdin, "buffer", None):
+                handle.close()
+
+    def _lines(self, handle: BinaryIO) -> Iterator[Tuple[int, str]]:
+        pending = b""
+        number = 0
+        first = True
+        while True:
+            chunk = handle.read(CHUNK)
+            if not chunk:
+                break
+            if first and chunk.startswith(b"\xef\xbb\xbf"):
+                chunk = chunk[3:]
+            first = False
+            pending += chunk
+            start = 0
+            while True:
+                end = pending.find(b"\n", start)
+                if end < 0:
+                    break
+                number += 1
+                yield number, self._decode(pending[start:end], number)
+                start = end + 1
+            pending = pending[start:]
+            if len(pending) > self.max_size:
+                raise InspectError(f"line {number + 1} is longer than {self.max_size:,} bytes "
+                                   "with no line break; raise --max-size to read it",
+                                   source=self.name, line=number + 1, column=1)
+        if pending or number == 0:
+            number += 1
+            yield number, self._decode(pending, number)
+        self.line_count = number
+
+    def _decode(self, data: bytes, number: int) -> str:
+        if data.strip():
+            self.nonblank += 1
+        nul = data.find(b"\x00")
+        if nul >= 0 and self.binary is None:
+            self.binary = (number, nul + 1, "binary data (a NUL byte)")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            if self.binary is None:
+                self.binary = (number, error.start + 1, "binary data")
+            text = data.decode("utf-8", errors="replace")
+        return text.replace("\x00", "\ufffd") if nul >= 0 else text
