@@ -56,9 +56,9 @@ CODEGEN_FOUND = re.compile(r"Found \d+ WholeStageCodegen subtrees?\.\s*$")
 CODEGEN_SUBTREE_HEADER = re.compile(r"== Subtree \d+ / \d+ .*==\s*$")
 GENERATED_CODE_START = "Generated code:"
 #: What an operator line starts with: an optional codegen marker (`*(3) ` simple, `* `
-#: formatted, `*` alone where Spark's test golden files hide the stage number, `^(3) `
-#: Gluten's columnar stages) and an operator name.
-CODEGEN_MARKER = r"(?:[*^]\(\d+\) |\* ?)"
+#: formatted, `*` alone where Spark's test golden files hide the stage number, `^(3) ` and
+#: `^ ` Gluten's columnar stages, `!` RAPIDS' operators that stay on the CPU) and a name.
+CODEGEN_MARKER = r"(?:[*^]\(\d+\) |[*^] ?|!)"
 OPERATOR_START = re.compile(CODEGEN_MARKER + r"?[A-Za-z_][\w$]*")
 ADAPTIVE_OPERATOR = re.compile(CODEGEN_MARKER + r"?AdaptiveSparkPlan\b")
 #: A line an author put in place of operators they left out: `...`, `…`, `(...)`, `[...]`.
@@ -298,6 +298,7 @@ class _LineLexer:
         root = self._line(index)
         first_tree = TREE_LINE.match(root)
         first_stage = STAGE_HEADER.match(root)
+        cut_top = bool(first_tree or first_stage)
         level = 0
         frames: List[_StageFrame] = []
         if first_tree or first_stage:
@@ -380,8 +381,7 @@ class _LineLexer:
             match = TREE_LINE.match(line)
             if not match:
                 content = line.strip()
-                if content and (ELISION.match(content) or (
-                        COMMENT.match(content) and self._tree_goes_on(index + 1))):
+                if content and (ELISION.match(content) or COMMENT.match(content)):
                     self._skip_inserted(index, content)
                     index += 1
                     continue
@@ -396,6 +396,11 @@ class _LineLexer:
                 frames.pop()
             logical = raw - (frames[-1].offset if frames else base)
             content_column = len(match["pre"]) + 3
+            if logical < 1 and cut_top and not frames:
+                # A fragment whose first line sat deeper than the lines after it: they hang
+                # under the missing top too.
+                base = raw - 1
+                logical = 1
             if logical < 1:
                 raise self._error(index, 0, "expected a child line indented under its parent")
             if logical > level + 2:
@@ -424,14 +429,6 @@ class _LineLexer:
         yield from self._move(level, 0, index)
         yield self._token("_TREE_END", "", index)
         return index
-
-    def _tree_goes_on(self, index: int) -> bool:
-        """Whether the tree continues after an inserted line at `index - 1`."""
-        index = self._skip_blank(index) if index < len(self.lines) else index
-        if index >= len(self.lines):
-            return False
-        line = self._line(index)
-        return bool(TREE_LINE.match(line) or STAGE_HEADER.match(line))
 
     def _skip_inserted(self, index: int, content: str) -> None:
         if ELISION.match(content):

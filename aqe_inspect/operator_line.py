@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-CODEGEN_MARKER = re.compile(r"(?:\*\((?P<stage>\d+)\) |\^\((?P<columnar>\d+)\) |(?P<star>\* ?))")
+CODEGEN_MARKER = re.compile(
+    r"(?:\*\((?P<stage>\d+)\) |\^\((?P<columnar>\d+)\) |(?P<star>[*^] ?)|(?P<cpu>!))")
 NAME = re.compile(r"[A-Za-z_][\w$]*")
 #: The operator id of a formatted tree line: ` (N)` closing the line, or followed by `, ...`
 #: (statistics, a description) or by ` (...)` (4.x InMemoryTableScan's columnar flags).
@@ -63,7 +64,7 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
     whole_stage = False
     marker = CODEGEN_MARKER.match(text)
     if marker:
-        whole_stage = True
+        whole_stage = not marker["cpu"]
         digits = marker["stage"] or marker["columnar"]
         stage = int(digits) if digits else None
         text = text[marker.end():]

@@ -255,12 +255,10 @@ class _Builder:
         op = raw.op
         formatted = self.formatted
         block: Optional[DetailBlock] = None
-        if formatted and not op.unnumbered:
-            if op.id is None:
-                raise PlanSyntaxError(
-                    "expected an operator id '(N)' at the end of this formatted-plan line",
-                    line=op.line, column=op.column,
-                )
+        if formatted and not op.unnumbered and op.id is None:
+            self.damage.append(Damage(op.line, f"{op.name} is printed without the operator id "
+                                      "'(N)' every formatted-plan line ends with"))
+        elif formatted and not op.unnumbered:
             block = self.details.get(op.id)
             if block is None:
                 self.missing.append(op)

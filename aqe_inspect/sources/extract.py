@@ -154,9 +154,8 @@ def _region(stream: _Peekable, role: str, max_chars: int) -> Region:
     indent = len(first.text) - len(first.text.lstrip(" "))
     out = _Collect(indent, max_chars)
     out.add(stream.next())
-    state = "header" if _is_header(first.text.strip()) else "tree"
-    if CODEGEN_FOUND.match(first.text.strip()):
-        state = "codegen"
+    state = "codegen" if CODEGEN_FOUND.match(first.text.strip()) else (
+        _starts_section(first.text.strip()) or "tree")
     while True:
         line = stream.peek()
         if line is None or line.message_start or not out.fits(line):
