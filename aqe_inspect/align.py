@@ -8,6 +8,7 @@ shuffle reads (which only the final plan has) are looked through, and plan ids (
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Optional, Tuple
 
 from .model import Node
@@ -26,9 +27,10 @@ class _Signatures:
     same normalised text, same children's signatures). Computed bottom-up without recursion,
     so a tree thousands of levels deep costs no stack."""
 
-    def __init__(self):
+    def __init__(self, with_text: bool = True):
         self._ids: Dict[Tuple, int] = {}
         self._memo: Dict[int, int] = {}
+        self._with_text = with_text
 
     def of(self, root: Node) -> int:
         memo = self._memo
@@ -42,7 +44,8 @@ class _Signatures:
                 stack.append((node, True))
                 stack.extend((child, False) for child in below if id(child) not in memo)
                 continue
-            key = (family(node), normalized_text(node), tuple(memo[id(c)] for c in below))
+            text = normalized_text(node) if self._with_text else ""
+            key = (_shape_family(node), text, tuple(memo[id(c)] for c in below))
             memo[id(node)] = self._ids.setdefault(key, len(self._ids))
         return memo[id(root)]
 
@@ -50,18 +53,23 @@ class _Signatures:
 class Alignment:
     """Answers `initial_for(final_node)` for one adaptive plan."""
 
-    def __init__(self, initial: Optional[Node], final: Node):
+    def __init__(self, initial: Optional[Node], final: Node, same_ids: bool = True):
         self._signatures = _Signatures()
+        self._shapes = _Signatures(with_text=False)
+        self._by_shape: Dict[int, List[Node]] = {}
+        self._by_family: Dict[str, List[Node]] = {}
         self._by_id: Dict[int, Node] = {}
         self._by_signature: Dict[int, List[Node]] = {}
         self._by_shallow: Dict[Tuple[str, str], List[Node]] = {}
         if initial is None:
             return
         for node in initial.walk(inner=False):
-            if node.id is not None:
+            if node.id is not None and same_ids:
                 self._by_id.setdefault(node.id, node)
             self._by_signature.setdefault(self._signatures.of(node), []).append(node)
             self._by_shallow.setdefault((family(node), normalized_text(node)), []).append(node)
+            self._by_shape.setdefault(self._shapes.of(node), []).append(node)
+            self._by_family.setdefault(_shape_family(node), []).append(node)
 
     def initial_for(self, final_node: Optional[Node]) -> Optional[Node]:
         if final_node is None:
@@ -73,7 +81,35 @@ class Alignment:
         if same:
             return same[0]
         shallow = self._by_shallow.get((family(target), normalized_text(target)))
-        return shallow[0] if shallow else None
+        if shallow:
+            return shallow[0]
+        # Printed in another explain mode (formatted against simple): the same shape, and of
+        # those the one computing the most of the same expression ids.
+        wanted = _expression_ids(target)
+        shaped = self._by_shape.get(self._shapes.of(target))
+        if shaped:
+            return max(shaped, key=lambda node: len(wanted & _expression_ids(node)))
+        # The subtree below changed too (a join switched under an exchange): the operator of
+        # the same family that computes the most of the same expression ids, if any.
+        best, shared = None, 0
+        for node in self._by_family.get(_shape_family(target), ()):
+            common = len(wanted & _expression_ids(node))
+            if common > shared:
+                best, shared = node, common
+        return best
+
+
+EXPRESSION_ID = re.compile(r"#(\d{1,12})")
+
+
+def _expression_ids(node: Node) -> set:
+    return set(EXPRESSION_ID.findall(node.text))
+
+
+def _shape_family(node: Node) -> str:
+    """The family, with simple mode's FileScan and formatted mode's Scan as one."""
+    name = family(node)
+    return "Scan" if name == "FileScan" else name
 
 
 def shape(root: Node) -> Tuple[Tuple[int, str], ...]:
@@ -84,7 +120,6 @@ def shape(root: Node) -> Tuple[Tuple[int, str], ...]:
     stack = [(root, 0)]
     while stack:
         node, depth = stack.pop()
-        name = family(node)
-        out.append((depth, "Scan" if name == "FileScan" else name))
+        out.append((depth, _shape_family(node)))
         stack.extend((child, depth + 1) for child in reversed(node.children))
     return tuple(out)

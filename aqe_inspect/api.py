@@ -28,7 +28,14 @@ def diff(plan: Union[str, Document], final: Union[str, Document, None] = None,
 
 
 def diff_pair(initial: Document, final: Document) -> Report:
-    """Pair the queries of two texts in order and diff each pair."""
+    """Pair the queries of two texts (the plan printed before the action and the one after)
+    in order and diff each pair by structure. Given the wrong way round (the "final" text
+    not yet final, the "initial" one final), they are put in order, with a note."""
+    notes = []
+    if _looks_final(initial) and not _looks_final(final):
+        notes.append(f"{initial.source} holds the final plan and {final.source} the plan "
+                     f"before the action: read {final.source} as the initial plan")
+        initial, final = final, initial
     if len(initial.queries) != len(final.queries):
         raise InspectError(
             f"the initial text holds {len(initial.queries)} plan(s) and the final text "
@@ -37,5 +44,12 @@ def diff_pair(initial: Document, final: Document) -> Report:
     for number, (before, after) in enumerate(zip(initial.queries, final.queries), 1):
         # The INITIAL file's plan before AQE: its initial tree, else the one it printed.
         initial_tree = before.initial if before.initial is not None else before.final
-        reports.append(diff_initial_final(initial_tree, after.final, after, str(number)))
-    return Report(queries=tuple(reports), source=f"{initial.source} -> {final.source}")
+        reports.append(diff_initial_final(initial_tree, after, str(number), tuple(notes)))
+    return Report(queries=tuple(reports), source=f"{initial.source} -> {final.source}",
+                  notes=(*initial.notes, *final.notes))
+
+
+def _looks_final(document: Document) -> bool:
+    """Whether a text's plans are final: every adaptive plan says isFinalPlan=true."""
+    flags = [query.is_final_plan for query in document.queries if query.adaptive]
+    return bool(flags) and all(flags)

@@ -102,8 +102,17 @@ def diff_document(document: Document) -> Report:
     return Report(queries=reports, source=document.source, notes=document.notes)
 
 
-def diff_initial_final(initial: Node, final: Node, query: Query, query_id: str) -> QueryReport:
-    """Diff two trees given apart (two files: the plan before and after the run)."""
-    pair = PlanPair(final=final, initial=initial, is_final_plan=True, where="main")
-    return QueryReport(id=query_id, query=query, rewrites=_detect([pair]),
-                       info=tuple(_observations(query)), notes=())
+def diff_initial_final(initial: Node, query: Query, query_id: str,
+                       notes: Tuple[str, ...] = ()) -> QueryReport:
+    """Diff a plan printed after its run (`query`) against the plan printed before it, given
+    apart (two files). The main plan's initial tree is `initial`, paired by structure, since
+    two explains number their operators apart; nested adaptive plans (subqueries, cached
+    relations) bring their own initial trees."""
+    main = PlanPair(final=query.final, initial=initial, is_final_plan=query.is_final_plan,
+                    where="main", same_ids=False)
+    nested = [pair for pair in plan_pairs(query) if pair.final is not query.final
+              and pair.where != "main (final plan only)"]
+    pairs = [main, *nested]
+    return QueryReport(id=query_id, query=query, rewrites=_detect(pairs),
+                       info=tuple(_observations(query)),
+                       notes=(*notes, *query.notes, *_notes(pairs)))

@@ -23,10 +23,13 @@ class PlanPair:
     initial: Optional[Node]
     is_final_plan: Optional[bool]
     where: str = "main"
+    #: Whether operator ids mean the same operator in both trees: true within one explain,
+    #: false for two files, which Spark numbered apart.
+    same_ids: bool = True
 
     @functools.cached_property
     def alignment(self) -> Alignment:
-        return Alignment(self.initial, self.final)
+        return Alignment(self.initial, self.final, self.same_ids)
 
     def initial_for(self, final_node: Optional[Node]) -> Optional[Node]:
         """The operator of the initial plan that `final_node` stands for, if printed."""

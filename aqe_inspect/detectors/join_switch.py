@@ -45,7 +45,8 @@ def switched_joins(pair: PlanPair, target: str) -> Iterator[Tuple[Node, Node]]:
     for initial in pair.initial_nodes():
         if family(initial) != "SortMergeJoin":
             continue
-        counterpart = by_id.get(initial.id) if initial.id is not None else None
+        counterpart = by_id.get(initial.id) if initial.id is not None and pair.same_ids \
+            else None
         if counterpart is None:
             counterpart = _same_keys(initial, unmatched)
         if counterpart is None:
