@@ -34,20 +34,6 @@ def truth_of(scenario) -> dict:
     return {kind: truth["rewrites"].get(kind, 0) for kind in REWRITE_KINDS}
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=scenario_id)
-def test_initial_and_final_files_given_apart(scenario):
-    """`diff INITIAL FINAL`: the plan printed before the action against the one after."""
-    for mode in ("formatted", "simple"):
-        before = (scenario / f"{mode}_before.txt").read_text("utf-8")
-        after = (scenario / f"{mode}_after.txt").read_text("utf-8")
-        report = aqe_inspect.diff(before, after)
-        main_plan_truth = json.loads((scenario / "truth.json").read_text("utf-8"))
-        main = next((p for p in main_plan_truth["adaptive_plans"] if p["location"] == "main"),
-                    None)
-        want = {k: (main or {}).get("rewrites", {}).get(k, 0) for k in REWRITE_KINDS}
-        assert totals(report) == want, mode
-
-
 @pytest.mark.parametrize("name, kind", sorted(SWITCHED_OFF.items()))
 def test_negative_controls_report_nothing_of_their_kind(name, kind):
     for scenario in (p for p in SCENARIOS if p.name == name):
