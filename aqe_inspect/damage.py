@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Iterator, List, Optional
 
-from .lexer import CODEGEN_FOUND, DETAIL_HEADER, Damage, PlanLines
+from .lexer import DETAIL_HEADER, Damage, PlanLines
 from .model import Node, Query
 from .operators import family, is_join
 

@@ -43,13 +43,18 @@ def _document(raw, name: str, reader, max_size: int) -> Document:
     notes: List[str] = []
     errors: List[PlanSyntaxError] = []
     regions = 0
+    read = 0  # regions that parsed (codegen's `Found 0 ... subtrees.` holds no query)
     nonblank = 0
+
+    damaged: List[str] = []
 
     def counted(lines):
         nonlocal nonblank
         for line in lines:
             if line.text.strip():
                 nonblank += 1
+            if line.damage:
+                damaged.append(f"line {line.number}: {line.damage}")
             yield line
 
     try:
@@ -65,13 +70,14 @@ def _document(raw, name: str, reader, max_size: int) -> Document:
                 notes.append(f"line {error.line}: a plan that could not be read was skipped "
                              f"({error.message})")
                 continue
+            read += 1
             for query in document.queries:
                 if region.notes:
                     query = _with_notes(query, region.notes)
                 items.append((query, region.role))
     except InspectError as error:
         raise error.located(name) from None
-    if not items:
+    if not items and not read:
         if reader is not None and reader.binary is not None:
             line, column, what = reader.binary
             raise InspectError(f"expected UTF-8 plan text, found {what}", source=name,
@@ -88,6 +94,8 @@ def _document(raw, name: str, reader, max_size: int) -> Document:
         line, _, what = reader.binary
         notes.append(f"line {line}: {what.split(' (')[0]} that is not UTF-8 text was replaced")
     queries, assembled = assemble(items)
+    said = {note for query in queries for note in query.notes}
+    notes.extend(note for note in dict.fromkeys(damaged) if note not in said)
     return Document(queries=tuple(queries), source=name, notes=tuple(notes + assembled))
 
 

@@ -193,11 +193,6 @@ def _next_content(stream: _Peekable) -> Optional[Line]:
             return None
 
 
-def _is_header(text: str) -> bool:
-    return bool(PHYSICAL_HEADER.match(text) or LOGICAL_HEADER.match(text)
-                or CODEGEN_FOUND.match(text))
-
-
 def _starts_section(text: str) -> Optional[str]:
     """A line after which a plan goes on past a blank line, and the state it puts us in."""
     if PHYSICAL_HEADER.match(text):
@@ -222,7 +217,7 @@ def _continues_after_blank(text: str, state: str) -> bool:
     if state == "header":
         return section is not None
     if state in ("tree", "detail", "subqueries", "tree-next"):
-        return section in ("detail", "subqueries", "tree-next") or \
+        return section in ("detail", "subqueries", "tree-next", "code") or \
             (state in ("subqueries", "tree-next") and bool(OPERATOR_START.match(text)))
     if state in ("code", "codegen"):
         return section in ("tree-next", "code")
