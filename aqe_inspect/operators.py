@@ -12,6 +12,7 @@ import re
 from typing import List, Optional, Tuple
 
 from .model import Node
+from .operator_line import MAX_DIGITS
 
 VENDOR_PREFIXES = ("Gpu", "Photon", "Comet", "Velox", "Columnar")
 VENDOR_SUFFIXES = ("ExecTransformer", "Transformer", "Exec")
@@ -42,6 +43,7 @@ PARTITIONING = re.compile(
 PLAN_IDS = re.compile(r"\[(?:id=#|plan_id=)\d+\]")
 SKEW_MARK = re.compile(r"\bskew=true\b|\bisSkew(?:Join)?=true\b", re.IGNORECASE)
 BUILD_SIDE = re.compile(r"\bBuild(Left|Right)\b")
+SHUFFLE_READ_MODES = {mode: re.compile(rf"\b{mode}\b") for mode in ("coalesced", "skewed", "local")}
 
 
 def family(node: Node) -> str:
@@ -79,8 +81,7 @@ def shuffle_read_modes(node: Node) -> Tuple[str, ...]:
                                 node.details.get("Arguments", "")) if x)
     if node.name == "LocalShuffleReader":
         text += " local"
-    return tuple(mode for mode in ("coalesced", "skewed", "local")
-                 if re.search(rf"\b{mode}\b", text))
+    return tuple(mode for mode, word in SHUFFLE_READ_MODES.items() if word.search(text))
 
 
 def is_empty_relation(node: Node) -> bool:
@@ -165,8 +166,14 @@ def partition_count(node: Node) -> Optional[int]:
         return None
     if spec.startswith("SinglePartition"):
         return 1
-    match = re.search(r"(\d+)\)?$", spec)
-    return int(match.group(1)) if match else None
+    # The number closing the spec, before its `)`: read from the end rather than searched
+    # with `(\d+)\)?$`, which backtracks through a long run of digits from each one.
+    body = spec[:-1] if spec.endswith(")") else spec
+    start = len(body)
+    while start > 0 and body[start - 1].isdecimal():
+        start -= 1
+    digits = body[start:]
+    return int(digits) if digits and len(digits) <= MAX_DIGITS else None
 
 
 def normalized_text(node: Node) -> str:
