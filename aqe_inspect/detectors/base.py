@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import deque
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
@@ -55,12 +56,12 @@ def _walk_own(root: Node) -> Iterator[Node]:
 def exchange_below(node: Node) -> Optional[Node]:
     """The exchange a shuffle read or query stage reads: the first node below with a
     partitioning, looking through query stages."""
-    stack = list(node.children)
-    while stack:
-        below = stack.pop(0)
+    queue = deque(node.children)
+    while queue:
+        below = queue.popleft()
         if partitioning(below) is not None:
             return below
-        stack.extend(below.children)
+        queue.extend(below.children)
     return None
 
 
