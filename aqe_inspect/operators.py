@@ -8,6 +8,7 @@ Spark operator a node stands for, so they never match one vendor's spelling.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import List, Optional, Tuple
 
@@ -42,13 +43,22 @@ PARTITIONING = re.compile(
 )
 PLAN_IDS = re.compile(r"\[(?:id=#|plan_id=)\d+\]")
 SKEW_MARK = re.compile(r"\bskew=true\b|\bisSkew(?:Join)?=true\b", re.IGNORECASE)
+SPLIT_MARKS = re.compile(r"[][(){},'\"`]")
 BUILD_SIDE = re.compile(r"\bBuild(Left|Right)\b")
 SHUFFLE_READ_MODES = {mode: re.compile(rf"\b{mode}\b") for mode in ("coalesced", "skewed", "local")}
 
 
 def family(node: Node) -> str:
     """The Spark operator `node` stands for: `AQEShuffleRead` for a GpuCustomShuffleReader."""
-    name = ALIASES.get(node.name, node.name)
+    name = node.name
+    # Every detector asks of every node, and names repeat: remember the answers, for names of
+    # a sane length (the cache outlives the plan it read).
+    return _family(name) if len(name) <= 100 else _family.__wrapped__(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _family(name: str) -> str:
+    name = ALIASES.get(name, name)
     if name in ALIASES.values() or name in JOINS or name in QUERY_STAGES:
         return name
     stripped = name
@@ -109,7 +119,8 @@ def build_side(node: Node) -> Optional[str]:
 def split_top_level(text: str) -> List[str]:
     """Split at commas outside brackets and quotes: `[a#1, b#2], [c#3], Inner`."""
     parts, depth, quote, start = [], 0, "", 0
-    for index, char in enumerate(text):
+    for match in SPLIT_MARKS.finditer(text):  # only the characters that matter
+        char = match.group()
         if quote:
             if char == quote:
                 quote = ""
@@ -119,7 +130,8 @@ def split_top_level(text: str) -> List[str]:
             depth += 1
         elif char in ")]}":
             depth = max(0, depth - 1)
-        elif char == "," and depth == 0:
+        elif depth == 0:  # a comma
+            index = match.start()
             parts.append(text[start:index].strip())
             start = index + 1
     parts.append(text[start:].strip())

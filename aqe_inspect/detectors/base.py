@@ -29,6 +29,14 @@ class PlanPair:
     def alignment(self) -> Alignment:
         return Alignment(self.initial, self.final)
 
+    @functools.cached_property
+    def sort_merge_joins(self) -> Tuple[Tuple[Node, Node], ...]:
+        """Each sort-merge join of the initial plan with the final join it became (paired once
+        for both join-switch detectors)."""
+        from .join_switch import pair_sort_merge_joins
+
+        return tuple(pair_sort_merge_joins(self))
+
     def initial_for(self, final_node: Optional[Node]) -> Optional[Node]:
         """The operator of the initial plan that `final_node` stands for, if printed."""
         return self.alignment.initial_for(final_node)

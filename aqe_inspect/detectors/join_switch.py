@@ -32,7 +32,13 @@ class JoinSwitch(Detector):
 
 
 def switched_joins(pair: PlanPair, target: str) -> Iterator[Tuple[Node, Node]]:
-    """(initial sort-merge join, final join) pairs where the final join is a `target`.
+    """(initial sort-merge join, final join) pairs where the final join is a `target`."""
+    return ((initial, final) for initial, final in pair.sort_merge_joins
+            if family(final) == target)
+
+
+def pair_sort_merge_joins(pair: PlanPair) -> Iterator[Tuple[Node, Node]]:
+    """Each sort-merge join of the initial plan with its final counterpart, in printed order.
 
     A join that kept its operator id is the same operator; otherwise the final join with the
     same join keys (Spark keeps expression ids through re-planning) is its counterpart: the
@@ -52,8 +58,7 @@ def switched_joins(pair: PlanPair, target: str) -> Iterator[Tuple[Node, Node]]:
         if counterpart is None:
             continue
         unmatched.take(counterpart)
-        if family(counterpart) == target:
-            yield initial, counterpart
+        yield initial, counterpart
 
 
 class _Unmatched:
