@@ -283,9 +283,9 @@ def measure(shapes: List[str], commands: List[str], size: int, runs: int) -> Non
                 verdict = "ok" if ratio <= 12 else ("NOT LINEAR" if ratio > 16 else "check")
                 if eight / megabytes > 1.0:
                     verdict += ", OVER 1 s/MB"
-                if codes - {0}:
+                if codes - {0}:  # the times are those of failing runs: they say nothing
                     errors = {r["error"] for r in ones + eights if r["code"]}
-                    verdict += f", exit {sorted(codes)}: {'; '.join(sorted(errors))[:100]}"
+                    verdict = f"FAILS, exit {sorted(codes)}: {'; '.join(sorted(errors))[:110]}"
                 print(f"{shape:17s} {name:11s} {one:7.3f} {eight:7.3f} {ratio:6.1f} "
                       f"{eight / megabytes:6.2f} {wall:7.2f} {rss / 1024:7.0f} "
                       f"{grep * 1000:6.1f}ms  {verdict}", flush=True)
