@@ -165,9 +165,6 @@ class _Output:
         except OSError as error:
             raise OutputError(error) from None
 
-    def flush(self) -> None:
-        _flush(self.stream)
-
     def isatty(self) -> bool:
         return self.stream.isatty()
 

@@ -18,7 +18,7 @@ import inspect
 import os
 import re
 import sys
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, TextIO, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from .errors import printable
 from .model import Document, Node
@@ -49,6 +49,7 @@ SPACE, CONTINUE, FORK, END = range(4)
 #: bottom lines.
 BOX = ("┏━┳┓", "┃ ┃┃", "┡━╇┩", "│ ││", "└─┴┘")
 ASCII_BOX = ("+--+", "| ||", "|-+|", "| ||", "+--+")
+
 
 def shown(text: str) -> str:
     """`text` with control characters escaped: safe to print on a terminal. A newline still
@@ -125,11 +126,9 @@ class Screen:
 
     def __init__(self, stream: Optional[TextIO] = None):
         self.stream = stream if stream is not None else sys.stdout
-        tty = _isatty(self.stream)
-        self.color = tty and not os.environ.get("NO_COLOR") and \
-            os.environ.get("TERM", "") != "dumb"
-        self.width = terminal_width(self.stream) if tty and not os.environ.get("NO_COLOR") \
-            else PLAIN_WIDTH
+        plain = bool(os.environ.get("NO_COLOR")) or not _isatty(self.stream)
+        self.color = not plain and os.environ.get("TERM", "") != "dumb"
+        self.width = PLAIN_WIDTH if plain else terminal_width(self.stream)
         encoding = (getattr(self.stream, "encoding", None) or "utf-8").lower()
         self.unicode = encoding.startswith("utf")
         self.guides = GUIDES if self.unicode else ASCII_GUIDES
@@ -223,8 +222,9 @@ class Screen:
                 natural[index] = max(natural[index], min(longest + 2, room))
         widths = _fit([width or 1 for width in natural], room)
         table_width = sum(widths) + 2 + len(widths) - 1
-        for start, end in wrap(shown(title), table_width):
-            line = shown(title)[start:end]
+        title = shown(title)
+        for start, end in wrap(title, table_width):
+            line = title[start:end]
             left = (table_width - cell_width(line)) // 2
             self.write_line(" " * left + self.styled([(line, "italic")])
                             + " " * (table_width - left - cell_width(line)))
