@@ -77,7 +77,7 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
     if marker:
         whole_stage = True
         digits = marker["stage"] or marker["columnar"]
-        stage = _number(digits, "a codegen stage", line, column + 2) if digits else None
+        stage = read_number(digits, "a codegen stage", line, column + 2) if digits else None
         offset = marker.end()
         text = text[offset:]
     name_match = NAME.match(text)
@@ -88,7 +88,7 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
     id_match = OPERATOR_ID.search(rest)
     unnumbered = bool(id_match) and id_match["id"] == "unknown"
     if id_match:
-        operator_id = None if unnumbered else _number(
+        operator_id = None if unnumbered else read_number(
             id_match["id"], "an operator id", line,
             column + offset + len(name) + id_match.start("id"))
         args = " ".join(x for x in (rest[: id_match.start()].strip(), id_match["more"]) if x)
@@ -105,7 +105,8 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
     )
 
 
-def _number(digits: str, what: str, line: int, column: int) -> int:
+def read_number(digits: str, what: str, line: int, column: int) -> int:
+    """`digits` as an int; more than MAX_DIGITS of them is a PlanSyntaxError at line:column."""
     if len(digits) > MAX_DIGITS:
         raise PlanSyntaxError(f"expected {what} of at most {MAX_DIGITS} digits, found "
                               f"{len(digits)} digits", line=line, column=column)
@@ -173,7 +174,7 @@ def read_detail_block(header: str, field_lines: List[str], line: int) -> DetailB
         else:
             last_key = "Text"
             fields[last_key] = text
-    return DetailBlock(id=_number(match["id"], "an operator id", line, 2), title=title,
+    return DetailBlock(id=read_number(match["id"], "an operator id", line, 2), title=title,
                        codegen_stage=stage, fields=fields, line=line)
 
 
@@ -184,6 +185,6 @@ def _title_and_stage(heading: str, line: int, column: int) -> Tuple[str, Optiona
         at = heading.rfind(CODEGEN_ID)
         digits = heading[at + len(CODEGEN_ID):-1] if at >= 0 else ""
         if digits.isdecimal():  # what the regex `\d+` matches in str patterns
-            stage = _number(digits, "a codegen stage", line, column + at + len(CODEGEN_ID))
+            stage = read_number(digits, "a codegen stage", line, column + at + len(CODEGEN_ID))
             return heading[:at].strip(), stage
     return heading.strip(), None
