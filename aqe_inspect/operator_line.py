@@ -127,7 +127,7 @@ def _split_tail(tail: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
 def _closing_statistics(text: str) -> Tuple[int, Optional[str]]:
     """`Statistics(...)` closing `text`, at its start or after `, `: where that starts (the
     `, ` included) and what is inside, else (-1, None). The first such opening counts, and
-    the last `)` closes it. (A regex `.*\)$` searched from every opening is quadratic.)"""
+    the last `)` closes it. (A regex `.*\\)$` searched from every opening is quadratic.)"""
     if not text.endswith(")"):
         return -1, None
     if text.startswith("Statistics("):
