@@ -71,11 +71,18 @@ class Node:
         """This node and every node below it, depth first, in printed order.
 
         `inner` takes in plans printed inside an operator (subquery expressions, cached plans);
-        `initial` takes in the initial trees of adaptive plans as well as their current ones.
+        `initial` takes in the initial trees of adaptive plans as well as their current ones,
+        each operator once: a plan printed as one tree is its own initial plan, and nested
+        such plans would otherwise be walked exponentially often.
         """
         stack = [self]
+        seen = set()
         while stack:
             node = stack.pop()
+            if initial:
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
             yield node
             below = list(node.inner) if inner else []
             below.extend(node.children)

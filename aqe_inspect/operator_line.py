@@ -21,19 +21,30 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
+from .errors import PlanSyntaxError
+
+#: Spark's ids and stage numbers are small. A longer run of digits is not a plan, and int() of
+#: it is slow (quadratic before Python 3.11) or refused (over 4300 digits from 3.11).
+MAX_DIGITS = 18
+
 CODEGEN_MARKER = re.compile(
     r"(?:\*\((?P<stage>\d+)\) |\^\((?P<columnar>\d+)\) |(?P<star>[*^] ?)|(?P<cpu>!))")
 NAME = re.compile(r"[A-Za-z_][\w$]*")
 #: The operator id of a formatted tree line: ` (N)` closing the line, or followed by `, ...`
 #: (statistics, a description) or by ` (...)` (4.x InMemoryTableScan's columnar flags).
 #: Spark 4 prints `(unknown)` for the logical plan kept under an EmptyRelation.
+#: Searched over the rest of a line: each alternative after `(N)` either ends the match (`.*$`
+#: takes the rest) or fails at its first character, so the search stays linear.
 OPERATOR_ID = re.compile(
     r" \((?P<id>\d+|unknown)\)(?:$|, (?P<tail>.*)$| (?P<more>\(.*)$)"
 )
-STATISTICS = re.compile(r"(?:^|, )Statistics\((?P<stats>.*)\)$")
 IS_FINAL_PLAN = re.compile(r"isFinalPlan=(?P<value>true|false)")
 
-DETAIL_HEADER = re.compile(r"\((?P<id>\d+)\) (?P<title>.*?)(?: \[codegen id : (?P<stage>\d+)\])?\s*$")
+#: `(6) AQEShuffleRead [codegen id : 3]`: the id; the title and the codegen stage after it are
+#: read with string operations (a regex with a lazy title before an optional group and `\s*$`
+#: backtracks quadratically on a long run of spaces).
+DETAIL_ID = re.compile(r"\((?P<id>\d+)\) ")
+CODEGEN_ID = " [codegen id : "
 FIELD = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9 _\-]*?)(?: \[\d+\])? ?:(?: (?P<value>.*))?$")
 #: `Location [not included in comparison]/{warehouse_dir}/t]`: plan-stability golden files
 #: hide paths this way, with no colon.
@@ -63,11 +74,13 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
     stage: Optional[int] = None
     whole_stage = False
     marker = CODEGEN_MARKER.match(text)
+    offset = 0  # of `text` in the line as printed, for the columns of errors
     if marker:
         whole_stage = not marker["cpu"]
         digits = marker["stage"] or marker["columnar"]
-        stage = int(digits) if digits else None
-        text = text[marker.end():]
+        stage = read_number(digits, "a codegen stage", line, column + 2) if digits else None
+        offset = marker.end()
+        text = text[offset:]
     name_match = NAME.match(text)
     name = name_match.group(0) if name_match else text.split(" ", 1)[0]
     rest = text[len(name):]
@@ -76,14 +89,16 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
     id_match = OPERATOR_ID.search(rest)
     unnumbered = bool(id_match) and id_match["id"] == "unknown"
     if id_match:
-        operator_id = None if unnumbered else int(id_match["id"])
+        operator_id = None if unnumbered else read_number(
+            id_match["id"], "an operator id", line,
+            column + offset + len(name) + id_match.start("id"))
         args = " ".join(x for x in (rest[: id_match.start()].strip(), id_match["more"]) if x)
         statistics, description = _split_tail(id_match["tail"])
     else:
-        stats = STATISTICS.search(rest)
-        if stats:
-            statistics = stats["stats"]
-            args = rest[: stats.start()].strip()
+        start, stats = _closing_statistics(rest)
+        if stats is not None:
+            statistics = stats
+            args = rest[:start].strip()
     return OperatorLine(
         name=name, args=args, id=operator_id, codegen_stage=stage,
         whole_stage_codegen=whole_stage, statistics=statistics, description=description,
@@ -91,15 +106,37 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
     )
 
 
+def read_number(digits: str, what: str, line: int, column: int) -> int:
+    """`digits` as an int; more than MAX_DIGITS of them is a PlanSyntaxError at line:column."""
+    if len(digits) > MAX_DIGITS:
+        raise PlanSyntaxError(f"expected {what} of at most {MAX_DIGITS} digits, found "
+                              f"{len(digits)} digits", line=line, column=column)
+    return int(digits)
+
+
 def _split_tail(tail: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
     """What follows `(N), `: runtime statistics, a description (`coalesced`), or both."""
     if not tail:
         return None, None
-    stats = STATISTICS.search(tail)
-    if not stats:
+    start, stats = _closing_statistics(tail)
+    if stats is None:
         return None, tail.strip() or None
-    description = tail[: stats.start()].strip().rstrip(",") or None
-    return stats["stats"], description
+    description = tail[:start].strip().rstrip(",") or None
+    return stats, description
+
+
+def _closing_statistics(text: str) -> Tuple[int, Optional[str]]:
+    """`Statistics(...)` closing `text`, at its start or after `, `: where that starts (the
+    `, ` included) and what is inside, else (-1, None). The first such opening counts, and
+    the last `)` closes it. (A regex `.*\\)$` searched from every opening is quadratic.)"""
+    if not text.endswith(")"):
+        return -1, None
+    if text.startswith("Statistics("):
+        return 0, text[len("Statistics("):-1]
+    start = text.find(", Statistics(")
+    if start < 0:
+        return -1, None
+    return start, text[start + len(", Statistics("):-1]
 
 
 def is_final_plan(args: str, details: Dict[str, str]) -> Optional[bool]:
@@ -121,8 +158,9 @@ class DetailBlock:
 
 
 def read_detail_block(header: str, field_lines: List[str], line: int) -> DetailBlock:
-    match = DETAIL_HEADER.match(header)
+    match = DETAIL_ID.match(header)
     assert match, header  # the lexer only emits DETAIL_HEADER tokens that match
+    title, stage = _title_and_stage(header[match.end():], line, match.end() + 1)
     fields: Dict[str, str] = {}
     last_key: Optional[str] = None
     for text in field_lines:
@@ -137,8 +175,17 @@ def read_detail_block(header: str, field_lines: List[str], line: int) -> DetailB
         else:
             last_key = "Text"
             fields[last_key] = text
-    stage = match["stage"]
-    return DetailBlock(
-        id=int(match["id"]), title=match["title"].strip(),
-        codegen_stage=int(stage) if stage else None, fields=fields, line=line,
-    )
+    return DetailBlock(id=read_number(match["id"], "an operator id", line, 2), title=title,
+                       codegen_stage=stage, fields=fields, line=line)
+
+
+def _title_and_stage(heading: str, line: int, column: int) -> Tuple[str, Optional[int]]:
+    """`AQEShuffleRead [codegen id : 3]` -> ('AQEShuffleRead', 3); no stage -> (title, None)."""
+    heading = heading.rstrip()
+    if heading.endswith("]"):
+        at = heading.rfind(CODEGEN_ID)
+        digits = heading[at + len(CODEGEN_ID):-1] if at >= 0 else ""
+        if digits.isdecimal():  # what the regex `\d+` matches in str patterns
+            stage = read_number(digits, "a codegen stage", line, column + at + len(CODEGEN_ID))
+            return heading[:at].strip(), stage
+    return heading.strip(), None

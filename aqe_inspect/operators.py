@@ -8,10 +8,12 @@ Spark operator a node stands for, so they never match one vendor's spelling.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import List, Optional, Tuple
 
 from .model import Node
+from .operator_line import MAX_DIGITS
 
 VENDOR_PREFIXES = ("Gpu", "Photon", "Comet", "Velox", "Columnar")
 VENDOR_SUFFIXES = ("ExecTransformer", "Transformer", "Exec")
@@ -41,12 +43,22 @@ PARTITIONING = re.compile(
 )
 PLAN_IDS = re.compile(r"\[(?:id=#|plan_id=)\d+\]")
 SKEW_MARK = re.compile(r"\bskew=true\b|\bisSkew(?:Join)?=true\b", re.IGNORECASE)
+SPLIT_MARKS = re.compile(r"[][(){},'\"`]")
 BUILD_SIDE = re.compile(r"\bBuild(Left|Right)\b")
+SHUFFLE_READ_MODES = {mode: re.compile(rf"\b{mode}\b") for mode in ("coalesced", "skewed", "local")}
 
 
 def family(node: Node) -> str:
     """The Spark operator `node` stands for: `AQEShuffleRead` for a GpuCustomShuffleReader."""
-    name = ALIASES.get(node.name, node.name)
+    name = node.name
+    # Every detector asks of every node, and names repeat: remember the answers, for names of
+    # a sane length (the cache outlives the plan it read).
+    return _family(name) if len(name) <= 100 else _family.__wrapped__(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _family(name: str) -> str:
+    name = ALIASES.get(name, name)
     if name in ALIASES.values() or name in JOINS or name in QUERY_STAGES:
         return name
     stripped = name
@@ -79,8 +91,7 @@ def shuffle_read_modes(node: Node) -> Tuple[str, ...]:
                                 node.details.get("Arguments", "")) if x)
     if node.name == "LocalShuffleReader":
         text += " local"
-    return tuple(mode for mode in ("coalesced", "skewed", "local")
-                 if re.search(rf"\b{mode}\b", text))
+    return tuple(mode for mode, word in SHUFFLE_READ_MODES.items() if word.search(text))
 
 
 def is_empty_relation(node: Node) -> bool:
@@ -108,7 +119,8 @@ def build_side(node: Node) -> Optional[str]:
 def split_top_level(text: str) -> List[str]:
     """Split at commas outside brackets and quotes: `[a#1, b#2], [c#3], Inner`."""
     parts, depth, quote, start = [], 0, "", 0
-    for index, char in enumerate(text):
+    for match in SPLIT_MARKS.finditer(text):  # only the characters that matter
+        char = match.group()
         if quote:
             if char == quote:
                 quote = ""
@@ -118,7 +130,8 @@ def split_top_level(text: str) -> List[str]:
             depth += 1
         elif char in ")]}":
             depth = max(0, depth - 1)
-        elif char == "," and depth == 0:
+        elif depth == 0:  # a comma
+            index = match.start()
             parts.append(text[start:index].strip())
             start = index + 1
     parts.append(text[start:].strip())
@@ -165,8 +178,14 @@ def partition_count(node: Node) -> Optional[int]:
         return None
     if spec.startswith("SinglePartition"):
         return 1
-    match = re.search(r"(\d+)\)?$", spec)
-    return int(match.group(1)) if match else None
+    # The number closing the spec, before its `)`: read from the end rather than searched
+    # with `(\d+)\)?$`, which backtracks through a long run of digits from each one.
+    body = spec[:-1] if spec.endswith(")") else spec
+    start = len(body)
+    while start > 0 and body[start - 1].isdecimal():
+        start -= 1
+    digits = body[start:]
+    return int(digits) if digits and len(digits) <= MAX_DIGITS else None
 
 
 def normalized_text(node: Node) -> str:

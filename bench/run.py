@@ -6,6 +6,9 @@ Start-up: `aqe-inspect --help` against `python -c "import typer"` (goal <= 1.5x)
 `aqe-inspect parse SMALL` against `python -c "import typer, lark"` (goal <= 2x).
 Throughput: MB/s parsing every explain.txt of the golden corpus in one process, against
 `grep -c` over the same files; and Lark's LALR parser mode against Earley on the same grammar.
+Shapes: the worst input shapes of `bench/shapes.py` (deep, wide, long lines, regex traps, many
+joins, many empty relations, many queries), each at 1x and 8x: the time ratio (linear is
+about 8), seconds per MB, and peak memory (`--shape-size`, `--no-shapes`).
 """
 
 from __future__ import annotations
@@ -119,6 +122,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--shape-size", type=int, default=256,
+                        help="the 1x size of the input shapes, in KB (default 256)")
+    parser.add_argument("--no-shapes", action="store_true", help="skip the input shapes")
     args = parser.parse_args()
     samples = sorted((ROOT / "sample_plans").rglob("formatted_after.txt"))
     small = samples[0] if samples else next(args.corpus.rglob("explain.txt"))
@@ -128,6 +134,11 @@ def main() -> None:
         throughput(args.corpus)
     else:
         print(f"throughput: skipped, no corpus at {args.corpus}")
+    if not args.no_shapes:
+        sys.path.insert(0, str(ROOT / "bench"))
+        import shapes
+
+        shapes.measure(list(shapes.SHAPES), list(shapes.COMMANDS), args.shape_size * 1024, 3)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import deque
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
@@ -31,6 +32,14 @@ class PlanPair:
     def alignment(self) -> Alignment:
         return Alignment(self.initial, self.final, self.same_ids)
 
+    @functools.cached_property
+    def sort_merge_joins(self) -> Tuple[Tuple[Node, Node], ...]:
+        """Each sort-merge join of the initial plan with the final join it became (paired once
+        for both join-switch detectors)."""
+        from .join_switch import pair_sort_merge_joins
+
+        return tuple(pair_sort_merge_joins(self))
+
     def initial_for(self, final_node: Optional[Node]) -> Optional[Node]:
         """The operator of the initial plan that `final_node` stands for, if printed."""
         return self.alignment.initial_for(final_node)
@@ -58,12 +67,12 @@ def _walk_own(root: Node) -> Iterator[Node]:
 def exchange_below(node: Node) -> Optional[Node]:
     """The exchange a shuffle read or query stage reads: the first node below with a
     partitioning, looking through query stages."""
-    stack = list(node.children)
-    while stack:
-        below = stack.pop(0)
+    queue = deque(node.children)
+    while queue:
+        below = queue.popleft()
         if partitioning(below) is not None:
             return below
-        stack.extend(below.children)
+        queue.extend(below.children)
     return None
 
 

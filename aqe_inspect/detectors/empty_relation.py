@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Iterator, List
+from collections import Counter
+from typing import Iterator
 
 from ..operators import family, is_empty_relation, normalized_text
 from ..report import Rewrite, describe
@@ -36,14 +37,16 @@ class EmptyRelation(Detector):
     summary = "a subtree became an empty relation at run time (AQEPropagateEmptyRelation)"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        static: List[str] = [normalized_text(node) for node in pair.initial_nodes()
-                             if is_empty_relation(node)]
+        # How many times each empty relation of the initial plan is printed: each accounts
+        # for one final empty relation of the same text.
+        static = Counter(normalized_text(node) for node in pair.initial_nodes()
+                         if is_empty_relation(node))
         for node in pair.final_nodes():
             if not is_empty_relation(node):
                 continue
             text = normalized_text(node)
-            if text in static:
-                static.remove(text)
+            if static[text] > 0:
+                static[text] -= 1
                 continue
             if pair.initial is None and family(node) != "EmptyRelation":
                 continue  # final-only: a LocalTableScan <empty> may be static; see notes
