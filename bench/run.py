@@ -6,6 +6,9 @@ Start-up: `aqe-inspect --help` against `python -c "import typer"` (goal <= 1.5x)
 `aqe-inspect parse SMALL` against `python -c "import typer, lark"` (goal <= 2x).
 Throughput: MB/s parsing every explain.txt of the golden corpus in one process, against
 `grep -c` over the same files; and Lark's LALR parser mode against Earley on the same grammar.
+Logs: MB/s of `aqe-inspect diff --format json` over a driver log of `--log-mb` MB (every real
+driver log of sample_plans/, repeated), against `grep -c` over the same file, with the peak
+memory of the run; and the 1x/8x time ratio (linear is about 8).
 Shapes: the worst input shapes of `bench/shapes.py` (deep, wide, long lines, regex traps, many
 joins, many empty relations, many queries), each at 1x and 8x: the time ratio (linear is
 about 8), seconds per MB, and peak memory (`--shape-size`, `--no-shapes`).
@@ -118,6 +121,38 @@ def lalr_throughput(texts) -> float:
     return _rate(_grammar_parser("lalr"), texts)
 
 
+def log_throughput(megabytes: int) -> None:
+    import resource
+    import tempfile
+
+    logs = sorted((ROOT / "sample_plans").glob("spark-*/*/driver*.log"))
+    data = b"".join(path.read_bytes() for path in logs)
+    print(f"driver logs ({len(logs)} real logs of sample_plans/, repeated)")
+    with tempfile.TemporaryDirectory() as folder:
+        timings = {}
+        for size in (megabytes / 8, megabytes):
+            path = Path(folder) / f"log-{size:g}.log"
+            with path.open("wb") as handle:
+                for _ in range(int(size * 1e6) // len(data) + 1):
+                    handle.write(data)
+            mb = path.stat().st_size / 1e6
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            started = time.perf_counter()
+            subprocess.run([*cli_command(), "diff", str(path), "--format", "json"],
+                           capture_output=True, check=True)
+            seconds = time.perf_counter() - started
+            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            grep_started = time.perf_counter()
+            subprocess.run(["grep", "-c", "Exchange", str(path)], capture_output=True)
+            grep_seconds = time.perf_counter() - grep_started
+            timings[size] = seconds
+            print(f"  {mb:7.1f} MB: {mb / seconds:6.2f} MB/s ({seconds:.1f} s), peak "
+                  f"{max(peak, before) / 1024:.0f} MB; grep -c {mb / grep_seconds:7.0f} MB/s "
+                  f"({seconds / grep_seconds:.0f}x grep's time)")
+        print(f"  {megabytes / 8:g} MB -> {megabytes} MB: {timings[megabytes] / timings[megabytes / 8]:.1f}x "
+              "the time (linear: 8x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
@@ -125,6 +160,8 @@ def main() -> None:
     parser.add_argument("--shape-size", type=int, default=256,
                         help="the 1x size of the input shapes, in KB (default 256)")
     parser.add_argument("--no-shapes", action="store_true", help="skip the input shapes")
+    parser.add_argument("--log-mb", type=int, default=100,
+                        help="the size of the driver log to read, in MB (default 100)")
     args = parser.parse_args()
     samples = sorted((ROOT / "sample_plans").rglob("formatted_after.txt"))
     small = samples[0] if samples else next(args.corpus.rglob("explain.txt"))
@@ -134,6 +171,7 @@ def main() -> None:
         throughput(args.corpus)
     else:
         print(f"throughput: skipped, no corpus at {args.corpus}")
+    log_throughput(args.log_mb)
     if not args.no_shapes:
         sys.path.insert(0, str(ROOT / "bench"))
         import shapes

@@ -274,3 +274,28 @@ def test_before_and_after_files_give_the_truth_paired_by_structure(scenario, bef
         if swapped and after.queries[0].adaptive:
             assert any("read" in n and "as the initial plan" in n
                        for q in report.queries for n in q.notes)
+
+
+# ---- size -----------------------------------------------------------------------------------
+def test_a_100_mb_log_streams_through_in_bounded_memory(tmp_path):
+    """Every real driver log, again and again, to 100 MB: read as a stream, every plan found,
+    memory bounded by the plans kept, not by the log (its speed is in bench/run.py)."""
+    import resource
+    import subprocess
+    import sys
+
+    data = b"".join(path.read_bytes() for path in LOGS)
+    path = tmp_path / "big.log"
+    with path.open("wb") as handle:
+        for _ in range(100_000_000 // len(data) + 1):
+            handle.write(data)
+    assert path.stat().st_size >= 100_000_000
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    result = subprocess.run([sys.executable, "-m", "aqe_inspect", "diff", str(path), "--format",
+                             "json"], capture_output=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-500:]
+    report = json.loads(result.stdout)
+    # The same query printed again is one query: the 60 logs' queries, once each.
+    assert 40 <= len(report["queries"]) <= 200
+    peak_mb = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    assert peak_mb < 1024, f"{peak_mb:.0f} MB for a 100 MB log"
