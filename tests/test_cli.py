@@ -51,7 +51,8 @@ def test_parse_reads_stdin_and_prints_a_tree():
     (b"hello world\nthis is not a plan\n", ":1:1: expected '== Physical Plan =='"),
     (b"== Physical Plan ==\n", "expected an operator tree after '== Physical Plan =='"),
     (b"\x89PNG\r\n\x1a\n\x00\x00", "binary data"),
-    (b"\xff\xfe\x00garbage", "expected UTF-8 plan text"),
+    (b"\xff\xfe\x00garbage", "found binary data"),
+    (b"\xff\xfe garbage", "expected UTF-8 plan text"),
 ])
 def test_bad_input_is_one_line_with_exit_2(tmp_path, content, expected):
     path = tmp_path / "input.txt"

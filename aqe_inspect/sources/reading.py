@@ -66,34 +66,47 @@ class InputReader:
                 handle.close()
 
     def _lines(self, handle: BinaryIO) -> Iterator[Tuple[int, str]]:
-        pending = b""
+        pending = bytearray()
         number = 0
         first = True
         while True:
             chunk = handle.read(CHUNK)
             if not chunk:
                 break
-            if first and chunk.startswith(b"\xef\xbb\xbf"):
-                chunk = chunk[3:]
+            if first:
+                if chunk.startswith(b"\xef\xbb\xbf"):
+                    chunk = chunk[3:]
+                self._refuse_binary(chunk)
             first = False
+            searched = len(pending)  # the bytes before it hold no line break
             pending += chunk
             start = 0
             while True:
-                end = pending.find(b"\n", start)
+                end = pending.find(b"\n", max(start, searched))
                 if end < 0:
                     break
                 number += 1
-                yield number, self._decode(pending[start:end], number)
+                yield number, self._decode(bytes(pending[start:end]), number)
                 start = end + 1
-            pending = pending[start:]
+            del pending[:start]
             if len(pending) > self.max_size:
                 raise InspectError(f"line {number + 1} is longer than {self.max_size:,} bytes "
                                    "with no line break; raise --max-size to read it",
                                    source=self.name, line=number + 1, column=1)
         if pending or number == 0:
             number += 1
-            yield number, self._decode(pending, number)
+            yield number, self._decode(bytes(pending), number)
         self.line_count = number
+
+    def _refuse_binary(self, head: bytes) -> None:
+        """A NUL byte among the first 8,000 bytes (git's test) marks a binary file: no plan
+        text starts that way, and reading it on would only fill memory."""
+        nul = head.find(b"\x00", 0, 8000)
+        if nul >= 0:
+            line = head.count(b"\n", 0, nul) + 1
+            column = nul - (head.rfind(b"\n", 0, nul) + 1) + 1
+            raise InspectError("expected plan text, found binary data (a NUL byte)",
+                               source=self.name, line=line, column=column)
 
     def _decode(self, data: bytes, number: int) -> str:
         if data.strip():
