@@ -43,6 +43,9 @@ JSON_CONFS = {"spark.log.structuredLogging.enabled": "true"}
 VARIANTS = {
     "plain": ("driver.log", LOG4J2_PLAIN, {}),
     "json": ("driver_json.log", LOG4J2_JSON, JSON_CONFS),
+    # Every rule that changed a plan, logged side by side (`=== Applying Rule ... ===`).
+    "planchange": ("driver_planchange.log", LOG4J2_PLAIN,
+                   {"spark.sql.planChangeLog.level": "INFO"}),
 }
 
 LARGE_LOG_BYTES = 1_500_000
@@ -114,6 +117,8 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these scenarios")
     parser.add_argument("--json", action="store_true", help="also write driver_json.log (Spark 4+)")
     parser.add_argument("--no-plain", action="store_true", help="skip driver.log")
+    parser.add_argument("--planchange", action="store_true",
+                        help="also write driver_planchange.log (spark.sql.planChangeLog.level)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per spark-submit")
     args = parser.parse_args(argv)
 
@@ -127,7 +132,8 @@ def main(argv=None) -> int:
         if unknown:
             parser.error(f"unknown scenarios: {', '.join(unknown)}")
         names = [name for name in names if name in args.only]
-    variants = ([] if args.no_plain else ["plain"]) + (["json"] if args.json else [])
+    variants = ([] if args.no_plain else ["plain"]) + (["json"] if args.json else []) + (
+        ["planchange"] if args.planchange else [])
 
     failures = []
     total = 0

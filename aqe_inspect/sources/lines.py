@@ -28,8 +28,11 @@ LOG_PREFIX = re.compile(
 #: Spark's AQE and plan-change messages: what follows them is a plan (or two).
 AQE_HEADER = re.compile(
     r"(?P<header>Plan changed from|Plan changed:|Final plan:|Transformed Plan:|"
-    r"=== Applying Rule [^=]{1,300} ===|=== Result of Batch [^=]{1,300} ===)\s?"
+    r"=== Applying Rule [^=]{1,300} ===|=== Result of Batch [^=]{1,300} ===|"
+    r"=== Metrics of Executed Rules ===)\s?"
 )
+#: The headings of spark.sql.planChangeLog blocks.
+RULE_BLOCK = re.compile(r"=== (?:Applying Rule|Result of Batch|Metrics of Executed Rules)\b")
 #: Markers a person or a notebook export puts before every line of a block.
 BLOCK_PREFIXES = ("-- MAGIC ", "# MAGIC ", "// MAGIC ", "> > ", "> ", "# ")
 #: Notebook prompts: `In [3]: `, `Out[3]: `, IPython's continuation `   ...: `, `>>> `.
@@ -86,6 +89,12 @@ def logical_lines(raw: Iterable[Tuple[int, str]]) -> Iterator[Line]:
                 prefix, numbered, from_message = None, None, False
                 continue
         column = 0
+        if text.startswith("=== ") and RULE_BLOCK.match(text):
+            # spark.sql.planChangeLog.level: a rule's plans side by side, on the lines after
+            # an empty log message. A block of its own, ended by the next log message.
+            prefix, numbered, from_message = None, None, False
+            yield Line("", number, 0, True, text.strip(), damage)
+            continue
         log = LOG_PREFIX.match(text) if text[:1].isdigit() or text[:1] == "[" else None
         if log and log.end() > 0:
             prefix, numbered = None, None
