@@ -56,9 +56,13 @@ def find_plans(lines: Iterable[Line], max_chars: int = 0) -> Iterator[Region]:
         line = stream.peek()
         if line is None:
             return
-        if line.header.startswith("=== "):  # a plan-change rule block: logical plans, skipped
+        if line.header.startswith("=== "):
+            # A plan-change rule block (a rule's plans side by side, its output information,
+            # its metrics): what one rule did, not a query's plan; skipped up to the next
+            # message or explain section.
             stream.next()
-            while stream.peek() is not None and not stream.peek().message_start:
+            while stream.peek() is not None and not stream.peek().message_start and \
+                    not _is_section_header(stream.peek().text.strip()):
                 stream.next()
             continue
         if line.header == "Plan changed:":
@@ -191,6 +195,11 @@ def _next_content(stream: _Peekable) -> Optional[Line]:
         ahead += 1
         if ahead > 200:
             return None
+
+
+def _is_section_header(text: str) -> bool:
+    return bool(PHYSICAL_HEADER.match(text) or LOGICAL_HEADER.match(text)
+                or CODEGEN_FOUND.match(text))
 
 
 def _starts_section(text: str) -> Optional[str]:
