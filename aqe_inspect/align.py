@@ -57,7 +57,8 @@ class Alignment:
         self._signatures = _Signatures()
         self._shapes = _Signatures(with_text=False)
         self._by_shape: Dict[int, List[Node]] = {}
-        self._by_family: Dict[str, List[Node]] = {}
+        self._by_expression: Dict[Tuple[str, str], List[Node]] = {}
+        self._order: Dict[int, int] = {}
         self._by_id: Dict[int, Node] = {}
         self._by_signature: Dict[int, List[Node]] = {}
         self._by_shallow: Dict[Tuple[str, str], List[Node]] = {}
@@ -69,7 +70,9 @@ class Alignment:
             self._by_signature.setdefault(self._signatures.of(node), []).append(node)
             self._by_shallow.setdefault((family(node), normalized_text(node)), []).append(node)
             self._by_shape.setdefault(self._shapes.of(node), []).append(node)
-            self._by_family.setdefault(_shape_family(node), []).append(node)
+            self._order[id(node)] = len(self._order)
+            for number in _expression_ids(node):
+                self._by_expression.setdefault((_shape_family(node), number), []).append(node)
 
     def initial_for(self, final_node: Optional[Node]) -> Optional[Node]:
         if final_node is None:
@@ -90,13 +93,18 @@ class Alignment:
         if shaped:
             return max(shaped, key=lambda node: len(wanted & _expression_ids(node)))
         # The subtree below changed too (a join switched under an exchange): the operator of
-        # the same family that computes the most of the same expression ids, if any.
-        best, shared = None, 0
-        for node in self._by_family.get(_shape_family(target), ()):
-            common = len(wanted & _expression_ids(node))
-            if common > shared:
-                best, shared = node, common
-        return best
+        # the same family that computes the most of the same expression ids, if any, found
+        # through an index by (family, expression id) rather than a scan.
+        shared: Dict[int, int] = {}
+        nodes: Dict[int, Node] = {}
+        name = _shape_family(target)
+        for number in wanted:
+            for node in self._by_expression.get((name, number), ()):
+                shared[id(node)] = shared.get(id(node), 0) + 1
+                nodes[id(node)] = node
+        if not shared:
+            return None
+        return nodes[max(shared, key=lambda key: (shared[key], -self._order[key]))]
 
 
 EXPRESSION_ID = re.compile(r"#(\d{1,12})")

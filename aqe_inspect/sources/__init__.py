@@ -20,7 +20,7 @@ from ..model import Document, Query
 from .assemble import assemble
 from .extract import ORIGIN, find_plans
 from .lines import logical_lines, raw_lines
-from .reading import DEFAULT_MAX_SIZE, STDIN, InputReader, display_name
+from .reading import DEFAULT_MAX_SIZE, STDIN, InputReader
 
 __all__ = ["DEFAULT_MAX_SIZE", "STDIN", "read_document", "read_text_document"]
 
@@ -42,7 +42,6 @@ def _document(raw, name: str, reader, max_size: int) -> Document:
     items: List[Tuple[Query, str]] = []
     notes: List[str] = []
     errors: List[PlanSyntaxError] = []
-    regions = 0
     read = 0  # regions that parsed (codegen's `Found 0 ... subtrees.` holds no query)
     nonblank = 0
 
@@ -59,7 +58,6 @@ def _document(raw, name: str, reader, max_size: int) -> Document:
 
     try:
         for region in find_plans(counted(logical_lines(raw)), max_chars=max_size):
-            regions += 1
             if not region.plan.lines:
                 notes.extend(region.notes)
                 continue
@@ -93,10 +91,10 @@ def _document(raw, name: str, reader, max_size: int) -> Document:
     if reader is not None and reader.binary is not None:
         line, _, what = reader.binary
         notes.append(f"line {line}: {what.split(' (')[0]} that is not UTF-8 text was replaced")
-    queries, assembled = assemble(items)
+    queries = assemble(items)
     said = {note for query in queries for note in query.notes}
     notes.extend(note for note in dict.fromkeys(damaged) if note not in said)
-    return Document(queries=tuple(queries), source=name, notes=tuple(notes + assembled))
+    return Document(queries=tuple(queries), source=name, notes=tuple(notes))
 
 
 def _with_notes(query: Query, notes: List[str]) -> Query:
@@ -104,6 +102,3 @@ def _with_notes(query: Query, notes: List[str]) -> Query:
 
     return dataclasses.replace(query, notes=tuple(dict.fromkeys((*notes, *query.notes))))
 
-
-def name_of(path: str) -> str:
-    return display_name(path)

@@ -67,9 +67,8 @@ def _adaptive_finals(query: Query) -> List[_Plan]:
             if node.is_adaptive_root and node.children]
 
 
-def assemble(items: List[Tuple[Query, str]]) -> Tuple[List[Query], List[str]]:
-    """The queries to report, in order, and notes on what was put together."""
-    notes: List[str] = []
+def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
+    """The queries to report, in order; what was put together is noted on them."""
     reported: List[Query] = []
     plans: Dict[int, Tuple[Optional[_Plan], _Plan]] = {}  # id(query) -> (initial, final)
 
@@ -162,7 +161,7 @@ def assemble(items: List[Tuple[Query, str]]) -> Tuple[List[Query], List[str]]:
             continue
         kept.append(query)
     kept.sort(key=lambda q: q.line)
-    return kept, notes
+    return kept
 
 
 def _aqe_query(query: Query, final: Node, initial: Optional[Node], is_final: bool,
