@@ -112,18 +112,16 @@ def _trees(query: Query) -> Iterator[Node]:
 def _leaves(query: Query) -> Iterator[Damage]:
     for tree in _trees(query):
         for node in tree.walk(initial=True):
-            if node.children:
-                if is_join(node) and len(node.children) == 1:
-                    yield Damage(node.line, f"the join {node.name} has one input where it "
-                                 "needs two; the plan looks cut short")
-                continue
-            if family(node) in NEEDS_CHILD:
-                yield Damage(node.line, f"{node.name} is printed without the operator it reads "
-                             "from; the plan looks cut short")
-        for node in tree.walk(initial=True):
             if node.is_adaptive_root and node.is_final_plan is None:
                 yield Damage(node.line, f"{node.name} without a readable isFinalPlan flag; the "
                              "plan looks cut short")
+            if node.children:
+                if len(node.children) == 1 and is_join(node):
+                    yield Damage(node.line, f"the join {node.name} has one input where it "
+                                 "needs two; the plan looks cut short")
+            elif family(node) in NEEDS_CHILD:
+                yield Damage(node.line, f"{node.name} is printed without the operator it reads "
+                             "from; the plan looks cut short")
 
 
 def is_known_leaf(node: Node, formatted: bool) -> bool:
