@@ -7,7 +7,7 @@ from typing import Union
 from .engine import diff_document, diff_initial_final
 from .errors import InspectError
 from .model import Document
-from .parser import parse_text
+from .parsing import parse_text
 from .report import Report
 
 

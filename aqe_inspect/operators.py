@@ -13,7 +13,7 @@ import re
 from typing import List, Optional, Tuple
 
 from .model import Node
-from .operator_line import MAX_DIGITS
+from .parsing.operator_line import MAX_DIGITS
 
 VENDOR_PREFIXES = ("Gpu", "Photon", "Comet", "Velox", "Columnar")
 VENDOR_SUFFIXES = ("ExecTransformer", "Transformer", "Exec")

@@ -74,7 +74,7 @@ def startup(runs: int, small_plan: Path) -> None:
 
 def throughput(corpus: Path) -> None:
     sys.path.insert(0, str(ROOT))
-    from aqe_inspect.parser import parse_text
+    from aqe_inspect.parsing import parse_text
 
     files = sorted(corpus.rglob("explain.txt"))
     texts = [p.read_text("utf-8") for p in files]
@@ -99,8 +99,8 @@ def throughput(corpus: Path) -> None:
 def _grammar_parser(mode: str):
     from lark import Lark
 
-    from aqe_inspect.lexer import ExplainLexer
-    from aqe_inspect.parser import _grammar_text
+    from aqe_inspect.parsing.lexer import ExplainLexer
+    from aqe_inspect.parsing.parser import _grammar_text
 
     return Lark(_grammar_text(), parser=mode, lexer=ExplainLexer)
 

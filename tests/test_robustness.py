@@ -36,7 +36,7 @@ from aqe_inspect.detectors.base import PlanPair
 from aqe_inspect.detectors.join_switch import switched_joins
 from aqe_inspect.engine import diff_document
 from aqe_inspect.model import Document, Node, Query
-from aqe_inspect.operator_line import read_detail_block, read_operator_line
+from aqe_inspect.parsing.operator_line import read_detail_block, read_operator_line
 from aqe_inspect.operators import family, is_join, join_keys, join_type, partition_count
 from aqe_inspect.render import print_document_tree, print_report, terminal_width, wrap
 from aqe_inspect.serialize import document_to_json, iter_json, write_document_json, write_json

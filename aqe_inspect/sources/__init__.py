@@ -37,7 +37,7 @@ def read_text_document(text: str, source: str = "") -> Document:
 
 
 def _document(raw, name: str, reader, max_size: int) -> Document:
-    from ..parser import parse_lines
+    from ..parsing import parse_lines
 
     items: List[Tuple[Query, str]] = []
     notes: List[str] = []

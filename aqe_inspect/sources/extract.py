@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, List, Optional
 
-from ..lexer import (
+from ..parsing.lexer import (
     CODEGEN_FOUND, CODEGEN_SUBTREE_HEADER, COMMENT, DETAIL_HEADER, ELISION, GENERATED_CODE_START,
     LOGICAL_HEADER, OPERATOR_START, OPTIMIZED_OUT_HEADER, PHYSICAL_HEADER, STAGE_HEADER,
     STAGE_ROOT, SUBPLAN_HEADER, SUBQUERIES_HEADER, SUBQUERY_HEADER, TREE_LINE, PlanLines,

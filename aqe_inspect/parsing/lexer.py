@@ -40,7 +40,7 @@ from typing import Iterator, List, Optional, Sequence
 
 from lark.lexer import Lexer, Token
 
-from .errors import PlanSyntaxError
+from ..errors import PlanSyntaxError
 
 TREE_LINE = re.compile(r"(?P<pre>(?:[ :|]  )*)(?P<conn>[+:]- )(?P<rest>.*)")
 STAGE_HEADER = re.compile(r"(?P<pre>[ :|]*)\+- == (?P<which>Final|Initial|Current) Plan ==\s*$")

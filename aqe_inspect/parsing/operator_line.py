@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from .errors import PlanSyntaxError
+from ..errors import PlanSyntaxError
 
 #: Spark's ids and stage numbers are small. A longer run of digits is not a plan, and int() of
 #: it is slow (quadratic before Python 3.11) or refused (over 4300 digits from 3.11).

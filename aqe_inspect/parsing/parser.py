@@ -20,9 +20,9 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from .damage import check_query
-from .errors import PlanSyntaxError
+from ..errors import PlanSyntaxError
 from .lexer import CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, _LineLexer
-from .model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
+from ..model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
 from .operator_line import (
     DetailBlock, OperatorLine, is_final_plan, read_detail_block, read_operator_line,
 )
