@@ -71,7 +71,7 @@ class Alignment:
             self._by_shallow.setdefault((family(node), normalized_text(node)), []).append(node)
             self._by_shape.setdefault(self._shapes.of(node), []).append(node)
             self._order[id(node)] = len(self._order)
-            for number in _expression_ids(node):
+            for number in expression_ids(node):
                 self._by_expression.setdefault((_shape_family(node), number), []).append(node)
 
     def initial_for(self, final_node: Optional[Node]) -> Optional[Node]:
@@ -88,10 +88,10 @@ class Alignment:
             return shallow[0]
         # Printed in another explain mode (formatted against simple): the same shape, and of
         # those the one computing the most of the same expression ids.
-        wanted = _expression_ids(target)
+        wanted = expression_ids(target)
         shaped = self._by_shape.get(self._shapes.of(target))
         if shaped:
-            return max(shaped, key=lambda node: len(wanted & _expression_ids(node)))
+            return max(shaped, key=lambda node: len(wanted & expression_ids(node)))
         # The subtree below changed too (a join switched under an exchange): the operator of
         # the same family that computes the most of the same expression ids, if any, found
         # through an index by (family, expression id) rather than a scan.
@@ -110,7 +110,8 @@ class Alignment:
 EXPRESSION_ID = re.compile(r"#(\d{1,12})")
 
 
-def _expression_ids(node: Node) -> set:
+def expression_ids(node: Node) -> set:
+    """The expression ids (`k#12L` -> `12`) an operator's arguments and details name."""
     return set(EXPRESSION_ID.findall(node.text))
 
 

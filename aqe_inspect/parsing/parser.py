@@ -8,6 +8,7 @@ detail blocks are joined to their tree lines by operator id once a plan's body i
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import os
@@ -381,12 +382,10 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
     queries = document.queries
     damage = sorted(set(lexer.damage), key=lambda d: d.line)
     notes: List[List[str]] = [[] for _ in queries]
-    for item in damage:
-        owner = 0
-        for number, query in enumerate(queries):
-            if query.line <= item.line:
-                owner = number
-        notes[owner].append(item.note())
+    starts = [query.line for query in queries]  # in printed order, so sorted
+    for item in damage if queries else ():
+        # The last query starting at or above the damaged line owns it.
+        notes[max(bisect.bisect_right(starts, item.line) - 1, 0)].append(item.note())
     queries = tuple(
         dataclasses.replace(query, source=source, origin=origin or query.origin,
                             notes=tuple(dict.fromkeys((*query.notes, *own,

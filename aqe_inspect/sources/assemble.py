@@ -21,23 +21,20 @@ those for the life of a query, and two queries of one session never share them.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from ..align import shape
+from ..align import expression_ids, shape
 from ..model import ADAPTIVE_ROOT, Node, Query
 from .extract import AQE_AFTER, AQE_BEFORE, AQE_FINAL, EXPLAIN
 
-EXPRESSION_ID = re.compile(r"#(\d{1,12})")
 #: Share of the smaller plan's expression ids the other must hold to be the same query.
 SAME_QUERY = 0.5
 
 
-def expression_ids(root: Node) -> FrozenSet[str]:
-    ids = set()
+def tree_expression_ids(root: Node) -> FrozenSet[str]:
+    ids: set = set()
     for node in root.walk(inner=False):
-        ids.update(EXPRESSION_ID.findall(node.text))
-        ids.update(EXPRESSION_ID.findall(node.args))
+        ids.update(expression_ids(node))
     return frozenset(ids)
 
 
@@ -53,7 +50,7 @@ class _Plan:
     def __init__(self, root: Node):
         self.root = root
         self.shape = shape(root)
-        self.ids = expression_ids(root)
+        self.ids = tree_expression_ids(root)
 
     def same(self, other: "_Plan", shaped: bool = True) -> bool:
         return (not shaped or self.shape == other.shape) and \
@@ -103,20 +100,22 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     covered = [plan for query in reported if query.is_final_plan
                for plan in _adaptive_finals(query)]
     changes = [(query, role) for query, role in items if role in (AQE_BEFORE, AQE_AFTER)]
+    change_plans = {id(query): _Plan(query.root) for query, _ in changes}
     claimed = set()
     for query, role in items:
         if role != AQE_FINAL:
             continue
         final = _Plan(query.root)
         mine = [(q, r) for q, r in changes if id(q) not in claimed and q.line <= query.line
-                and final.same(_Plan(q.root), shaped=False)]
+                and final.same(change_plans[id(q)], shaped=False)]
         claimed.update(id(q) for q, _ in mine)
         if any(final.same(plan) for plan in covered):
             continue  # an explain after the action shows this plan already
         initial_tree, how = None, ""
         for index, earlier in enumerate(reported):
-            if earlier.is_final_plan is False and earlier.initial is not None and \
-                    final.same(_Plan(earlier.initial), shaped=False):
+            earlier_initial = plans[id(earlier)][0]
+            if earlier.is_final_plan is False and earlier_initial is not None and \
+                    final.same(earlier_initial, shaped=False):
                 initial_tree = earlier.initial
                 how = f"the explain at line {earlier.line}, printed before the action"
                 plans.pop(id(reported.pop(index)))
@@ -138,17 +137,18 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     pending = [(q, r) for q, r in changes if id(q) not in claimed]
     while pending:
         first, _ = pending[0]
-        group = [(q, r) for q, r in pending if _Plan(first.root).same(_Plan(q.root), False)]
+        group = [(q, r) for q, r in pending
+                 if change_plans[id(first)].same(change_plans[id(q)], False)]
         pending = [item for item in pending if item not in group]
         after = [q for q, r in group if r == AQE_AFTER]
         last = after[-1] if after else group[-1][0]
-        if any(_Plan(last.root).same(plan, shaped=False) for plan in covered):
+        if any(change_plans[id(last)].same(plan, shaped=False) for plan in covered):
             continue
         note = (f"line {first.line}: read from AQE's 'Plan changed' log messages; no final "
                 "plan was logged for it, so this is the latest plan AQE logged")
         built = _aqe_query(last, last.root, first.root if first is not last else None, False,
                            note)
-        plans[id(built)] = (None, _Plan(last.root))
+        plans[id(built)] = (None, change_plans[id(last)])
         reported.append(built)
     # A subquery's plan logs its own `Final plan:`, and the plan of the query around it prints
     # it again, nested: it is reported there.

@@ -32,8 +32,6 @@ class InputReader:
         self.name = display_name(path)
         self.max_size = max_size
         self.binary: Optional[Tuple[int, int, str]] = None  # (line, column, what)
-        self.line_count = 0
-        self.nonblank = 0
 
     def _open(self) -> BinaryIO:
         try:
@@ -96,7 +94,6 @@ class InputReader:
         if pending or number == 0:
             number += 1
             yield number, self._decode(bytes(pending), number)
-        self.line_count = number
 
     def _refuse_binary(self, head: bytes) -> None:
         """A NUL byte among the first 8,000 bytes (git's test) marks a binary file: no plan
@@ -109,8 +106,6 @@ class InputReader:
                                source=self.name, line=line, column=column)
 
     def _decode(self, data: bytes, number: int) -> str:
-        if data.strip():
-            self.nonblank += 1
         nul = data.find(b"\x00")
         if nul >= 0 and self.binary is None:
             self.binary = (number, nul + 1, "binary data (a NUL byte)")
