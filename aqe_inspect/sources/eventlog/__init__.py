@@ -35,16 +35,16 @@ def read_event_logs(path: str, workers: Optional[int] = None) -> List[Document]:
     logs = files.find_event_logs(path)
     documents = []
     for log in logs:
+        from .events import Scanner, build_queries
+
         notes: List[str] = []
         queries = []
-        app = None
-        for query, app in iter_event_log(log, notes, workers):
+        scanner = Scanner(log, notes)
+        for query, query_notes in build_queries(scanner, workers, POOL_MIN_EXECUTIONS):
+            notes.extend(query_notes)
             if query is not None:
                 queries.append(query)
-        if app is None:
-            from .events import Scanner
-
-            app = Scanner(log, notes).app.application()
+        app = scanner.app.application()
         queries.sort(key=lambda q: q.execution.execution_id if q.execution else -1)
         if not queries:
             notes.append(f"{log.name}: no SQL execution in this event log")

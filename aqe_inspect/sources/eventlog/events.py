@@ -23,7 +23,7 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Generator, Iterator, List, Mapping, Optional, Tuple
 
 from ...errors import InspectError, PlanSyntaxError
 from ...model import Application, Execution, Query
@@ -109,49 +109,61 @@ class Scanner:
 
     def executions(self) -> Iterator[RawExecution]:
         part = None
-        pending = bytearray()
-        line = 1  # the number of the line pending[0] starts
+        pending: List[bytes] = []  # the start of a line that continues in the next chunk
+        line = 1  # the number of the next line to be handled
         for chunk_part, chunk in codecs.read_chunks(self.log, self.notes, self.chunk_size):
             if chunk_part is not part:
                 if part is not None:
-                    yield from self._tail(pending, part, line)
-                part, pending, line = chunk_part, bytearray(), 1
-            old = len(pending)
-            pending += chunk
-            last = pending.rfind(b"\n", old)
-            if last < 0:
+                    yield from self._tail(b"".join(pending), part, line)
+                part, pending, line = chunk_part, [], 1
+            first = chunk.find(b"\n")
+            if first < 0:
+                pending.append(chunk)
                 continue
-            yield from self._lines(pending, last, part, line)
-            line += pending.count(b"\n", 0, last + 1)
-            del pending[:last + 1]
+            if pending:  # the line begun in earlier chunks ends here
+                pending.append(chunk[:first + 1])
+                joined = b"".join(pending)
+                line = yield from self._lines(joined, 0, len(joined) - 1, part, line)
+                begin = first + 1
+            else:
+                begin = 0
+            last = chunk.rfind(b"\n")
+            if last >= begin:
+                line = yield from self._lines(chunk, begin, last, part, line)
+            pending = [chunk[last + 1:]] if last + 1 < len(chunk) else []
         if part is not None:
-            yield from self._tail(pending, part, line)
+            yield from self._tail(b"".join(pending), part, line)
         for raw in self._open.values():  # still running when the log ends
             yield raw
         self._open.clear()
 
-    def _lines(self, buffer: bytearray, end: int, part: Any, first_line: int
-               ) -> Iterator[RawExecution]:
-        """Handle the kept events among the whole lines of buffer[:end]."""
+    def _lines(self, buffer: bytes, begin: int, end: int, part: Any, line: int
+               ) -> Generator[RawExecution, None, int]:
+        """Handle the kept events among the whole lines of buffer[begin:end + 1] (`end` is a
+        newline); returns the number of the line after them. Newlines are counted once."""
         hits: List[Tuple[int, bytes]] = []
         for marker in (SQL_EVENT, *self._app_events):
-            at = buffer.find(marker, 0, end)
+            at = buffer.find(marker, begin, end)
             while at >= 0:
                 hits.append((at, marker))
                 at = buffer.find(marker, at + len(marker), end)
-        hits.sort()
-        counted, line = 0, first_line
+        if len(hits) > 1:
+            hits.sort()
+        counted = begin
         for at, marker in hits:
-            start = buffer.rfind(b"\n", 0, at) + 1
+            start = buffer.rfind(b"\n", begin, at) + 1 or begin
             stop = buffer.find(b"\n", at, end + 1)
             line += buffer.count(b"\n", counted, start)
             counted = start
-            text = bytes(buffer[start:stop]).rstrip(b"\r")
+            text = buffer[start:stop]
+            if text.endswith(b"\r"):
+                text = text[:-1]
             yield from self._event(text, marker, at - start, part, line)
+        return line + buffer.count(b"\n", counted, end + 1)
 
-    def _tail(self, pending: bytearray, part: Any, line: int) -> Iterator[RawExecution]:
+    def _tail(self, pending: bytes, part: Any, line: int) -> Iterator[RawExecution]:
         """The part's last line when it has no newline: a whole event, or one cut short."""
-        text = bytes(pending).strip()
+        text = pending.strip()
         if not text:
             return
         if not text.endswith(b"}"):
