@@ -41,6 +41,8 @@ app = typer.Typer(
 
 STDIN = "-"
 MAX_SIZE_HELP = "The most text held at once (one line, one plan), e.g. 512M."
+QUERY_HELP = ("Only this SQL execution (its id, e.g. 3) or the executions whose description "
+              "matches this regular expression; for a plan text, the query's number.")
 
 
 class ParseFormat(str, Enum):
@@ -73,9 +75,11 @@ def parse_command(
     output_format: ParseFormat = typer.Option(ParseFormat.tree, "--format", "-f",
                                               help="tree (for people) or json."),
     max_size: str = typer.Option("256M", "--max-size", help=MAX_SIZE_HELP),
+    query: Optional[str] = typer.Option(None, "--query", "-q", help=QUERY_HELP),
 ) -> None:
-    """Parse the plans in a text (explain output, a log, a pasted plan) into trees."""
-    document = _read(path, max_size)
+    """Parse the plans in a text (explain output, a log, a pasted plan, a Spark event log,
+    History Server JSON) into trees."""
+    document = _select(_read(path, max_size), query)
     if output_format is ParseFormat.json:
         from .serialize import write_document_json
 
@@ -88,21 +92,33 @@ def parse_command(
 
 @app.command("diff")
 def diff_command(
-    paths: List[str] = typer.Argument(
-        ..., help="One plan text (- for stdin), or two: the INITIAL and the FINAL plan."),
+    paths: Optional[List[str]] = typer.Argument(
+        None, help="One plan text, event log or History Server JSON (- for stdin), or two: "
+        "the INITIAL and the FINAL plan."),
     output_format: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f",
                                                help="text (for people) or json."),
     max_size: str = typer.Option("256M", "--max-size", help=MAX_SIZE_HELP),
+    query: Optional[str] = typer.Option(None, "--query", "-q", help=QUERY_HELP),
+    url: Optional[str] = typer.Option(
+        None, "--url", help="Read the SQL executions from a running History Server or Spark "
+        "UI: the application's URL (http://host:18080/api/v1/applications/APP) or its /sql URL."),
 ) -> None:
     """Say what AQE changed between the initial and the final plan, with the evidence."""
     from .api import diff, diff_pair
 
-    if len(paths) > 2:
+    paths = paths or []
+    if url is not None:
+        if paths:
+            raise InspectError("diff takes a file or --url, not both")
+        report = diff(_select(_read_url(url), query))
+    elif not paths:
         raise InspectError("diff takes one plan text, or an initial and a final plan")
-    if len(paths) == 2:
+    elif len(paths) > 2:
+        raise InspectError("diff takes one plan text, or an initial and a final plan")
+    elif len(paths) == 2:
         report = diff_pair(_read(paths[0], max_size), _read(paths[1], max_size))
     else:
-        report = diff(_read(paths[0], max_size))
+        report = diff(_select(_read(paths[0], max_size), query))
     if output_format is ReportFormat.json:
         from .serialize import write_json
         from .serialize_report import report_to_json
@@ -128,7 +144,81 @@ def _read(path: str, max_size: str):
 
     if path == STDIN and sys.stdin is None:  # started with standard input closed (`<&-`)
         raise InspectError("cannot read: standard input is closed", source="<stdin>")
+    if path != STDIN:
+        document = _read_events(path)
+        if document is not None:
+            return document
     return read_document(path, _size(max_size))
+
+
+def _read_events(path: str):
+    """An event log (file or directory) or saved History Server JSON, told by content; None
+    for anything else (the text reader takes it)."""
+    from .sources.eventlog import is_event_log, read_event_logs
+    from .sources.eventlog.history import looks_like_history_json, read_history
+
+    if os.path.isdir(path):
+        if not is_event_log(path):
+            raise InspectError("is a directory with no Spark event log in it", source=path)
+        return _one_document(read_event_logs(path), path)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return None  # the text reader says what is wrong, as for any file
+    if looks_like_history_json(head):
+        with open(path, "rb") as handle:
+            return read_history(handle.read(), path)
+    if is_event_log(path):
+        return _one_document(read_event_logs(path), path)
+    return None
+
+
+def _one_document(documents, path: str):
+    """The applications found under `path` as one Document (several: no one application)."""
+    from .model import Document
+
+    if len(documents) == 1:
+        return documents[0]
+    return Document(queries=tuple(q for d in documents for q in d.queries), source=path,
+                    notes=tuple(n for d in documents for n in d.notes))
+
+
+def _read_url(url: str):
+    from .sources.eventlog.history import fetch, read_history
+
+    data, target, app_id = fetch(url)
+    return read_history(data, target, app_id)
+
+
+def _select(document, selector: Optional[str]):
+    """The queries `--query` names: an execution id (`3`), else a regular expression searched
+    in the executions' descriptions; for a plain text, the query's number."""
+    import dataclasses
+    import re
+
+    if selector is None:
+        return document
+    number = int(selector) if selector.strip().isdigit() else None
+    pattern = None
+    if number is None:
+        try:
+            pattern = re.compile(selector)
+        except re.error as error:
+            raise InspectError(f"--query: {selector!r} is neither an execution id nor a "
+                               f"regular expression ({error})") from None
+    kept = []
+    for index, query in enumerate(document.queries, 1):
+        execution = query.execution
+        if number is not None:
+            if (execution.execution_id if execution is not None else index) == number:
+                kept.append(query)
+        elif pattern.search(execution.description if execution is not None else query.label):
+            kept.append(query)
+    if not kept:
+        raise InspectError(f"--query {selector}: no execution matches (the input holds "
+                           f"{len(document.queries)})", source=document.source)
+    return dataclasses.replace(document, queries=tuple(kept))
 
 
 def _size(text: str) -> int:

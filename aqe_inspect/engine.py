@@ -97,9 +97,12 @@ def diff_query(query: Query, query_id: str) -> QueryReport:
 
 
 def diff_document(document: Document) -> Report:
-    reports = tuple(diff_query(query, str(number))
+    # A query of an event log is named by its SQL execution id, as the Spark UI names it.
+    reports = tuple(diff_query(query, str(query.execution.execution_id
+                                          if query.execution is not None else number))
                     for number, query in enumerate(document.queries, 1))
-    return Report(queries=reports, source=document.source, notes=document.notes)
+    return Report(queries=reports, source=document.source, notes=document.notes,
+                  application=document.application)
 
 
 def diff_initial_final(initial: Node, query: Query, query_id: str,

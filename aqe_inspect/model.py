@@ -50,6 +50,10 @@ class Node:
     #: For an `AdaptiveSparkPlan` operator: True after the query ran, False before.
     is_final_plan: Optional[bool] = None
     line: int = 0
+    #: SQL metrics Spark recorded for this operator at run time, by name as the Spark UI shows
+    #: them (`number of partitions`, `number of coalesced partitions`, `partition data size`):
+    #: counts, sizes in bytes, times in ms. Only event logs and History Server JSON carry them.
+    metrics: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -127,6 +131,9 @@ class Query:
     #: What the text did not say as Spark prints it (cut short, elided, damaged), each with
     #: its line in the original file; a report carries these notes on.
     notes: Tuple[str, ...] = ()
+    #: The SQL execution this plan belongs to, when read from an event log or the History
+    #: Server; `description` is the execution's description (the query's label there).
+    execution: Optional["Execution"] = None
 
     @property
     def adaptive(self) -> bool:
@@ -158,6 +165,42 @@ class Query:
 
 
 @dataclass(frozen=True)
+class Execution:
+    """One SQL execution as Spark's listener bus recorded it (event log, History Server).
+
+    Times are epoch milliseconds. `replans` counts AQE's plan updates (one
+    `SparkListenerSQLAdaptiveExecutionUpdate` each); `finished` is False when the log ends
+    before the execution does. `configs` are the AQE-relevant settings in force: the
+    application's, overlaid by the execution's own (`modifiedConfigs`, Spark 3.4+).
+    """
+
+    execution_id: int
+    description: str = ""
+    #: None where the source does not say (the History Server keeps only the last plan).
+    replans: Optional[int] = None
+    start_time: Optional[int] = None
+    end_time: Optional[int] = None
+    finished: Optional[bool] = None
+    status: str = ""
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def duration_ms(self) -> Optional[int]:
+        if self.start_time is None or self.end_time is None:
+            return None
+        return self.end_time - self.start_time
+
+
+@dataclass(frozen=True)
+class Application:
+    """The Spark application an event log or History Server answer belongs to."""
+
+    app_id: str = ""
+    name: str = ""
+    spark_version: str = ""
+
+
+@dataclass(frozen=True)
 class Document:
     """Everything read from one text."""
 
@@ -166,3 +209,5 @@ class Document:
     #: What was skipped or put together while reading the text (a plan that could not be
     #: read, the same query printed twice), each with its line.
     notes: Tuple[str, ...] = ()
+    #: The application, when read from an event log or the History Server.
+    application: Optional[Application] = None

@@ -393,12 +393,28 @@ def print_rules(detectors: Iterable, stream: Optional[TextIO] = None) -> None:
     out.flush()
 
 
+def execution_line(execution) -> str:
+    """`execution 3: "count at job.py:12", 1.2 s, 4 re-plans` for a query of an event log."""
+    duration = execution.duration_ms
+    parts = [f"execution {execution.execution_id}: {shown(repr(execution.description))}",
+             f"{duration / 1000:.3g} s" if duration is not None else "duration unknown",
+             f"{execution.replans} re-plan(s)" if execution.replans is not None
+             else "re-plans unknown"]
+    if execution.finished is False:
+        parts.append("not finished")
+    return ", ".join(parts)
+
+
 def print_report(report, stream: Optional[TextIO] = None) -> None:
     """Each query: its final tree with rewritten operators marked beside their initial form,
     then a table of rewrites with the evidence, then what is information only."""
     from .report import REWRITE_KINDS, describe
 
     out = Screen(stream)
+    app = getattr(report, "application", None)
+    if app is not None:
+        out.paragraph([("Application", "bold"), (f" {shown(app.app_id)} ({shown(app.name)}), "
+                                                  f"Spark {shown(app.spark_version)}", "")])
     for query_report in report.queries:
         query = query_report.query
         source = shown(query.source or report.source or "<input>")
@@ -406,6 +422,8 @@ def print_report(report, stream: Optional[TextIO] = None) -> None:
                        (f" ({source} line {query.line}, "
                         f"{'adaptive' if query.adaptive else 'static'}, "
                         f"isFinalPlan={str(query.is_final_plan).lower()})", "")])
+        if query.execution is not None:
+            out.paragraph([(execution_line(query.execution), "")])
         marks: Dict[int, str] = {}
         for rewrite in query_report.rewrites:
             if rewrite.final_node is None:

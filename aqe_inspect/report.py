@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Mapping, Optional, Tuple
 
-from .model import Node, Query
+from .model import Application, Node, Query
 
 #: The rewrite kinds, in the order reports list them (a stable contract).
 REWRITE_KINDS = ("coalesced", "skew-join", "smj-to-bhj", "smj-to-shj", "empty-relation",
@@ -66,3 +66,5 @@ class Report:
     source: str = ""
     #: What was skipped or put together while reading the input, each with its line.
     notes: Tuple[str, ...] = ()
+    #: The application, when read from an event log or the History Server.
+    application: Optional[Application] = None

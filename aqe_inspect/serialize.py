@@ -46,6 +46,8 @@ def node_fields(node: Node) -> Dict[str, Any]:
         data["description"] = node.description
     if node.inner:
         data["inner"] = list(node.inner)
+    if node.metrics:
+        data["metrics"] = dict(node.metrics)
     if node.is_adaptive_root:
         data["is_final_plan"] = node.is_final_plan
         data["initial"] = node.initial
@@ -70,6 +72,8 @@ def node_to_json(node: Node) -> Dict[str, Any]:
 
 
 def _query_fields(query: Query) -> Dict[str, Any]:
+    from .serialize_report import execution_fields
+
     return {
         "adaptive": query.adaptive,
         "is_final_plan": query.is_final_plan,
@@ -85,13 +89,17 @@ def _query_fields(query: Query) -> Dict[str, Any]:
             for s in query.subqueries
         ],
         "optimized_out_exchanges": list(query.optimized_out),
+        **execution_fields(query.execution),
     }
 
 
 def _document_fields(document: Document) -> Dict[str, Any]:
+    from .serialize_report import application_fields
+
     return {"schema": PARSE_SCHEMA, "source": document.source,
             "queries": [_query_fields(query) for query in document.queries],
-            "notes": list(document.notes)}
+            "notes": list(document.notes),
+            "application": application_fields(document.application)}
 
 
 def query_to_json(query: Query) -> Dict[str, Any]:

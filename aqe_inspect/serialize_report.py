@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
+from .model import Application, Execution
 from .report import QueryReport, Report, describe
 
 REPORT_SCHEMA = "aqe-inspect/report/v1"
@@ -34,7 +35,32 @@ def query_report_to_json(report: QueryReport, source: str) -> Dict[str, Any]:
         "info": [{"kind": o.kind, "node": describe(o.node), "message": o.message}
                  for o in report.info],
         "notes": list(report.notes),
+        **execution_fields(query.execution),
     }
+
+
+def execution_fields(execution: Optional[Execution]) -> Dict[str, Any]:
+    """The SQL execution keys of a query (event logs, History Server); null otherwise."""
+    if execution is None:
+        return {"execution_id": None, "description": None}
+    return {
+        "execution_id": execution.execution_id,
+        "description": execution.description,
+        "replans": execution.replans,
+        "start_time": execution.start_time,
+        "end_time": execution.end_time,
+        "duration_ms": execution.duration_ms,
+        "finished": execution.finished,
+        "status": execution.status,
+        "configs": dict(execution.configs),
+    }
+
+
+def application_fields(application: Optional[Application]) -> Optional[Dict[str, Any]]:
+    if application is None:
+        return None
+    return {"app_id": application.app_id, "name": application.name,
+            "spark_version": application.spark_version}
 
 
 def report_to_json(report: Report) -> Dict[str, Any]:
@@ -42,4 +68,5 @@ def report_to_json(report: Report) -> Dict[str, Any]:
         "schema": REPORT_SCHEMA,
         "queries": [query_report_to_json(q, report.source) for q in report.queries],
         "notes": list(report.notes),
+        "application": application_fields(report.application),
     }

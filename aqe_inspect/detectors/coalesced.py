@@ -46,11 +46,19 @@ class Coalesced(Detector):
             evidence, numbers = exchange_numbers(node, exchange)
             initial = pair.initial_for(exchange)
             count = numbers.get("shuffle_partitions")
+            after = node.metrics.get("number of partitions")
+            before = exchange.metrics.get("number of partitions", count) if exchange else count
+            if after is not None:  # run-time figures (event logs, History Server)
+                numbers["partitions_after"] = after
+                if before is not None:
+                    numbers["partitions_before"] = before
             message = (f"{describe(node)} coalesces the "
                        f"{f'{count} ' if count else ''}shuffle partitions of "
                        f"{describe(exchange) or 'its shuffle'}"
                        + (f" ({describe(initial)} in the initial plan)" if initial else "")
-                       + (", and splits the skewed ones" if "skewed" in modes else ""))
+                       + (", and splits the skewed ones" if "skewed" in modes else "")
+                       + (f": coalesced {before} -> {after} partitions"
+                          if after is not None and before is not None else ""))
             yield Rewrite(
                 kind=self.kind, final_node=node,
                 initial_node=initial, message=message,

@@ -47,10 +47,18 @@ class SkewJoin(Detector):
             evidence.extend(f"{describe(read)}: {' and '.join(shuffle_read_modes(read))}"
                             for read in skewed_reads)
             reads = ", ".join(describe(read) for read in skewed_reads) or "its inputs"
+            # Run-time figures (event logs, History Server): partitions split, into how many.
+            skewed = sum(r.metrics.get("number of skewed partitions", 0) for r in skewed_reads)
+            splits = sum(r.metrics.get("number of skewed partition splits", 0)
+                         for r in skewed_reads)
+            figures = (f" ({skewed} skewed partition(s) split into {splits} tasks)"
+                       if skewed else "")
             yield Rewrite(
                 kind=self.kind, final_node=node, initial_node=pair.initial_for(node),
-                message=f"{describe(node)} is split for skew; skewed reads: {reads}",
+                message=f"{describe(node)} is split for skew; skewed reads: {reads}{figures}",
                 evidence=tuple(evidence),
                 numbers={"skewed_reads": len(skewed_reads),
+                         **({"skewed_partitions": skewed, "skewed_splits": splits}
+                            if skewed else {}),
                          **({"keys": f"{keys[0]} = {keys[1]}"} if keys else {})},
             )

@@ -1,0 +1,385 @@
+"""From an event log's bytes to its SQL executions, streamed.
+
+An event log is one JSON object a line; almost all of its bytes are task and stage events
+this reader never needs. So lines are not split one by one: each chunk is searched with
+`bytes.find` for the few events kept (SQL events, the application's start, version and
+properties), newlines are counted with `bytes.count` to name lines, and only the lines found
+are decoded as JSON.
+
+Per open execution only the start event and the LAST `SparkListenerSQLAdaptiveExecutionUpdate`
+are kept, as raw bytes, with the count of updates (AQE's re-plans) and the driver-side metric
+values (`SparkListenerDriverAccumUpdates`: partition counts, coalesced and skew figures). An
+execution is handed on at its `SparkListenerSQLExecutionEnd`, or at the end of the log marked
+as not finished. Memory is bounded by the largest event and the executions open at once.
+
+`build_query` turns one such execution into a `Query` (in a worker process when there are many):
+the final plan text (the last update's description, which prints the initial plan too) is
+parsed; when it is missing or cut, the tree is built from `sparkPlanInfo` (planinfo.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, Generator, Iterator, List, Mapping, Optional, Tuple
+
+from ...errors import InspectError, PlanSyntaxError
+from ...model import Application, Execution, Query
+from . import codecs
+from .planinfo import adaptive_tree, attach_metrics, build_tree, usable_description
+
+SQL_EVENT = b'"Event":"org.apache.spark.sql.execution.ui.SparkListener'
+START = b"SQLExecutionStart\""
+END = b"SQLExecutionEnd\""
+UPDATE = b"SQLAdaptiveExecutionUpdate\""
+ACCUMS = b"DriverAccumUpdates\""
+LOG_START = b'"Event":"SparkListenerLogStart"'
+APP_START = b'"Event":"SparkListenerApplicationStart"'
+ENVIRONMENT = b'"Event":"SparkListenerEnvironmentUpdate"'
+APP_EVENTS = (LOG_START, APP_START, ENVIRONMENT)
+#: Where an SQL event says which execution it belongs to (Spark writes it second).
+EXECUTION_ID = re.compile(rb'"executionId":(\d+)')
+ID_WINDOW = 400
+
+ORIGIN = "event log"
+
+#: The settings that decide what AQE does, kept from the application's properties and each
+#: execution's `modifiedConfigs`.
+AQE_CONFIG_PREFIXES = ("spark.sql.adaptive.",)
+AQE_CONFIGS = frozenset((
+    "spark.sql.shuffle.partitions", "spark.sql.autoBroadcastJoinThreshold",
+    "spark.sql.join.preferSortMergeJoin", "spark.sql.ui.explainMode",
+    "spark.sql.maxPlanStringLength", "spark.sql.exchange.reuse",
+    "spark.sql.optimizer.dynamicPartitionPruning.enabled", "spark.sql.autoBroadcastJoinThreshold",
+))
+
+
+def aqe_configs(properties: Mapping[str, Any]) -> Dict[str, str]:
+    return {str(k): str(v) for k, v in properties.items()
+            if k in AQE_CONFIGS or str(k).startswith(AQE_CONFIG_PREFIXES)}
+
+
+@dataclass
+class AppState:
+    """What the application's own events said: filled while scanning."""
+
+    app_id: str = ""
+    name: str = ""
+    spark_version: str = ""
+    configs: Dict[str, str] = field(default_factory=dict)
+
+    def application(self) -> Application:
+        return Application(app_id=self.app_id, name=self.name, spark_version=self.spark_version)
+
+
+@dataclass
+class RawExecution:
+    """One SQL execution as found: raw event bytes, not yet decoded (picklable, cheap)."""
+
+    execution_id: int
+    part: str
+    start: Optional[bytes] = None
+    start_line: int = 0
+    update: Optional[bytes] = None
+    update_line: int = 0
+    updates: int = 0
+    accumulators: Dict[int, int] = field(default_factory=dict)
+    end_time: Optional[int] = None
+    finished: bool = False
+
+
+def _part_name(part: Any) -> str:
+    return str(getattr(part, "name", None) or part)
+
+
+class Scanner:
+    """Finds the kept events of one event log, chunk by chunk; `executions()` yields each SQL
+    execution as it ends. Notes (malformed events, a cut last line) go to `notes`."""
+
+    def __init__(self, log: Any, notes: List[str], chunk_size: int = 8 << 20):
+        self.log = log
+        self.notes = notes
+        self.chunk_size = chunk_size
+        self.app = AppState()
+        self._open: Dict[int, RawExecution] = {}
+        self._app_events = list(APP_EVENTS)
+        self.events = 0  # SQL events found
+
+    def executions(self) -> Iterator[RawExecution]:
+        part = None
+        pending: List[bytes] = []  # the start of a line that continues in the next chunk
+        line = 1  # the number of the next line to be handled
+        for chunk_part, chunk in codecs.read_chunks(self.log, self.notes, self.chunk_size):
+            if chunk_part is not part:
+                if part is not None:
+                    yield from self._tail(b"".join(pending), part, line)
+                part, pending, line = chunk_part, [], 1
+            first = chunk.find(b"\n")
+            if first < 0:
+                pending.append(chunk)
+                continue
+            if pending:  # the line begun in earlier chunks ends here
+                pending.append(chunk[:first + 1])
+                joined = b"".join(pending)
+                line = yield from self._lines(joined, 0, len(joined) - 1, part, line)
+                begin = first + 1
+            else:
+                begin = 0
+            last = chunk.rfind(b"\n")
+            if last >= begin:
+                line = yield from self._lines(chunk, begin, last, part, line)
+            pending = [chunk[last + 1:]] if last + 1 < len(chunk) else []
+        if part is not None:
+            yield from self._tail(b"".join(pending), part, line)
+        for raw in self._open.values():  # still running when the log ends
+            yield raw
+        self._open.clear()
+
+    def _lines(self, buffer: bytes, begin: int, end: int, part: Any, line: int
+               ) -> Generator[RawExecution, None, int]:
+        """Handle the kept events among the whole lines of buffer[begin:end + 1] (`end` is a
+        newline); returns the number of the line after them. Newlines are counted once."""
+        hits: List[Tuple[int, bytes]] = []
+        for marker in (SQL_EVENT, *self._app_events):
+            at = buffer.find(marker, begin, end)
+            while at >= 0:
+                hits.append((at, marker))
+                at = buffer.find(marker, at + len(marker), end)
+        if len(hits) > 1:
+            hits.sort()
+        counted = begin
+        for at, marker in hits:
+            start = buffer.rfind(b"\n", begin, at) + 1 or begin
+            stop = buffer.find(b"\n", at, end + 1)
+            line += buffer.count(b"\n", counted, start)
+            counted = start
+            text = buffer[start:stop]
+            if text.endswith(b"\r"):
+                text = text[:-1]
+            yield from self._event(text, marker, at - start, part, line)
+        return line + buffer.count(b"\n", counted, end + 1)
+
+    def _tail(self, pending: bytes, part: Any, line: int) -> Iterator[RawExecution]:
+        """The part's last line when it has no newline: a whole event, or one cut short."""
+        text = pending.strip()
+        if not text:
+            return
+        if not text.endswith(b"}"):
+            self.notes.append(f"{_part_name(part)}:{line}: the last line is cut short "
+                              f"({len(text):,} bytes with no end); it was skipped")
+            return
+        for marker in (SQL_EVENT, *self._app_events):
+            at = text.find(marker)
+            if at >= 0:
+                yield from self._event(text, marker, at, part, line)
+                return
+
+    def _event(self, text: bytes, marker: bytes, at: int, part: Any, line: int
+               ) -> Iterator[RawExecution]:
+        if marker is not SQL_EVENT:
+            self._app_event(text, marker, part, line)
+            return
+        kind = text[at + len(SQL_EVENT):at + len(SQL_EVENT) + 32]
+        self.events += 1
+        if kind.startswith(START) or kind.startswith(UPDATE):
+            number = self._execution_id(text, part, line)
+            if number is None:
+                return
+            raw = self._open.get(number)
+            if kind.startswith(START):
+                if raw is not None:  # the same id started again: the earlier one never ended
+                    yield raw
+                self._open[number] = RawExecution(number, _part_name(part), start=text,
+                                                  start_line=line)
+            else:
+                if raw is None:
+                    raw = self._open[number] = RawExecution(number, _part_name(part))
+                raw.update, raw.update_line = text, line
+                raw.updates += 1
+        elif kind.startswith(ACCUMS) or kind.startswith(END):
+            event = self._decode(text, part, line)
+            if event is None:
+                return
+            number = event.get("executionId")
+            raw = self._open.get(number) if isinstance(number, int) else None
+            if raw is None:
+                return
+            if kind.startswith(END):
+                raw.end_time = event.get("time")
+                raw.finished = True
+                yield self._open.pop(number)
+            else:
+                for item in event.get("accumUpdates") or ():
+                    if isinstance(item, list) and len(item) == 2 and \
+                            all(isinstance(x, int) for x in item):
+                        raw.accumulators[item[0]] = raw.accumulators.get(item[0], 0) + item[1]
+
+    def _execution_id(self, text: bytes, part: Any, line: int) -> Optional[int]:
+        match = EXECUTION_ID.search(text, 0, ID_WINDOW)
+        if match:
+            return int(match.group(1))
+        event = self._decode(text, part, line)
+        number = event.get("executionId") if event is not None else None
+        if not isinstance(number, int):
+            if event is not None:
+                self._skip(part, line, "an SQL event without an executionId")
+            return None
+        return number
+
+    def _decode(self, text: bytes, part: Any, line: int) -> Optional[Dict[str, Any]]:
+        try:
+            event = json.loads(text)
+        except ValueError as error:
+            self._skip(part, line, f"malformed JSON ({str(error).split(':')[0]})")
+            return None
+        if not isinstance(event, dict):
+            self._skip(part, line, "a JSON value that is not an event object")
+            return None
+        return event
+
+    def _skip(self, part: Any, line: int, why: str) -> None:
+        self.notes.append(f"{_part_name(part)}:{line}: {why}; the event was skipped")
+
+    def _app_event(self, text: bytes, marker: bytes, part: Any, line: int) -> None:
+        event = self._decode(text, part, line)
+        if event is None:
+            return
+        self._app_events.remove(marker)  # each is written once, at the start
+        if marker is LOG_START:
+            self.app.spark_version = str(event.get("Spark Version") or "")
+        elif marker is APP_START:
+            self.app.app_id = str(event.get("App ID") or "")
+            self.app.name = str(event.get("App Name") or "")
+        else:
+            properties = event.get("Spark Properties") or {}
+            if isinstance(properties, list):  # Spark 1.x wrote [key, value] pairs
+                properties = {k: v for k, v in properties if isinstance(k, str)}
+            self.app.configs = aqe_configs(properties)
+
+
+# ---- one execution into a Query -------------------------------------------------------------
+
+def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
+                ) -> Tuple[Optional[Query], List[str]]:
+    """The execution's Query (None when its events cannot be read) and notes about it."""
+    from ...parsing import parse_text
+
+    notes: List[str] = []
+    start = _load(raw.start, raw.part, raw.start_line, notes)
+    update = _load(raw.update, raw.part, raw.update_line, notes)
+    if start is None and update is None:
+        return None, notes
+    start = start or {}
+    label = f"execution {raw.execution_id}"
+    configs = dict(app_configs)
+    modified = start.get("modifiedConfigs")
+    if isinstance(modified, Mapping):
+        configs.update(aqe_configs(modified))
+    description = start.get("description")
+    execution = Execution(
+        execution_id=raw.execution_id,
+        description=description if isinstance(description, str) else "",
+        replans=raw.updates, start_time=_int(start.get("time")), end_time=_int(raw.end_time),
+        finished=raw.finished, status="COMPLETED" if raw.finished else "RUNNING",
+        configs=configs)
+    event, line = (update, raw.update_line) if update is not None else (start, raw.start_line)
+    text = event.get("physicalPlanDescription")
+    query_notes: List[str] = []
+    if not raw.finished:
+        query_notes.append(f"{label} has no end in this log (still running, or the log was "
+                           "cut); its plan is the latest one logged")
+    if raw.start is None:
+        query_notes.append(f"{label}: its start event is not in this log")
+    query = None
+    if usable_description(text):
+        try:
+            document = parse_text(text, source)
+            query = document.queries[0] if document.queries else None
+        except PlanSyntaxError as error:
+            query_notes.append(f"{raw.part}:{line}: the plan description of {label} could not "
+                               f"be read ({error.message}); the tree is built from "
+                               "sparkPlanInfo")
+    elif text is not None:
+        query_notes.append(f"{raw.part}:{line}: the plan description of {label} is "
+                           f"{'cut short' if text.strip() else 'empty'}; the tree is built "
+                           "from sparkPlanInfo")
+    info = event.get("sparkPlanInfo")
+    info_tree = build_tree(info, raw.accumulators, line) if isinstance(info, Mapping) else None
+    if query is not None:
+        if info_tree is not None:
+            query = dataclasses.replace(query, root=attach_metrics(query.root, info_tree))
+    elif info_tree is not None:
+        initial = start.get("sparkPlanInfo") if update is not None else None
+        initial_tree = build_tree(initial, {}, raw.start_line) \
+            if isinstance(initial, Mapping) else None
+        query = Query(root=adaptive_tree(initial_tree, info_tree), mode="simple")
+    else:
+        notes.append(f"{raw.part}:{line}: {label} has neither a plan description nor "
+                     "sparkPlanInfo; it was skipped")
+        return None, notes
+    query = dataclasses.replace(
+        query, source=source, line=line, label=execution.description or label, origin=ORIGIN,
+        execution=execution, notes=(*query_notes, *query.notes))
+    return query, notes
+
+
+def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int = 64
+                  ) -> Iterator[Tuple[Optional[Query], List[str]]]:
+    """`build_query` of each execution the scanner finds, in order. The first `pool_min` are
+    built here; past that, in a pool of `workers` processes (default: the CPUs, at most 2 - the
+    scan itself keeps this one busy), a bounded number at a time. `workers=1` never pools."""
+    import os
+
+    source = scanner.log.name
+    executions = scanner.executions()
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1)
+    for count, raw in enumerate(executions, 1):
+        yield build_query(raw, source, scanner.app.configs)
+        if count >= pool_min and workers > 1:
+            break
+    else:
+        return
+    yield from _pooled(executions, source, scanner, workers)
+
+
+def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, workers: int
+            ) -> Iterator[Tuple[Optional[Query], List[str]]]:
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor
+
+    window = workers * 8  # executions in flight: bounds the memory the pool holds
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending: deque = deque()
+        for raw in executions:
+            pending.append(pool.submit(build_query, raw, source, dict(scanner.app.configs)))
+            if len(pending) >= window:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def _load(text: Optional[bytes], part: str, line: int, notes: List[str]
+          ) -> Optional[Dict[str, Any]]:
+    if text is None:
+        return None
+    try:
+        event = json.loads(text)
+    except ValueError as error:
+        notes.append(f"{part}:{line}: malformed JSON ({str(error).split(':')[0]}); "
+                     "the event was skipped")
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def _int(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def check_log(log: Any) -> None:
+    """Refuse what is not there before any work: one line naming it."""
+    if not getattr(log, "parts", None):
+        raise InspectError("expected an event log, found no event files",
+                           source=_part_name(log))

@@ -1,0 +1,220 @@
+"""The History Server's (and a live Spark UI's) SQL answer: `/api/v1/applications/<app>/sql`.
+
+With `details=true&planDescription=true` each execution holds its id, status, description,
+`planDescription` (the final, or current, plan text; there is no other) and the graph the UI
+draws: `nodes` (`nodeId`, `nodeName`, `wholeStageCodegenId`, `metrics` as display strings such
+as "20", "20,000" or "total (min, med, max ...)\\n2.2 KiB (0.0 B, ...)") and `edges` (`fromId`
+child -> `toId` parent). The text is parsed; when it is missing or cut, the tree is built
+from the graph. The figures are read back into numbers (bytes, ms) and put on the parsed
+operators (planinfo.attach_metrics).
+
+`fetch` reads the answer from a running History Server or driver, given the application's
+base URL or the `/sql` URL.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from datetime import datetime
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ...errors import InspectError, PlanSyntaxError
+from ...model import Application, Document, Execution, Node, Query
+from .planinfo import attach_metrics, usable_description
+
+ORIGIN = "History Server"
+TIMEOUT = 30.0
+#: The figure a metric string leads with (its total): `2.2 KiB`, `20,000`, `12 ms`, `1.5 s`.
+FIGURE = re.compile(r"(-?[\d,]+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|PiB|ms|s|m|h|ns)?\b")
+UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50,
+         "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "ns": 1e-6}
+APP_IN_URL = re.compile(r"/applications/([^/?#]+)")
+
+
+def looks_like_history_json(head: bytes) -> bool:
+    """Whether a text's first bytes open the `/sql` answer (a list or one execution)."""
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n[").lstrip()
+    return text.startswith(b"{") and b'"planDescription"' in head or \
+        (text.startswith(b"{") and b'"nodes"' in head and b'"status"' in head)
+
+
+def read_history(data: bytes, source: str, app_id: str = "") -> Document:
+    """Every execution of a saved `/sql` answer (a list, or one execution from `/sql/<id>`)."""
+    try:
+        value = json.loads(data)
+    except ValueError as error:
+        raise InspectError(f"expected the History Server's SQL JSON, found malformed JSON "
+                           f"({error.msg})", source=source, line=getattr(error, "lineno", 1),
+                           column=getattr(error, "colno", 1)) from None
+    items = value if isinstance(value, list) else [value]
+    queries: List[Query] = []
+    notes: List[str] = []
+    for number, item in enumerate(items, 1):
+        if not isinstance(item, Mapping) or not isinstance(item.get("id"), int):
+            notes.append(f"entry {number}: not an SQL execution (no id); skipped")
+            continue
+        query = _query(item, source, notes)
+        if query is not None:
+            queries.append(query)
+    if not queries:
+        notes.append(f"{source}: no SQL execution in this answer")
+    queries.sort(key=lambda q: q.execution.execution_id if q.execution else 0)
+    return Document(queries=tuple(queries), source=source, notes=tuple(notes),
+                    application=Application(app_id=app_id))
+
+
+def _query(item: Mapping[str, Any], source: str, notes: List[str]) -> Optional[Query]:
+    from ...parsing import parse_text
+
+    number = item["id"]
+    label = f"execution {number}"
+    start = _epoch_ms(item.get("submissionTime"))
+    duration = item.get("duration") if isinstance(item.get("duration"), int) else None
+    status = str(item.get("status") or "")
+    execution = Execution(
+        execution_id=number, description=str(item.get("description") or ""), replans=None,
+        start_time=start, end_time=start + duration if start is not None and duration is not None
+        else None, finished=status not in ("RUNNING", ""), status=status)
+    graph = graph_tree(item.get("nodes"), item.get("edges"))
+    text = item.get("planDescription")
+    query = None
+    query_notes: List[str] = []
+    if usable_description(text):
+        try:
+            document = parse_text(text, source)
+            query = document.queries[0] if document.queries else None
+        except PlanSyntaxError as error:
+            query_notes.append(f"the plan description of {label} could not be read "
+                               f"({error.message}); the tree is built from its graph")
+    elif graph is not None:
+        query_notes.append(f"{label} has no usable planDescription (ask with "
+                           "planDescription=true); the tree is built from its graph")
+    if query is not None:
+        if graph is not None:
+            query = dataclasses.replace(query, root=attach_metrics(query.root, graph))
+    elif graph is not None:
+        query = Query(root=graph, mode="simple")
+    else:
+        notes.append(f"{label} has neither a plan description nor nodes; skipped")
+        return None
+    return dataclasses.replace(query, source=source, label=execution.description or label,
+                               origin=ORIGIN, execution=execution,
+                               notes=(*query_notes, *query.notes))
+
+
+def metric_figure(text: Any) -> Optional[int]:
+    """The number a metric's display string leads with: its total, in bytes or ms."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return int(text)
+    if not isinstance(text, str):
+        return None
+    body = text.split("\n", 1)[1] if text.startswith("total") and "\n" in text else text
+    match = FIGURE.search(body)
+    if not match:
+        return None
+    value = float(match.group(1).replace(",", ""))
+    return int(value * UNITS.get(match.group(2) or "", 1))
+
+
+def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
+    """The operator tree of the UI's graph: `WholeStageCodegen (N)` clusters dropped (their
+    operators carry the stage), children in the order the edges list them."""
+    if not isinstance(nodes, list) or not nodes:
+        return None
+    items: Dict[int, Mapping[str, Any]] = {}
+    for item in nodes:
+        if isinstance(item, Mapping) and isinstance(item.get("nodeId"), int):
+            items[item["nodeId"]] = item
+    children: Dict[int, List[int]] = {key: [] for key in items}
+    has_parent = set()
+    for edge in edges if isinstance(edges, list) else ():
+        if not isinstance(edge, Mapping):
+            continue
+        child, parent = edge.get("fromId"), edge.get("toId")
+        if child in items and parent in items:
+            children[parent].append(child)
+            has_parent.add(child)
+    roots = [key for key in items if key not in has_parent and
+             not str(items[key].get("nodeName", "")).startswith("WholeStageCodegen")]
+    if not roots:
+        return None
+    built: Dict[int, Node] = {}
+    order: List[int] = []
+    stack = [min(roots)]
+    seen = set()
+    while stack:
+        key = stack.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        order.append(key)
+        stack.extend(children[key])
+    for key in reversed(order):
+        item = items[key]
+        name = str(item.get("nodeName") or "?")
+        stage = item.get("wholeStageCodegenId")
+        first, _, rest = name.partition(" ")
+        metrics = {}
+        for metric in item.get("metrics") or ():
+            if isinstance(metric, Mapping) and metric.get("name"):
+                figure = metric_figure(metric.get("value"))
+                if figure is not None:
+                    metrics[str(metric["name"])] = figure
+        if "(" in first and not rest:  # `SortMergeJoin(skew=true)`
+            first, rest = first[:first.index("(")], first[first.index("("):]
+        built[key] = Node(name=first, args=rest, codegen_stage=stage if isinstance(stage, int)
+                          else None, whole_stage_codegen=isinstance(stage, int), title=name,
+                          children=tuple(built[c] for c in children[key] if c in built),
+                          is_final_plan=None, metrics=metrics)
+    return built[min(roots)]
+
+
+def _epoch_ms(text: Any) -> Optional[int]:
+    """`2026-11-23T14:37:14.734GMT` as epoch milliseconds."""
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.strptime(text.replace("GMT", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z")
+    except ValueError:
+        return None
+    return int(moment.timestamp() * 1000)
+
+
+# ---- --url ------------------------------------------------------------------------------------
+
+def sql_url(url: str) -> str:
+    """The `/sql` URL with `details=true&planDescription=true`, from the application's base URL
+    (`.../api/v1/applications/<app>`) or a `/sql` (or `/sql/<id>`) URL."""
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    if not re.search(r"/sql(?:/\d+)?$", path):
+        path += "/sql"
+    query = dict(parse_qsl(parts.query))
+    query.setdefault("details", "true")
+    query.setdefault("planDescription", "true")
+    return urlunsplit((parts.scheme, parts.netloc, path, urlencode(query), ""))
+
+
+def fetch(url: str, timeout: float = TIMEOUT) -> Tuple[bytes, str, str]:
+    """(the answer, the URL asked, the application id in it); one-line errors."""
+    import urllib.error
+    import urllib.request
+
+    if not url.startswith(("http://", "https://")):
+        raise InspectError(f"--url: expected an http:// or https:// URL, found {url!r}")
+    target = sql_url(url)
+    try:
+        with urllib.request.urlopen(target, timeout=timeout) as answer:
+            data = answer.read()
+    except urllib.error.HTTPError as error:
+        raise InspectError(f"the server answered {error.code} {error.reason}",
+                           source=target) from None
+    except urllib.error.URLError as error:
+        raise InspectError(f"cannot reach the server ({error.reason})", source=target) from None
+    except (OSError, ValueError) as error:  # timeouts, bad hosts
+        raise InspectError(f"cannot reach the server ({error})", source=target) from None
+    match = APP_IN_URL.search(urlsplit(target).path)
+    return data, target, match.group(1) if match else ""

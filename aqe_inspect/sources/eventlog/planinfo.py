@@ -1,0 +1,220 @@
+"""Plan trees from Spark's `sparkPlanInfo` JSON, and run-time SQL metrics onto parsed trees.
+
+Every SQL event of an event log carries the plan twice: as text (`physicalPlanDescription`,
+in `spark.sql.ui.explainMode`) and as `sparkPlanInfo`, the tree the Spark UI draws:
+
+    {"nodeName": "AQEShuffleRead", "simpleString": "AQEShuffleRead coalesced",
+     "children": [...], "metadata": {...},
+     "metrics": [{"name": "number of partitions", "accumulatorId": 62, "metricType": "sum"}]}
+
+The text is what the detectors read best (formatted mode's details); `sparkPlanInfo` is the
+fallback when the text is missing, empty or cut (`spark.sql.maxPlanStringLength`), and the
+only place the metrics' accumulator ids are. `build_tree` turns it into the model's `Node`s
+as simple mode would print it: `WholeStageCodegen (N)` becomes the `*(N)` stage of the
+operators in it, `InputAdapter` goes, subquery plans become `inner` plans, a reused
+exchange is a leaf. Built with a stack, not recursion: a tree of any depth builds.
+
+`attach_metrics` carries run-time figures from such a tree onto the parsed text's operators:
+exchanges and what stands over them (query stages, shuffle reads) are paired by the plan id of
+the exchange (`[plan_id=30]`, `[id=#28]`), which both forms print; other operators by their
+order among the operators of their family, when both trees hold the same number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+
+from ...model import ADAPTIVE_ROOT, Node
+from ...operators import PLAN_IDS, family, is_query_stage, is_shuffle_read
+
+#: The wrapper nodes sparkPlanInfo has and no physical-plan text prints as operators.
+CODEGEN_STAGE = re.compile(r"WholeStageCodegen \((\d+)\)")
+INPUT_ADAPTER = "InputAdapter"
+#: Nodes whose sparkPlanInfo children are a plan printed elsewhere (as text they are leaves).
+REUSED = ("ReusedExchange", "ReusedSubquery")
+#: Children of an operator that are subquery plans (`plan.subqueries`), not inputs.
+SUBQUERY_NAMES = ("Subquery", "SubqueryBroadcast", "SubqueryAdaptiveBroadcast", "ReusedSubquery")
+
+#: Texts that say Spark cut the plan description (`spark.sql.maxPlanStringLength`).
+TRUNCATED = re.compile(r"Truncated plan of \d+ characters")
+
+
+def usable_description(text: Optional[str]) -> bool:
+    """Whether a `physicalPlanDescription` can be parsed: present, not blank, not cut."""
+    return bool(text and text.strip()) and not TRUNCATED.search(text[-400:] + text[:400])
+
+
+def build_tree(info: Mapping[str, Any], values: Optional[Mapping[int, int]] = None,
+               line: int = 0) -> Node:
+    """The `Node` tree of one `sparkPlanInfo`; metrics get the values of their accumulators
+    in `values` (those without a value are left out)."""
+    values = values or {}
+    # Frames: (info, codegen stage in force, is an inner (subquery) plan of its parent).
+    # Post-order with a stack: a node is built once all nodes below it are.
+    built: Dict[int, Node] = {}
+    order: List[Tuple[Mapping[str, Any], Optional[int]]] = []
+    stack: List[Tuple[Mapping[str, Any], Optional[int]]] = [(_unwrap(info, None))]
+    while stack:
+        item, stage = stack.pop()
+        order.append((item, stage))
+        if _name(item).split(" ")[0] in REUSED:
+            continue
+        for child in _children(item):
+            stack.append(_unwrap(child, stage))
+    for item, stage in reversed(order):
+        children: List[Node] = []
+        inner: List[Node] = []
+        if _name(item).split(" ")[0] not in REUSED:
+            for child in _children(item):
+                unwrapped, _ = _unwrap(child, stage)
+                node = built[id(unwrapped)]
+                (inner if node.name in SUBQUERY_NAMES else children).append(node)
+        built[id(item)] = _node(item, stage, children, inner, values, line)
+    root_item, _ = _unwrap(info, None)
+    return built[id(root_item)]
+
+
+def _name(item: Mapping[str, Any]) -> str:
+    return str(item.get("nodeName") or "")
+
+
+def _children(item: Mapping[str, Any]) -> List[Mapping[str, Any]]:
+    children = item.get("children") or []
+    return [child for child in children if isinstance(child, Mapping)]
+
+
+def _unwrap(item: Mapping[str, Any], stage: Optional[int]
+            ) -> Tuple[Mapping[str, Any], Optional[int]]:
+    """Below the wrappers no text prints: the operator and the codegen stage it runs in."""
+    while True:
+        name = _name(item)
+        match = CODEGEN_STAGE.fullmatch(name)
+        children = _children(item)
+        if match and len(children) == 1:
+            stage = int(match.group(1))
+        elif name == INPUT_ADAPTER and len(children) == 1:
+            stage = None
+        else:
+            return item, stage
+        item = children[0]
+
+
+def _node(item: Mapping[str, Any], stage: Optional[int], children: List[Node],
+          inner: List[Node], values: Mapping[int, int], line: int) -> Node:
+    from ...parsing.operator_line import is_final_plan, read_operator_line
+
+    text = str(item.get("simpleString") or item.get("nodeName") or "?")
+    text = text.split("\n", 1)[0]
+    try:
+        parts = read_operator_line(text, line)
+        name, args = parts.name, parts.plain_args
+    except Exception:  # noqa: BLE001 - a vendor's odd string still names an operator
+        name, _, args = text.partition(" ")
+    metadata = item.get("metadata") or {}
+    details = {str(k): str(v) for k, v in metadata.items()} if isinstance(metadata, Mapping) \
+        else {}
+    metrics = metric_values(item.get("metrics") or (), values)
+    final = is_final_plan(args, details) if name == ADAPTIVE_ROOT else None
+    return Node(name=name, args=args, codegen_stage=stage, whole_stage_codegen=stage is not None,
+                title=_name(item) or name, details=details, children=tuple(children),
+                inner=tuple(inner), is_final_plan=final, line=line, metrics=metrics)
+
+
+def metric_values(metrics: Iterable[Any], values: Mapping[int, int]) -> Dict[str, int]:
+    """`{name: value}` of the metrics whose accumulators have a value."""
+    found: Dict[str, int] = {}
+    for metric in metrics:
+        if not isinstance(metric, Mapping):
+            continue
+        value = values.get(metric.get("accumulatorId"))  # type: ignore[arg-type]
+        if value is not None and metric.get("name"):
+            found[str(metric["name"])] = value
+    return found
+
+
+def adaptive_tree(initial_info: Optional[Node], final_info: Node) -> Node:
+    """One adaptive plan from two sparkPlanInfo trees: the final (or current) one, and the one
+    the execution started with, set as its initial plan. A static plan is returned as is."""
+    if not final_info.is_adaptive_root:
+        return final_info
+    initial = None
+    if initial_info is not None and initial_info.is_adaptive_root and initial_info.children:
+        initial = initial_info.children[0]
+    return dataclasses.replace(final_info, initial=initial)
+
+
+# ---- metrics onto a parsed tree ---------------------------------------------------------------
+
+def _plan_id(node: Node) -> Optional[str]:
+    match = PLAN_IDS.search(node.text)
+    return match.group(0) if match else None
+
+
+def _exchange_key(node: Node) -> Optional[Tuple[str, str]]:
+    """(family, plan id of the exchange it is or stands over), for exchanges, query stages and
+    shuffle reads."""
+    below = node
+    while (is_shuffle_read(below) or is_query_stage(below)) and below.children:
+        below = below.children[0]
+    plan_id = _plan_id(below)
+    return (family(node), plan_id) if plan_id else None
+
+
+def attach_metrics(root: Node, info: Node) -> Node:
+    """`root` (parsed from text) with the metrics of `info` (built from sparkPlanInfo) on its
+    operators; the same tree when nothing pairs."""
+    with_metrics = [n for n in info.walk(inner=True) if n.metrics]
+    if not with_metrics:
+        return root
+    by_key: Dict[Tuple[str, str], Node] = {}
+    by_family: Dict[str, List[Node]] = {}
+    for node in info.walk(inner=True):
+        key = _exchange_key(node)
+        if key is not None:
+            by_key.setdefault(key, node)
+        by_family.setdefault(family(node), []).append(node)
+    targets = list(root.walk(inner=True))
+    text_by_family: Dict[str, List[Node]] = {}
+    position: Dict[int, int] = {}  # id(node) -> its place among the text's nodes of its family
+    for node in targets:
+        same = text_by_family.setdefault(family(node), [])
+        position[id(node)] = len(same)
+        same.append(node)
+    changes: Dict[int, Node] = {}
+    for node in targets:
+        key = _exchange_key(node)
+        source = by_key.get(key) if key is not None else None
+        if source is None:
+            mine, theirs = text_by_family[family(node)], by_family.get(family(node), [])
+            if len(mine) == len(theirs):
+                source = theirs[position[id(node)]]
+        if source is not None and source.metrics and id(node) not in changes:
+            changes[id(node)] = dataclasses.replace(node, metrics=dict(source.metrics))
+    return replace_nodes(root, changes) if changes else root
+
+
+def replace_nodes(root: Node, changes: Mapping[int, Node]) -> Node:
+    """`root` with the nodes keyed by `id()` in `changes` replaced, every ancestor rebuilt
+    (without recursion); nodes shared between trees stay shared."""
+    done: Dict[int, Node] = {}
+    stack: List[Tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in done:
+            continue
+        below = [*node.children, *node.inner, *([node.initial] if node.initial else [])]
+        if not ready:
+            stack.append((node, True))
+            stack.extend((child, False) for child in below if id(child) not in done)
+            continue
+        new = changes.get(id(node), node)
+        children = tuple(done[id(c)] for c in node.children)
+        inner = tuple(done[id(c)] for c in node.inner)
+        initial = done[id(node.initial)] if node.initial is not None else None
+        if any(a is not b for a, b in zip(children, node.children)) or \
+                any(a is not b for a, b in zip(inner, node.inner)) or initial is not node.initial:
+            new = dataclasses.replace(new, children=children, inner=inner, initial=initial)
+        done[id(node)] = new
+    return done[id(root)]

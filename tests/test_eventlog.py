@@ -1,0 +1,406 @@
+"""Spark event logs and History Server JSON: real logs (Spark's own test resources, and runs of
+PySpark 3.5 and 4.3 in tests/fixtures/eventlogs/generated), read into one query per SQL
+execution, with the damage a log can carry said in notes."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import gzip
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from aqe_inspect.engine import diff_document, diff_query
+from aqe_inspect.sources.eventlog import files, iter_event_log, read_event_logs
+from aqe_inspect.sources.eventlog.events import Scanner, build_query, build_queries
+from aqe_inspect.sources.eventlog.history import (graph_tree, metric_figure, read_history,
+                                                  sql_url)
+from aqe_inspect.sources.eventlog.planinfo import build_tree, usable_description
+
+from .conftest import require_corpus
+
+GENERATED = Path(__file__).parent / "fixtures" / "eventlogs" / "generated"
+CLI = [sys.executable, "-m", "aqe_inspect"]
+V33 = "v3.3/other/local-1642039451826"
+V31 = "v3.1/other/local-1596020211915"
+
+#: What each generated scenario was built to make AQE do (see the fixtures' README).
+SCENARIOS = {
+    "coalesce: group by": {"coalesced": 1},
+    "join: smj to bhj": {"smj-to-bhj": 1, "local-read": 2},
+    "join: skew": {"skew-join": 1},
+    "write: parquet": {"coalesced": 1},
+}
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], capture_output=True, timeout=120)
+
+
+@functools.lru_cache(maxsize=None)
+def _plain(name: str, tmp: str) -> str:
+    target = Path(tmp) / name.replace(".gz", "")
+    target.write_bytes(gzip.decompress((GENERATED / name).read_bytes()))
+    return str(target)
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """The generated logs as plain files (stored gzipped only to keep the repository small)."""
+    tmp = str(tmp_path_factory.mktemp("eventlogs"))
+    return {key: _plain(name, tmp) for key, name in (
+        ("3.5", "spark35_local-1795444629345.gz"),
+        ("4.3", "spark43_formatted_local-1795444604650.gz"),
+        ("4.3-simple", "spark43_simple_local-1795444641232.gz"))}
+
+
+def _document(path: str):
+    documents = read_event_logs(path)
+    assert len(documents) == 1
+    return documents[0]
+
+
+def _raws(path: str, notes=None):
+    return list(Scanner(files.find_event_logs(path)[0], [] if notes is None else notes)
+                .executions())
+
+
+# ---- Spark's own event logs ----------------------------------------------------------------
+
+def test_spark33_adaptive_log(corpus):
+    document = _document(str(corpus / V33))
+    app = document.application
+    assert (app.app_id, app.name, app.spark_version) == \
+        ("local-1642039451826", "Spark shell", "3.3.0-SNAPSHOT")
+    assert [q.execution.execution_id for q in document.queries] == [0, 1]
+    for query in document.queries:
+        execution = query.execution
+        assert execution.description == "count at <console>:23" == query.label
+        assert execution.replans == 3 and execution.finished
+        assert execution.duration_ms > 0
+        assert query.adaptive and query.is_final_plan and query.initial is not None
+        assert query.origin == "event log"
+    # The final plan of execution 0 has two query stages; the repartition's exchange (10
+    # partitions) posted its partition count as a driver metric.
+    exchanges = [n for n in document.queries[0].final.walk() if n.name == "Exchange"]
+    assert {n.metrics.get("number of partitions") for n in exchanges} == {1, 10}
+    assert document.notes == ()
+
+
+def test_spark31_streaming_log_static_plans(corpus):
+    document = _document(str(corpus / V31))
+    assert len(document.queries) == 24
+    assert sorted(q.execution.execution_id for q in document.queries) == list(range(24))
+    assert all(not q.adaptive and q.execution.replans == 0 for q in document.queries)
+    assert document.queries[0].execution.description.strip().startswith("id = 8d268dc2")
+    assert document.queries[0].execution.configs == {"spark.sql.shuffle.partitions": "2"}
+    assert document.application.spark_version == "3.1.0-SNAPSHOT"
+
+
+# ---- generated logs: PySpark 3.5 and 4.3 -----------------------------------------------------
+
+@pytest.mark.parametrize("version", ["3.5", "4.3", "4.3-simple"])
+def test_generated_scenarios(generated, version):
+    report = diff_document(_document(generated[version]))
+    by_description = {q.query.execution.description: q for q in report.queries}
+    assert len(report.queries) == 5
+    for description, expected in SCENARIOS.items():
+        counts = by_description[description].counts
+        assert {k: v for k, v in counts.items() if v} == expected, description
+    assert report.application.spark_version == ("3.5.9" if version == "3.5" else "4.3.0")
+    assert all(q.id == str(q.query.execution.execution_id) for q in report.queries)
+
+
+@pytest.mark.parametrize("version", ["3.5", "4.3", "4.3-simple"])
+def test_run_time_figures_in_findings(generated, version):
+    report = diff_document(_document(generated[version]))
+    by_description = {q.query.execution.description: q for q in report.queries}
+    coalesced = by_description["coalesce: group by"].rewrites[0]
+    assert coalesced.message.endswith("coalesced 20 -> 1 partitions")
+    assert (coalesced.numbers["partitions_before"], coalesced.numbers["partitions_after"]) == \
+        (20, 1)
+    skew = by_description["join: skew"].rewrites[0]
+    assert "(1 skewed partition(s) split into 2 tasks)" in skew.message
+    # The aggregation under the write command is found and its figures attached.
+    write = by_description["write: parquet"].rewrites[0]
+    assert write.kind == "coalesced" and write.numbers["partitions_after"] == 1
+
+
+def test_configs_overlay_modified_configs(generated):
+    """The application's properties, overlaid by each execution's modifiedConfigs (3.4+): the
+    generator set spark.sql.adaptive.autoBroadcastJoinThreshold to -1 only for the skew join."""
+    document = _document(generated["3.5"])
+    configs = {q.execution.description: q.execution.configs for q in document.queries}
+    assert configs["join: smj to bhj"]["spark.sql.adaptive.autoBroadcastJoinThreshold"] == "10MB"
+    assert configs["join: skew"]["spark.sql.adaptive.autoBroadcastJoinThreshold"] == "-1"
+    assert configs["join: skew"]["spark.sql.shuffle.partitions"] == "20"
+
+
+# ---- sparkPlanInfo trees ----------------------------------------------------------------------
+
+def _without_text(raw, text=""):
+    def blank(data):
+        if data is None:
+            return None
+        event = json.loads(data)
+        event["physicalPlanDescription"] = text
+        return json.dumps(event).encode()
+
+    return dataclasses.replace(raw, start=blank(raw.start), update=blank(raw.update))
+
+
+def _logs(generated, corpus_dir):
+    return [generated["3.5"], generated["4.3"], generated["4.3-simple"],
+            str(corpus_dir / V33), str(corpus_dir / V31)]
+
+
+def test_plan_info_trees_find_what_the_text_finds(generated, corpus):
+    checked = 0
+    for path in _logs(generated, corpus):
+        for raw in _raws(path):
+            text_query, _ = build_query(raw, path, {})
+            info_query, _ = build_query(_without_text(raw), path, {})
+            assert info_query.mode == "simple"
+            text, info = diff_query(text_query, "t"), diff_query(info_query, "i")
+            assert text.counts == info.counts, (path, raw.execution_id)
+            checked += sum(text.counts.values())
+    assert checked >= 15  # the comparison saw rewrites of every kind the logs hold
+
+
+def test_truncated_description_falls_back_with_a_note(generated):
+    raw = next(r for r in _raws(generated["3.5"]) if r.execution_id == 2)
+    cut = _without_text(raw, "== Physical Plan ==\nAdaptiveSparkPlan (29)\n... Truncated plan "
+                             "of 40123 characters")
+    query, _ = build_query(cut, "log", {})
+    assert any("is cut short; the tree is built from sparkPlanInfo" in n for n in query.notes)
+    assert diff_query(query, "2").counts["skew-join"] == 1
+    assert not usable_description("x Truncated plan of 12 characters")
+
+
+def test_plan_info_tree_is_built_without_recursion():
+    depth = 5000
+    info = {"nodeName": "Range", "simpleString": "Range (0, 1, step=1, splits=1)",
+            "children": [], "metadata": {}, "metrics": []}
+    for number in range(depth):
+        name = "WholeStageCodegen (1)" if number % 2 else "Project"
+        info = {"nodeName": name, "simpleString": f"{name} [a#{number}]", "children": [info],
+                "metadata": {}, "metrics": [{"name": "number of output rows",
+                                             "accumulatorId": number, "metricType": "sum"}]}
+    root = build_tree(info, {1: 7})
+    nodes = list(root.walk())
+    assert len(nodes) == depth // 2 + 1  # the codegen wrappers are stages, not operators
+    assert all(n.codegen_stage == 1 for n in nodes)
+
+
+# ---- streaming: chunks, pool, damage ----------------------------------------------------------
+
+def _ids_and_updates(path, chunk_size):
+    scanner = Scanner(files.find_event_logs(path)[0], [], chunk_size=chunk_size)
+    return [(r.execution_id, r.updates, r.update_line, r.accumulators)
+            for r in scanner.executions()]
+
+
+def test_chunk_boundaries_do_not_change_what_is_found(generated):
+    path = generated["3.5"]
+    assert _ids_and_updates(path, 997) == _ids_and_updates(path, 8 << 20)
+
+
+def test_pool_gives_the_serial_answer(generated):
+    log = files.find_event_logs(generated["3.5"])[0]
+    serial = [q.execution for q, _ in build_queries(Scanner(log, []), workers=1)]
+    pooled = [q.execution for q, _ in build_queries(Scanner(log, []), workers=2, pool_min=1)]
+    assert serial == pooled and len(serial) == 5
+
+
+def _lines(path):
+    return Path(path).read_bytes().split(b"\n")
+
+
+def test_malformed_sql_event_is_a_note(generated, tmp_path):
+    lines = _lines(generated["3.5"])
+    end = next(i for i, line in enumerate(lines) if b"SQLExecutionEnd" in line)
+    lines[end] = lines[end][:90] + b"}"  # the first execution's end event is damaged
+    path = tmp_path / "damaged"
+    path.write_bytes(b"\n".join(lines))
+    document = _document(str(path))
+    assert f"{path}:{end + 1}: malformed JSON" in "\n".join(document.notes)
+    first = document.queries[0]
+    assert first.execution.execution_id == 0 and first.execution.finished is False
+    assert len(document.queries) == 5
+
+
+def test_log_cut_mid_line_is_a_note(generated, tmp_path):
+    data = Path(generated["3.5"]).read_bytes()
+    start = data.index(b'"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd"'
+                       b',"executionId":2')
+    path = tmp_path / "cut.inprogress"
+    path.write_bytes(data[:start + 30])
+    line = data[:start].count(b"\n") + 1
+    document = _document(str(path))
+    assert any(n.startswith(f"{path}:{line}: the last line is cut short") for n in document.notes)
+    assert [q.execution.execution_id for q in document.queries] == [0, 1, 2]
+    running = document.queries[2]
+    assert running.execution.finished is False
+    assert any("has no end in this log" in n for n in running.notes)
+    assert diff_query(running, "2").counts["skew-join"] == 1
+
+
+def test_log_without_sql_is_a_note_and_exit_0(corpus, tmp_path):
+    lines = [line for line in _lines(str(corpus / V33)) if b"execution.ui" not in line]
+    path = tmp_path / "app-no-sql"
+    path.write_bytes(b"\n".join(lines))
+    result = run("diff", str(path), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["queries"] == [] and "no SQL execution" in data["notes"][0]
+    assert data["application"]["app_id"] == "local-1642039451826"
+
+
+# ---- History Server JSON ----------------------------------------------------------------------
+
+def test_history_json_matches_the_event_log(generated):
+    """The same 3.5 run read two ways: the live UI's /sql answer and the event log."""
+    history = diff_document(read_history((GENERATED / "spark35_history_sql.json").read_bytes(),
+                                         "h.json"))
+    events = diff_document(_document(generated["3.5"]))
+    assert [q.id for q in history.queries] == [q.id for q in events.queries]
+    for mine, theirs in zip(history.queries, events.queries):
+        assert mine.counts == theirs.counts
+        assert mine.query.execution.description == theirs.query.execution.description
+        assert mine.query.execution.status == "COMPLETED"
+        assert mine.query.execution.replans is None
+    coalesced = history.queries[0].rewrites[0]
+    assert coalesced.message.endswith("coalesced 20 -> 1 partitions")
+
+
+def test_history_single_execution_and_graph():
+    data = (GENERATED / "spark35_history_sql_1.json").read_bytes()
+    document = read_history(data, "one.json")
+    assert [q.execution.description for q in document.queries] == ["join: smj to bhj"]
+    assert diff_document(document).queries[0].counts["smj-to-bhj"] == 1
+    item = json.loads((GENERATED / "spark43_history_sql.json").read_bytes())[2]
+    tree = graph_tree(item["nodes"], item["edges"])
+    reads = [n for n in tree.walk() if n.name == "AQEShuffleRead"]
+    assert sorted(n.metrics.get("number of skewed partitions", 0) for n in reads) == [0, 1]
+    assert metric_figure("total (min, med, max (stageId: taskId))\n2.2 KiB (0.0 B, 1 B)") == 2252
+    assert metric_figure("20,000") == 20000
+
+
+def test_sql_url():
+    base = "http://h:18080/api/v1/applications/app-1"
+    assert sql_url(base) == f"{base}/sql?details=true&planDescription=true"
+    assert sql_url(f"{base}/sql/3?details=false") == f"{base}/sql/3?details=false&planDescription=true"
+
+
+@pytest.fixture()
+def history_server(tmp_path):
+    """A local http.server serving the saved answer of a real run at the REST path."""
+    root = tmp_path / "api/v1/applications/local-1795444629345"
+    root.mkdir(parents=True)
+    (root / "sql").write_bytes((GENERATED / "spark35_history_sql.json").read_bytes())
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def translate_path(self, path):
+            return super().translate_path(path.split("?")[0])
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/api/v1/applications/local-1795444629345"
+    server.shutdown()
+
+
+def test_url_reads_a_history_server(history_server):
+    result = run("diff", "--url", history_server, "--format", "json", "--query", "skew")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert [q["execution_id"] for q in data["queries"]] == [2]
+    assert data["queries"][0]["counts"]["skew-join"] == 1
+    assert data["application"]["app_id"] == "local-1795444629345"
+
+
+def test_url_unreachable_is_one_line():
+    result = run("diff", "--url", "http://127.0.0.1:9/api/v1/applications/x")
+    assert result.returncode == 2
+    err = result.stderr.decode()
+    assert err.startswith("aqe-inspect: error: http://127.0.0.1:9/api/v1/applications/x/sql?")
+    assert err.count("\n") == 1
+
+
+# ---- the command line -------------------------------------------------------------------------
+
+def test_cli_query_filter_and_json_keys(generated):
+    result = run("diff", generated["4.3"], "--query", "3", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["schema"] == "aqe-inspect/report/v1"
+    assert data["application"] == {"app_id": "local-1795444604650", "name": "aqe-evgen",
+                                   "spark_version": "4.3.0"}
+    (query,) = data["queries"]
+    assert query["execution_id"] == 3 and query["description"] == "write: parquet"
+    assert query["id"] == "3" and query["replans"] == 3 and query["finished"] is True
+    assert query["duration_ms"] == query["end_time"] - query["start_time"]
+    by_regex = json.loads(run("diff", generated["4.3"], "-q", "^join", "-f", "json").stdout)
+    assert [q["execution_id"] for q in by_regex["queries"]] == [1, 2]
+    missing = run("diff", generated["4.3"], "--query", "99")
+    assert missing.returncode == 2 and b"no execution matches" in missing.stderr
+    bad = run("diff", generated["4.3"], "--query", "(")
+    assert bad.returncode == 2 and bad.stderr.count(b"\n") == 1
+
+
+def test_cli_text_sections_and_parse(generated):
+    result = run("diff", generated["3.5"])
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.decode()
+    assert "Application local-1795444629345 (aqe-evgen), Spark 3.5.9" in out
+    assert "execution 2: 'join: skew', 0.87 s, 3 re-plan(s)" in out
+    parsed = json.loads(run("parse", generated["3.5"], "-f", "json", "-q", "0").stdout)
+    (query,) = parsed["queries"]
+    assert query["execution_id"] == 0 and parsed["application"]["spark_version"] == "3.5.9"
+    reads = [n for n in query["trees"]["final"]["children"][0]["children"]]
+    assert reads  # the tree is there, metrics ride on its nodes
+    assert '"number of coalesced partitions": 1' in run(
+        "parse", generated["3.5"], "-f", "json", "-q", "0").stdout.decode()
+
+
+def test_directory_and_rolling_parts(generated, tmp_path):
+    rolling = tmp_path / "eventlog_v2_local-1795444629345"
+    rolling.mkdir()
+    data = Path(generated["3.5"]).read_bytes()
+    middle = data.index(b"\n", len(data) // 2) + 1
+    (rolling / "events_1_local-1795444629345").write_bytes(data[:middle])
+    (rolling / "events_2_local-1795444629345").write_bytes(data[middle:])
+    (rolling / "appstatus_local-1795444629345").write_bytes(b"")
+    whole = diff_document(_document(generated["3.5"]))
+    parts = diff_document(_document(str(rolling)))
+    assert [q.counts for q in parts.queries] == [q.counts for q in whole.queries]
+    result = run("diff", str(tmp_path), "-f", "json")
+    assert result.returncode == 0 and len(json.loads(result.stdout)["queries"]) == 5
+
+
+def test_plain_text_still_goes_to_the_text_reader(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("nothing here\n")
+    result = run("diff", str(path))
+    assert result.returncode == 2 and b"starts a Spark plan" in result.stderr
+    assert os.path.exists(path)
+
+
+def test_iter_event_log_streams(generated):
+    log = files.find_event_logs(generated["3.5"])[0]
+    notes = []
+    stream = iter_event_log(log, notes, workers=1)
+    query, app = next(stream)
+    assert query.execution.execution_id == 0 and app.app_id == "local-1795444629345"
