@@ -11,6 +11,7 @@ fields one at a time (`node_fields`).
 from __future__ import annotations
 
 import json
+from collections import abc
 from typing import Any, Dict, Iterator, List, Optional, TextIO, Tuple
 
 from .errors import InspectError
@@ -192,7 +193,12 @@ def iter_json(value: Any) -> Iterator[str]:
     while True:
         if isinstance(value, Node):
             value = node_fields(value)
-        if isinstance(value, (dict, list, tuple)):
+        if isinstance(value, abc.Iterator):
+            # A stream of items (a report's queries as they are diffed): written as a list,
+            # one item at a time, never held whole.
+            first = next(value, _END)
+            value = [] if first is _END else _Stream(first, value)
+        if isinstance(value, (dict, list, tuple, _Stream)):
             if not value:
                 yield "{}" if isinstance(value, dict) else "[]"
             else:
@@ -225,6 +231,21 @@ def iter_json(value: Any) -> Iterator[str]:
 
 
 _END = object()
+
+
+class _Stream:
+    """A non-empty iterator, written by `iter_json` as a list."""
+
+    def __init__(self, first: Any, rest: Iterator[Any]):
+        self._first, self._rest = first, rest
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[Any]:
+        yield self._first
+        del self._first
+        yield from self._rest
 
 
 def _scalar(value: Any) -> str:
