@@ -430,3 +430,45 @@ def test_an_unreadable_folder_is_an_error(tmp_path):
             find_event_logs(str(folder))
     finally:
         folder.chmod(0o755)
+
+
+# -- decoding ahead in a thread ----------------------------------------------------------------
+
+def test_background_decoding_gives_the_same_chunks_notes_and_errors(tmp_path, decoded):
+    for entry in FINAL[:4]:
+        (log,) = find_event_logs(str(entry.values[0]))
+        assert [chunk for _, chunk in read_chunks(log, [], 4096, background=True)] == \
+            [chunk for _, chunk in read_chunks(log, [], 4096)]
+    (path,) = [entry.values[0] for entry in FINAL
+               if entry.values[1]["codec"] == "lz4" and "3.5" in str(entry.values[0])]
+    cut = tmp_path / path.name
+    cut.write_bytes(path.read_bytes()[:50000])
+    (log,) = find_event_logs(str(cut))
+    notes = []
+    data = b"".join(chunk for _, chunk in read_chunks(log, notes, 4096, background=True))
+    assert decoded[str(path)].startswith(data) and len(notes) == 1
+    raw = bytearray(path.read_bytes())
+    raw[17] ^= 1
+    cut.write_bytes(bytes(raw))
+    with pytest.raises(InspectError, match="checksum does not match"):
+        list(read_chunks(log, [], 4096, background=True))
+    import threading
+
+    (log,) = find_event_logs(str(path))
+    chunks = read_chunks(log, [], 1, background=True)  # a consumer that stops early
+    assert decoded[str(path)].startswith(next(chunks)[1])
+    chunks.close()
+    assert not any(thread.name == "aqe-inspect-decode" for thread in threading.enumerate())
+
+
+# -- every published log -------------------------------------------------------------------------
+
+def test_every_published_log_is_found_and_decodes_to_the_surveyed_size():
+    sources = json.loads((PUBLISHED / "SOURCES.json").read_text())["logs"]
+    logs = find_event_logs(str(PUBLISHED))
+    expect = {entry["name"]: entry["expect"]["decoded_bytes"] for entry in sources}
+    assert sorted(os.path.relpath(log.name, PUBLISHED) for log in logs) == sorted(expect)
+    for log in logs:
+        notes = []
+        size = sum(len(chunk) for _, chunk in read_chunks(log, notes))
+        assert (size, notes) == (expect[os.path.relpath(log.name, PUBLISHED)], [])
