@@ -1,6 +1,6 @@
 """Spark event logs: every SQL execution's plans, read from the JSON lines Spark writes.
 
-    files.py     a path -> each application's log and its parts (file, rolling, Databricks), in order
+    files.py     a path -> each application's log and its parts (file, rolling, Databricks)
     codecs.py    a part -> its decompressed bytes in chunks (zstd, lz4, snappy, lzf, gzip, plain)
 """
 

@@ -3,7 +3,7 @@
 Spark and its vendors lay an application's log out in three ways:
 
     file        one file, plain or compressed, `.inprogress` while the application runs
-                (`local-1700000000000`, `app-20240101-0001.zstd`, `application_1_0001_1.lz4.inprogress`)
+                (`local-1700000000000`, `app-20240101-0001.zstd`, `application_1_1.lz4.inprogress`)
     rolling     a folder `eventlog_v2_<app id>` of `events_<N>_<app id>[.<codec>]` files, read in
                 the numeric order of N (10 after 9); `appstatus_<app id>[.inprogress]` only marks
                 the state, and hidden files (Hadoop's `.crc`) are not the log
@@ -33,7 +33,8 @@ LAYOUTS = ("file", "rolling", "databricks")
 #: The first bytes read to tell a file's codec and whether it holds events.
 SNIFF_SIZE = 64 << 10
 _ROLLING_DIR = re.compile(r"eventlog_v2_(?P<app>.+)")
-_ROLLING_PART = re.compile(r"events_(?P<index>\d+)_(?P<app>.+?)(?:\.[A-Za-z0-9]+)?(?:\.inprogress)?")
+_ROLLING_PART = re.compile(
+    r"events_(?P<index>\d+)_(?P<app>.+?)(?:\.[A-Za-z0-9]+)?(?:\.inprogress)?")
 _APPSTATUS = re.compile(r"appstatus_.+")
 _DATABRICKS_CURRENT = "eventlog"
 _DATABRICKS_ROLLED = re.compile(
