@@ -1,7 +1,7 @@
 """Spark event logs and History Server JSON: every SQL execution's plans.
 
-    files.py     which files make an event log (plain, compressed, rolling directories)
-    codecs.py    a log's parts as decompressed byte chunks
+    files.py     a path -> each application's log and its parts (file, rolling, Databricks)
+    codecs.py    a part -> its decompressed bytes in chunks (zstd, lz4, snappy, lzf, gzip, plain)
     events.py    chunks -> SQL executions (raw events), streamed; one execution -> Query
     planinfo.py  sparkPlanInfo -> Node trees; run-time SQL metrics onto parsed trees
     history.py   the History Server's (or live UI's) `/sql` JSON -> Queries; `--url`
@@ -15,8 +15,11 @@ from __future__ import annotations
 from typing import Iterator, List, Optional, Tuple
 
 from ...model import Document, Query
+from .codecs import DEFAULT_CHUNK_SIZE, read_chunks
+from .files import EventLog, Part, find_event_logs, looks_like_event_log
 
-__all__ = ["iter_event_log", "read_event_logs", "is_event_log"]
+__all__ = ["DEFAULT_CHUNK_SIZE", "EventLog", "Part", "find_event_logs", "is_event_log",
+           "iter_event_log", "looks_like_event_log", "read_chunks", "read_event_logs"]
 
 #: Below this many executions, parsing in a second process costs more than it saves.
 POOL_MIN_EXECUTIONS = 64
