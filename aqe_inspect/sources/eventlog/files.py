@@ -96,8 +96,13 @@ def looks_like_event_log(path: str) -> bool:
             names = _listing(path)
             if _folder_layout(path, names):
                 return True
-            return any(os.path.isfile(os.path.join(path, name))
-                       and _holds_events(os.path.join(path, name)) for name in names[:64])
+            for name in names[:64]:
+                inner = os.path.join(path, name)
+                if os.path.isfile(inner) and _holds_events(inner):
+                    return True
+                if os.path.isdir(inner) and _folder_layout(inner, _listing(inner)):
+                    return True
+            return False
         return _holds_events(path)
     except Exception:  # a sniff: anything unreadable is simply not an event log
         return False
