@@ -11,6 +11,7 @@ a reader that leaves early (`| head`) is no error (exit 0). Never a traceback.
 from __future__ import annotations
 
 import codecs
+import itertools
 import os
 import sys
 from enum import Enum
@@ -79,7 +80,7 @@ def parse_command(
 ) -> None:
     """Parse the plans in a text (explain output, a log, a pasted plan, a Spark event log,
     History Server JSON) into trees."""
-    document = _select(_read(path, max_size), query)
+    document = _document(_select(_read(path, max_size), query))
     if output_format is ParseFormat.json:
         from .serialize import write_document_json
 
@@ -116,9 +117,10 @@ def diff_command(
     elif len(paths) > 2:
         raise InspectError("diff takes one plan text, or an initial and a final plan")
     elif len(paths) == 2:
-        report = diff_pair(_read(paths[0], max_size), _read(paths[1], max_size))
+        report = diff_pair(_document(_read(paths[0], max_size)),
+                           _document(_read(paths[1], max_size)))
     else:
-        report = diff(_select(_read(paths[0], max_size), query))
+        report = _diff(_select(_read(paths[0], max_size), query))
     if output_format is ReportFormat.json:
         from .serialize import write_json
         from .serialize_report import report_to_json
@@ -128,6 +130,33 @@ def diff_command(
         from .render import print_report
 
         print_report(report, _output())
+
+
+def _diff(read):
+    """A Document's report; for an event log's stream, a report diffed as it is read, its
+    first query already read (so a `--query` that matches nothing fails before any output,
+    and the application, whose events Spark writes first, is known for the header)."""
+    from .api import diff
+    from .engine import diff_queries
+    from .report import ReportStream
+
+    if not isinstance(read, _stream_type()):
+        return diff(read)
+    reports = diff_queries(read.queries)
+    first = next(reports, None)
+    queries = iter(()) if first is None else itertools.chain((first,), reports)
+    return ReportStream(queries, read.source, read.notes, lambda: read.application)
+
+
+def _stream_type():
+    from .sources.eventlog import LogStream
+
+    return LogStream
+
+
+def _document(read):
+    """A Document, whatever was read: an event log's stream read whole."""
+    return read.document() if isinstance(read, _stream_type()) else read
 
 
 @app.command("rules")
@@ -152,15 +181,13 @@ def _read(path: str, max_size: str):
 
 
 def _read_events(path: str):
-    """An event log (file or directory) or saved History Server JSON, told by content; None
-    for anything else (the text reader takes it)."""
-    from .sources.eventlog import is_event_log, read_event_logs
+    """An event log (file or directory; a stream of its executions) or saved History Server
+    JSON (a Document), told by content; None for anything else (the text reader takes it)."""
+    from .sources.eventlog import is_event_log, stream_event_logs
     from .sources.eventlog.history import looks_like_history_json, read_history
 
     if os.path.isdir(path):
-        if not is_event_log(path):
-            raise InspectError("is a directory with no Spark event log in it", source=path)
-        return _one_document(read_event_logs(path), path)
+        return stream_event_logs(path)  # says so when the folder holds no event log
     try:
         with open(path, "rb") as handle:
             head = handle.read(1 << 16)
@@ -170,18 +197,8 @@ def _read_events(path: str):
         with open(path, "rb") as handle:
             return read_history(handle.read(), path)
     if is_event_log(path):
-        return _one_document(read_event_logs(path), path)
+        return stream_event_logs(path)
     return None
-
-
-def _one_document(documents, path: str):
-    """The applications found under `path` as one Document (several: no one application)."""
-    from .model import Document
-
-    if len(documents) == 1:
-        return documents[0]
-    return Document(queries=tuple(q for d in documents for q in d.queries), source=path,
-                    notes=tuple(n for d in documents for n in d.notes))
 
 
 def _read_url(url: str):
@@ -191,14 +208,15 @@ def _read_url(url: str):
     return read_history(data, target, app_id)
 
 
-def _select(document, selector: Optional[str]):
+def _select(read, selector: Optional[str]):
     """The queries `--query` names: an execution id (`3`), else a regular expression searched
-    in the executions' descriptions; for a plain text, the query's number."""
+    in the executions' descriptions; for a plain text, the query's number. An event log's
+    stream stays a stream; none matching is an error once it is read."""
     import dataclasses
     import re
 
     if selector is None:
-        return document
+        return read
     number = int(selector) if selector.strip().isdigit() else None
     pattern = None
     if number is None:
@@ -207,18 +225,28 @@ def _select(document, selector: Optional[str]):
         except re.error as error:
             raise InspectError(f"--query: {selector!r} is neither an execution id nor a "
                                f"regular expression ({error})") from None
-    kept = []
-    for index, query in enumerate(document.queries, 1):
+
+    def wanted(index: int, query) -> bool:
         execution = query.execution
         if number is not None:
-            if (execution.execution_id if execution is not None else index) == number:
-                kept.append(query)
-        elif pattern.search(execution.description if execution is not None else query.label):
-            kept.append(query)
-    if not kept:
-        raise InspectError(f"--query {selector}: no execution matches (the input holds "
-                           f"{len(document.queries)})", source=document.source)
-    return dataclasses.replace(document, queries=tuple(kept))
+            return (execution.execution_id if execution is not None else index) == number
+        return pattern.search(execution.description if execution is not None
+                              else query.label) is not None
+
+    def kept(queries):
+        seen = matched = 0
+        for seen, query in enumerate(queries, 1):
+            if wanted(seen, query):
+                matched += 1
+                yield query
+        if not matched:
+            raise InspectError(f"--query {selector}: no execution matches (the input holds "
+                               f"{seen})", source=read.source)
+
+    if isinstance(read, _stream_type()):
+        read.queries = kept(read.queries)
+        return read
+    return dataclasses.replace(read, queries=tuple(kept(read.queries)))
 
 
 def _size(text: str) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Tuple
+from typing import Iterable, Iterator, List, Tuple
 
 from .detectors import DETECTORS
 from .detectors.base import PlanPair
@@ -97,12 +97,18 @@ def diff_query(query: Query, query_id: str) -> QueryReport:
 
 
 def diff_document(document: Document) -> Report:
-    # A query of an event log is named by its SQL execution id, as the Spark UI names it.
-    reports = tuple(diff_query(query, str(query.execution.execution_id
-                                          if query.execution is not None else number))
-                    for number, query in enumerate(document.queries, 1))
-    return Report(queries=reports, source=document.source, notes=document.notes,
-                  application=document.application)
+    return Report(queries=tuple(diff_queries(document.queries)), source=document.source,
+                  notes=document.notes, application=document.application)
+
+
+def diff_queries(queries: Iterable[Query]) -> Iterator[QueryReport]:
+    """Each query's report, as the queries come (an event log's are read as they are asked
+    for). A query of an event log is named by its SQL execution id, as the Spark UI names it;
+    any other by its number in the text."""
+    for number, query in enumerate(queries, 1):
+        execution = query.execution
+        yield diff_query(query, str(execution.execution_id if execution is not None
+                                    else number))
 
 
 def diff_initial_final(initial: Node, query: Query, query_id: str,

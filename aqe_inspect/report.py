@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from .model import Application, Node, Query
 
@@ -68,3 +68,21 @@ class Report:
     notes: Tuple[str, ...] = ()
     #: The application, when read from an event log or the History Server.
     application: Optional[Application] = None
+
+
+class ReportStream:
+    """A report whose queries are diffed as they are read (an event log's executions): the
+    writers take it as they take a `Report`. `queries` is walked once; `notes` fills as the
+    input is read and is whole once `queries` is exhausted (the writers print notes last);
+    `application` is asked for once the first query came."""
+
+    def __init__(self, queries: Iterator[QueryReport], source: str, notes: List[str],
+                 application: Callable[[], Optional[Application]]):
+        self.queries = queries
+        self.source = source
+        self.notes = notes
+        self._application = application
+
+    @property
+    def application(self) -> Optional[Application]:
+        return self._application()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import abc
-from typing import Any, Dict, Iterator, List, Optional, TextIO, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, TextIO, Tuple
 
 from .errors import InspectError
 from .model import Document, Node, Query
@@ -193,6 +193,8 @@ def iter_json(value: Any) -> Iterator[str]:
     while True:
         if isinstance(value, Node):
             value = node_fields(value)
+        if isinstance(value, Later):
+            value = value.value()
         if isinstance(value, abc.Iterator):
             # A stream of items (a report's queries as they are diffed): written as a list,
             # one item at a time, never held whole.
@@ -231,6 +233,14 @@ def iter_json(value: Any) -> Iterator[str]:
 
 
 _END = object()
+
+
+class Later:
+    """A value `iter_json` asks for only when it comes to write it: what a stream written
+    before it fills (the notes of a log whose queries are written as they are read)."""
+
+    def __init__(self, value: Callable[[], Any]):
+        self.value = value
 
 
 class _Stream:

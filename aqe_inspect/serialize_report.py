@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Union
 
 from .model import Application, Execution
-from .report import QueryReport, Report, describe
+from .report import QueryReport, Report, ReportStream, describe
+from .serialize import Later
 
 REPORT_SCHEMA = "aqe-inspect/report/v1"
 
@@ -63,10 +64,12 @@ def application_fields(application: Optional[Application]) -> Optional[Dict[str,
             "spark_version": application.spark_version}
 
 
-def report_to_json(report: Report) -> Dict[str, Any]:
+def report_to_json(report: Union[Report, ReportStream]) -> Dict[str, Any]:
+    """The report as `write_json` takes it. The queries are a generator and the notes come
+    after them, so a streamed report is written as it is read and its notes are whole."""
     return {
         "schema": REPORT_SCHEMA,
-        "queries": [query_report_to_json(q, report.source) for q in report.queries],
-        "notes": list(report.notes),
         "application": application_fields(report.application),
+        "queries": (query_report_to_json(q, report.source) for q in report.queries),
+        "notes": Later(lambda: list(report.notes)),
     }

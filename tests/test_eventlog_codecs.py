@@ -233,7 +233,7 @@ def test_a_folder_of_applications_gives_each_in_a_stable_order(tmp_path):
 
 def test_a_folder_without_logs_is_an_error(tmp_path):
     (tmp_path / "plan.txt").write_text("== Physical Plan ==\n* Project\n")
-    with pytest.raises(InspectError, match="no event log found"):
+    with pytest.raises(InspectError, match="is a directory with no Spark event log in it"):
         find_event_logs(str(tmp_path))
     assert not looks_like_event_log(str(tmp_path))
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from typing import Iterator, List, Optional, Tuple
 
-from ...model import Document, Query
+from ...model import Application, Document, Query
 from .codecs import DEFAULT_CHUNK_SIZE, read_chunks
 from .files import EventLog, Part, find_event_logs, looks_like_event_log
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "EventLog", "Part", "find_event_logs", "is_event_log",
-           "iter_event_log", "looks_like_event_log", "read_chunks", "read_event_logs"]
+           "iter_event_log", "LogStream", "looks_like_event_log", "read_chunks", "read_event_logs",
+           "stream_event_logs"]
 
 #: Below this many executions, parsing in a second process costs more than it saves.
 POOL_MIN_EXECUTIONS = 64
@@ -32,28 +33,68 @@ def is_event_log(path: str) -> bool:
 
 
 def read_event_logs(path: str, workers: Optional[int] = None) -> List[Document]:
-    """One Document per application found at `path` (a file or a directory)."""
+    """One Document per application found at `path` (a file or a directory), its executions in
+    the order of their ids."""
     from . import files
 
-    logs = files.find_event_logs(path)
     documents = []
-    for log in logs:
+    for log in files.find_event_logs(path):
+        stream = LogStream(log.name, [log], workers)
+        queries = sorted(stream.queries, key=lambda q: q.execution.execution_id
+                         if q.execution is not None else -1)
+        documents.append(Document(queries=tuple(queries), source=log.name,
+                                  notes=tuple(stream.notes), application=stream.application))
+    return documents
+
+
+def stream_event_logs(path: str, workers: Optional[int] = None) -> "LogStream":
+    """The SQL executions of every application at `path`, read as they are asked for."""
+    from . import files
+
+    return LogStream(path, files.find_event_logs(path), workers)
+
+
+class LogStream:
+    """The SQL executions of one or more applications' logs, read lazily: `queries` yields
+    each as it ends (walk it once); `notes` fills as the logs are read and is whole once
+    `queries` is exhausted; `application` is the one application's (None for several), known
+    once the first query came, since Spark writes the application's events first. Memory is
+    that of the executions in flight, not of the log."""
+
+    def __init__(self, source: str, logs, workers: Optional[int] = None):
+        self.source = source
+        self.notes: List[str] = []
+        self._logs = list(logs)
+        self._workers = workers
+        self._scanner = None
+        self.queries: Iterator[Query] = self._read()
+
+    @property
+    def application(self) -> Optional[Application]:
+        if len(self._logs) != 1 or self._scanner is None:
+            return None
+        return self._scanner.app.application()
+
+    def _read(self) -> Iterator[Query]:
         from .events import Scanner, build_queries
 
-        notes: List[str] = []
-        queries = []
-        scanner = Scanner(log, notes)
-        for query, query_notes in build_queries(scanner, workers, POOL_MIN_EXECUTIONS):
-            notes.extend(query_notes)
-            if query is not None:
-                queries.append(query)
-        app = scanner.app.application()
-        queries.sort(key=lambda q: q.execution.execution_id if q.execution else -1)
-        if not queries:
-            notes.append(f"{log.name}: no SQL execution in this event log")
-        documents.append(Document(queries=tuple(queries), source=log.name, notes=tuple(notes),
-                                  application=app))
-    return documents
+        for log in self._logs:
+            self._scanner = Scanner(log, self.notes)
+            found = 0
+            for query, query_notes in build_queries(self._scanner, self._workers,
+                                                    POOL_MIN_EXECUTIONS):
+                self.notes.extend(query_notes)
+                if query is not None:
+                    found += 1
+                    yield query
+            if not found:
+                self.notes.append(f"{log.name}: no SQL execution in this event log")
+
+    def document(self) -> Document:
+        """Everything at once, as a Document (for `parse`)."""
+        queries = tuple(self.queries)
+        return Document(queries=queries, source=self.source, notes=tuple(self.notes),
+                        application=self.application)
 
 
 def iter_event_log(log, notes: List[str], workers: Optional[int] = None

@@ -81,7 +81,7 @@ def find_event_logs(path: str) -> List[EventLog]:
         return [log]
     logs = _search(path, _listing(path), 1)
     if not logs:
-        raise InspectError("no event log found in this directory (expected files of JSON "
+        raise InspectError("is a directory with no Spark event log in it (expected files of JSON "
                            "lines that start with {\"Event\":, plain or compressed, or "
                            "eventlog_v2_* folders)", source=path)
     return logs
