@@ -195,7 +195,7 @@ def iter_json(value: Any) -> Iterator[str]:
             value = node_fields(value)
         if isinstance(value, Later):
             value = value.value()
-        if isinstance(value, abc.Iterator):
+        elif not isinstance(value, _PLAIN) and isinstance(value, abc.Iterator):
             # A stream of items (a report's queries as they are diffed): written as a list,
             # one item at a time, never held whole.
             first = next(value, _END)
@@ -233,6 +233,8 @@ def iter_json(value: Any) -> Iterator[str]:
 
 
 _END = object()
+#: What is never a stream (checked first: the abstract Iterator check is slow).
+_PLAIN = (dict, list, tuple, str, int, float, type(None))
 
 
 class Later:
