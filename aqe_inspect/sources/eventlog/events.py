@@ -306,7 +306,9 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
                            f"{'cut short' if text.strip() else 'empty'}; the tree is built "
                            "from sparkPlanInfo")
     info = event.get("sparkPlanInfo")
-    info_tree = build_tree(info, raw.accumulators, line) if isinstance(info, Mapping) else None
+    # A tree parsed from text needs sparkPlanInfo only for metric values: none, no tree.
+    needed = isinstance(info, Mapping) and (query is None or raw.accumulators)
+    info_tree = build_tree(info, raw.accumulators, line) if needed else None
     if query is not None:
         if info_tree is not None:
             query = dataclasses.replace(query, root=attach_metrics(query.root, info_tree))
