@@ -28,7 +28,7 @@ from .planinfo import attach_metrics, usable_description
 ORIGIN = "History Server"
 TIMEOUT = 30.0
 #: The figure a metric string leads with (its total): `2.2 KiB`, `20,000`, `12 ms`, `1.5 s`.
-FIGURE = re.compile(r"(-?[\d,]+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|PiB|ms|s|m|h|ns)?\b")
+FIGURE = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|PiB|ms|s|m|h|ns)?\b")
 UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50,
          "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "ns": 1e-6}
 APP_IN_URL = re.compile(r"/applications/([^/?#]+)")

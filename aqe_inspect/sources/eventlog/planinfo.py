@@ -37,13 +37,15 @@ REUSED = ("ReusedExchange", "ReusedSubquery")
 #: Children of an operator that are subquery plans (`plan.subqueries`), not inputs.
 SUBQUERY_NAMES = ("Subquery", "SubqueryBroadcast", "SubqueryAdaptiveBroadcast", "ReusedSubquery")
 
-#: Texts that say Spark cut the plan description (`spark.sql.maxPlanStringLength`).
-TRUNCATED = re.compile(r"Truncated plan of \d+ characters")
+#: How Spark ends a plan description it cut at `spark.sql.maxPlanStringLength`
+#: (`PlanStringConcat`): `Truncated plan of N characters` when the length is 0, else the text
+#: up to the length and `... N more characters`.
+TRUNCATED = re.compile(r"(?:Truncated plan of \d+ characters|\.\.\. \d+ more characters)\s*\Z")
 
 
 def usable_description(text: Optional[str]) -> bool:
     """Whether a `physicalPlanDescription` can be parsed: present, not blank, not cut."""
-    return bool(text and text.strip()) and not TRUNCATED.search(text[-400:] + text[:400])
+    return bool(text and text.strip()) and not TRUNCATED.search(text[-200:])
 
 
 def build_tree(info: Mapping[str, Any], values: Optional[Mapping[int, int]] = None,

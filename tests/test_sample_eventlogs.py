@@ -1,0 +1,107 @@
+"""The sample generator's real event logs (PySpark 3.5 and 4.3, every scenario): the scenario's
+SQL execution, found by its job description, diffs to exactly what the JVM plan objects said
+(truth.json). Plain logs for all; zstd, lz4, snappy and lzf for some; a rolling log; a log
+killed mid-run and one cut mid-line; plan texts cut by `spark.sql.maxPlanStringLength` (the
+tree is built from sparkPlanInfo); simple and extended explain modes; the live UI's /sql JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aqe_inspect.engine import diff_query
+from aqe_inspect.report import REWRITE_KINDS
+from aqe_inspect.sources.eventlog import read_event_logs
+from aqe_inspect.sources.eventlog.history import read_history
+
+from .conftest import SAMPLE_PLANS
+
+MANIFEST = json.loads((SAMPLE_PLANS / "eventlogs.json").read_text("utf-8"))
+LOGS = MANIFEST["logs"]
+
+
+def log_id(entry) -> str:
+    return entry["path"]
+
+
+def _query(entry):
+    path = SAMPLE_PLANS / entry["path"]
+    if entry["layout"] == "history-sql":
+        documents = [read_history(path.read_bytes(), str(path))]
+    else:
+        documents = read_event_logs(str(path))
+    assert len(documents) == 1
+    (document,) = documents
+    found = [q for q in document.queries if q.execution.description == entry["description"]]
+    assert len(found) == 1, [q.execution.description for q in document.queries]
+    return document, found[0]
+
+
+def test_the_manifest_covers_what_the_issue_asks():
+    versions = {e["spark_version"] for e in LOGS}
+    assert {"3.5.9", "4.3.0"} <= versions
+    for version in versions:
+        mine = [e for e in LOGS if e["spark_version"] == version]
+        plain = {e["scenario"] for e in mine if e["variant"] == "plain" and e["layout"] == "single"}
+        assert len(plain) == 20, version
+        assert {e["codec"] for e in mine} >= {None, "zstd", "lz4", "snappy", "lzf"}
+        layouts = {e["layout"] for e in mine}
+        assert {"rolling", "inprogress", "inprogress-cut", "history-sql"} <= layouts
+        assert {e["variant"] for e in mine} >= {"maxplanstring", "explain-simple",
+                                               "explain-extended"}
+
+
+@pytest.mark.parametrize("entry", LOGS, ids=log_id)
+def test_the_scenario_execution_diffs_to_the_truth(entry):
+    truth = json.loads((SAMPLE_PLANS / entry["truth"]).read_text("utf-8"))
+    document, query = _query(entry)
+    assert query.execution.execution_id == entry["execution_id"]
+    assert query.adaptive is truth["adaptive"]
+    if entry["layout"] != "history-sql":
+        assert document.application.app_id == entry["app_id"]
+        assert document.application.spark_version == entry["spark_version"]
+        assert query.execution.finished
+        assert query.execution.configs.get("spark.sql.adaptive.enabled") == \
+            truth["confs"]["spark.sql.adaptive.enabled"]
+    report = diff_query(query, "1")
+    want = {kind: truth["rewrites"][kind] for kind in REWRITE_KINDS}
+    assert report.counts == want, (report.notes, [r.message for r in report.rewrites])
+    if truth["adaptive"]:
+        assert query.is_final_plan is truth["is_final_plan"]
+    if entry["variant"] == "maxplanstring":
+        assert any("sparkPlanInfo" in note for note in query.notes), query.notes
+
+
+@pytest.mark.parametrize("entry", [e for e in LOGS if e["layout"] == "inprogress-cut"],
+                         ids=log_id)
+def test_a_log_cut_mid_line_is_read_up_to_the_cut_with_a_note(entry):
+    document, _ = _query(entry)
+    assert any("cut" in note for note in document.notes), document.notes
+
+
+def test_coalesced_partitions_come_from_the_logged_metrics():
+    entry = next(e for e in LOGS if e["scenario"] == "coalesced_aggregation"
+                 and e["variant"] == "plain" and e["layout"] == "single"
+                 and e["spark_version"].startswith("4."))
+    _, query = _query(entry)
+    (rewrite,) = [r for r in diff_query(query, "1").rewrites if r.kind == "coalesced"]
+    assert "20 -> " in rewrite.message, rewrite.message
+
+
+def test_the_cli_selects_the_scenario_by_its_description():
+    entry = next(e for e in LOGS if e["scenario"] == "skew_join" and e["codec"] == "zstd")
+    truth = json.loads((SAMPLE_PLANS / entry["truth"]).read_text("utf-8"))
+    result = subprocess.run(
+        [sys.executable, "-m", "aqe_inspect", "diff", str(SAMPLE_PLANS / entry["path"]),
+         "--query", "^aqe-sample:skew_join$", "--format", "json"],
+        capture_output=True, check=False)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    (query,) = report["queries"]
+    assert query["description"] == "aqe-sample:skew_join"
+    assert query["counts"] == {k: truth["rewrites"][k] for k in REWRITE_KINDS}
+    assert report["application"]["spark_version"] == entry["spark_version"]
