@@ -39,7 +39,11 @@ def plan_pairs(query: Query) -> List[PlanPair]:
 
 
 def _shows_aqe(root: Node) -> bool:
-    return any(is_query_stage(n) or is_shuffle_read(n) for n in root.walk())
+    """Whether AQE's operators stand outside every nested adaptive plan (a plan under a write
+    command brings its own initial plan)."""
+    from .detectors.base import _walk_own
+
+    return any(is_query_stage(n) or is_shuffle_read(n) for n in _walk_own(root))
 
 
 def _final_nodes(query: Query) -> Iterable[Node]:
