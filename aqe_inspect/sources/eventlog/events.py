@@ -308,7 +308,8 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     info = event.get("sparkPlanInfo")
     # A tree parsed from text needs sparkPlanInfo only for metric values: none, no tree.
     needed = isinstance(info, Mapping) and (query is None or raw.accumulators)
-    info_tree = build_tree(info, raw.accumulators, line) if needed else None
+    info_tree = build_tree(info, raw.accumulators, line, light=query is not None) \
+        if needed else None
     if query is not None:
         if info_tree is not None:
             query = dataclasses.replace(query, root=attach_metrics(query.root, info_tree))

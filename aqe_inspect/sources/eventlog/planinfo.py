@@ -49,9 +49,11 @@ def usable_description(text: Optional[str]) -> bool:
 
 
 def build_tree(info: Mapping[str, Any], values: Optional[Mapping[int, int]] = None,
-               line: int = 0) -> Node:
+               line: int = 0, *, light: bool = False) -> Node:
     """The `Node` tree of one `sparkPlanInfo`; metrics get the values of their accumulators
-    in `values` (those without a value are left out)."""
+    in `values` (those without a value are left out). `light`: names, plain arguments and
+    metrics only (enough to pair the tree with a parsed one), not each operator's line read
+    as text is nor its metadata."""
     values = values or {}
     # Frames: (info, codegen stage in force, is an inner (subquery) plan of its parent).
     # Post-order with a stack: a node is built once all nodes below it are.
@@ -73,7 +75,7 @@ def build_tree(info: Mapping[str, Any], values: Optional[Mapping[int, int]] = No
                 unwrapped, _ = _unwrap(child, stage)
                 node = built[id(unwrapped)]
                 (inner if node.name in SUBQUERY_NAMES else children).append(node)
-        built[id(item)] = _node(item, stage, children, inner, values, line)
+        built[id(item)] = _node(item, stage, children, inner, values, line, light)
     root_item, _ = _unwrap(info, None)
     return built[id(root_item)]
 
@@ -104,11 +106,16 @@ def _unwrap(item: Mapping[str, Any], stage: Optional[int]
 
 
 def _node(item: Mapping[str, Any], stage: Optional[int], children: List[Node],
-          inner: List[Node], values: Mapping[int, int], line: int) -> Node:
+          inner: List[Node], values: Mapping[int, int], line: int, light: bool = False) -> Node:
     from ...parsing.operator_line import is_final_plan, read_operator_line
 
     text = str(item.get("simpleString") or item.get("nodeName") or "?")
     text = text.split("\n", 1)[0]
+    if light:
+        name, _, args = text.partition(" ")
+        return Node(name=name, args=args, codegen_stage=stage, children=tuple(children),
+                    inner=tuple(inner), line=line,
+                    metrics=metric_values(item.get("metrics") or (), values))
     try:
         parts = read_operator_line(text, line)
         name, args = parts.name, parts.plain_args
@@ -164,20 +171,26 @@ def _exchange_key(node: Node) -> Optional[Tuple[str, str]]:
     return (family(node), plan_id) if plan_id else None
 
 
+def carries_figures(node: Node) -> bool:
+    """The operators whose run-time figures a report uses: exchanges (partitions, data size),
+    the query stages over them, and shuffle reads (coalesced, skewed partitions and splits)."""
+    return is_shuffle_read(node) or is_query_stage(node) or family(node).endswith("Exchange")
+
+
 def attach_metrics(root: Node, info: Node) -> Node:
     """`root` (parsed from text) with the metrics of `info` (built from sparkPlanInfo) on its
-    operators; the same tree when nothing pairs."""
-    with_metrics = [n for n in info.walk(inner=True) if n.metrics]
-    if not with_metrics:
+    exchanges, query stages and shuffle reads; the same tree when nothing pairs."""
+    sources = [n for n in info.walk(inner=True) if carries_figures(n)]
+    if not any(n.metrics for n in sources):
         return root
     by_key: Dict[Tuple[str, str], Node] = {}
     by_family: Dict[str, List[Node]] = {}
-    for node in info.walk(inner=True):
+    for node in sources:
         key = _exchange_key(node)
         if key is not None:
             by_key.setdefault(key, node)
         by_family.setdefault(family(node), []).append(node)
-    targets = list(root.walk(inner=True))
+    targets = [n for n in root.walk(inner=True) if carries_figures(n)]
     text_by_family: Dict[str, List[Node]] = {}
     position: Dict[int, int] = {}  # id(node) -> its place among the text's nodes of its family
     for node in targets:
