@@ -142,7 +142,8 @@ def _diff(read):
 
     if not isinstance(read, _stream_type()):
         return diff(read)
-    reports = diff_queries(read.queries)
+    # Unselected, each execution is diffed where it is built (in the pool for a long log).
+    reports = diff_queries(read.queries) if read.selected else read.reports()
     first = next(reports, None)
     queries = iter(()) if first is None else itertools.chain((first,), reports)
     return ReportStream(queries, read.source, read.notes, lambda: read.application)
@@ -244,7 +245,7 @@ def _select(read, selector: Optional[str]):
                                f"{seen})", source=read.source)
 
     if isinstance(read, _stream_type()):
-        read.queries = kept(read.queries)
+        read.select(kept)
         return read
     return dataclasses.replace(read, queries=tuple(kept(read.queries)))
 

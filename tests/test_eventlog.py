@@ -404,3 +404,18 @@ def test_iter_event_log_streams(generated):
     stream = iter_event_log(log, notes, workers=1)
     query, app = next(stream)
     assert query.execution.execution_id == 0 and app.app_id == "local-1795444629345"
+
+
+def test_reports_diffed_in_the_pool_are_the_serial_ones(generated, monkeypatch):
+    import aqe_inspect.sources.eventlog as eventlog
+    from aqe_inspect.sources.eventlog import stream_event_logs
+
+    def reports(workers):
+        stream = stream_event_logs(generated["3.5"], workers=workers)
+        return [(r.id, r.counts, tuple(x.message for x in r.rewrites), r.notes)
+                for r in stream.reports()]
+
+    serial = reports(1)
+    monkeypatch.setattr(eventlog, "POOL_MIN_EXECUTIONS", 1)
+    assert reports(2) == serial
+    assert len(serial) == 5 and any(sum(counts.values()) for _, counts, _, _ in serial)

@@ -12,7 +12,7 @@ and the AQE configs in force; the `Document` holds the application (id, name, ve
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
+from typing import Callable, Iterator, List, Optional, Tuple
 
 from ...model import Application, Document, Query
 from .codecs import DEFAULT_CHUNK_SIZE, read_chunks
@@ -67,7 +67,23 @@ class LogStream:
         self._logs = list(logs)
         self._workers = workers
         self._scanner = None
+        self._diff = False
+        self.selected = False
         self.queries: Iterator[Query] = self._read()
+
+    def reports(self) -> Iterator[object]:
+        """Each execution's `QueryReport` instead of its Query: diffed where it is built (in
+        the pool's processes for a long log). Walk either this or `queries`, once; not after
+        `select`, whose choice is made on queries."""
+        if self.selected:
+            raise ValueError("the queries of this stream are selected: diff them one by one")
+        self._diff = True
+        return self.queries
+
+    def select(self, keep: Callable[[Iterator[Query]], Iterator[Query]]) -> None:
+        """Only the queries `keep` passes on (a generator over the queries)."""
+        self.queries = keep(self.queries)
+        self.selected = True
 
     @property
     def application(self) -> Optional[Application]:
@@ -82,7 +98,7 @@ class LogStream:
             self._scanner = Scanner(log, self.notes)
             found = 0
             for query, query_notes in build_queries(self._scanner, self._workers,
-                                                    POOL_MIN_EXECUTIONS):
+                                                    POOL_MIN_EXECUTIONS, self._diff):
                 self.notes.extend(query_notes)
                 if query is not None:
                     found += 1

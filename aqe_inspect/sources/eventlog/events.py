@@ -328,28 +328,41 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     return query, notes
 
 
-def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int = 64
-                  ) -> Iterator[Tuple[Optional[Query], List[str]]]:
-    """`build_query` of each execution the scanner finds, in order. The first `pool_min` are
-    built here; past that, in a pool of `workers` processes (default: the CPUs, at most 2 - the
-    scan itself keeps this one busy), a bounded number at a time. `workers=1` never pools."""
+def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int = 64,
+                  diff: bool = False) -> Iterator[Tuple[Any, List[str]]]:
+    """`build_query` of each execution the scanner finds, in order (with `diff`, its
+    `QueryReport` instead: diffed where it is built). The first `pool_min` are built here;
+    past that, in a pool of `workers` processes (default: the CPUs, at most 2 - the scan
+    itself keeps this one busy), a bounded number at a time. `workers=1` never pools."""
     import os
 
     source = scanner.log.name
     executions = scanner.executions()
+    work = build_report if diff else build_query
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
     for count, raw in enumerate(executions, 1):
-        yield build_query(raw, source, scanner.app.configs)
+        yield work(raw, source, scanner.app.configs)
         if count >= pool_min and workers > 1:
             break
     else:
         return
-    yield from _pooled(executions, source, scanner, workers)
+    yield from _pooled(executions, source, scanner, workers, work)
 
 
-def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, workers: int
-            ) -> Iterator[Tuple[Optional[Query], List[str]]]:
+def build_report(raw: RawExecution, source: str, app_configs: Mapping[str, str]
+                 ) -> Tuple[Any, List[str]]:
+    """`build_query`, then its diff (named by the execution id, as the Spark UI names it)."""
+    from ...engine import diff_query
+
+    query, notes = build_query(raw, source, app_configs)
+    if query is None:
+        return None, notes
+    return diff_query(query, str(raw.execution_id)), notes
+
+
+def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, workers: int,
+            work) -> Iterator[Tuple[Any, List[str]]]:
     from collections import deque
     from concurrent.futures import ProcessPoolExecutor
 
@@ -357,7 +370,7 @@ def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, w
     with ProcessPoolExecutor(max_workers=workers) as pool:
         pending: deque = deque()
         for raw in executions:
-            pending.append(pool.submit(build_query, raw, source, dict(scanner.app.configs)))
+            pending.append(pool.submit(work, raw, source, dict(scanner.app.configs)))
             if len(pending) >= window:
                 yield pending.popleft().result()
         while pending:
