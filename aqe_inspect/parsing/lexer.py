@@ -69,6 +69,27 @@ COMMENT = re.compile(r"(?://|--|#+|<--)")
 CUT_ROOT = "(cut)"
 
 
+class BlockToken(Token):
+    """A DETAIL_HEADER token with the block's FIELD lines (`fields`). The parser's cost is
+    per token, and a field line can only follow its header, so the lexer hands the whole
+    block over at once; the grammar still says what a block holds."""
+
+    __slots__ = ("fields",)
+
+
+_new_str = str.__new__
+
+
+def _new_token(token_class: type, kind: str, value: str, line: int, column: int) -> Token:
+    """`Token(kind, value, 0, line, column, line, column + len(value), len(value))`, without
+    the argument handling of Token's constructor (a few hundred thousand tokens a run)."""
+    token = _new_str(token_class, value)
+    token.type, token.value, token.start_pos = kind, value, 0
+    token.line, token.column, token.end_line = line, column, line
+    token.end_column, token.end_pos = column + len(value), len(value)
+    return token
+
+
 @dataclass(frozen=True)
 class Damage:
     """Something in a plan's text that is not as Spark prints it, read through and reported.
@@ -143,17 +164,24 @@ class _LineLexer:
         self.lines = plan.lines
         self.text = plan.text
         self.damage: List[Damage] = []
+        # Where each line stood, read straight from the lists when they cover every line.
+        self._numbers, self._columns = plan.numbers, plan.columns
+        self._direct = len(plan.numbers) == len(plan.columns) == len(plan.lines)
 
     # ---- helpers -----------------------------------------------------------------------------
     def _line(self, index: int) -> str:
         return self.lines[index]
 
-    def _token(self, kind: str, value: str, index: int, column: int = 0) -> Token:
-        index = min(index, len(self.lines) - 1)  # tokens closing the text sit on its last line
-        line = self.plan.line_number(index)
-        col = self.plan.column(index, column)
-        return Token(kind, value, start_pos=0, line=line, column=col, end_line=line,
-                     end_column=col + len(value), end_pos=len(value))
+    def _token(self, kind: str, value: str, index: int, column: int = 0,
+               token_class: type = Token) -> Token:
+        last = len(self.lines) - 1
+        if index > last:
+            index = last  # tokens closing the text sit on its last line
+        if self._direct:
+            line, column = self._numbers[index], self._columns[index] + column + 1
+        else:
+            line, column = self.plan.line_number(index), self.plan.column(index, column)
+        return _new_token(token_class, kind, value, line, column)
 
     def _error(self, index: int, column: int, message: str) -> PlanSyntaxError:
         return PlanSyntaxError(message, line=self.plan.line_number(index),
@@ -271,14 +299,18 @@ class _LineLexer:
         return index
 
     def _detail_block(self, index: int) -> Iterator[Token]:
-        yield self._token("DETAIL_HEADER", self._line(index), index)
+        """One token for the block: its header, carrying the FIELD lines under it."""
+        start = index
         index += 1
-        while index < len(self.lines):
-            line = self._line(index)
+        lines = self.lines
+        while index < len(lines):
+            line = lines[index]
             if not line.strip() or DETAIL_HEADER.match(line) or SUBQUERIES_HEADER.match(line):
                 break
-            yield self._token("FIELD", line, index)
             index += 1
+        token = self._token("DETAIL_HEADER", lines[start], start, token_class=BlockToken)
+        token.fields = lines[start + 1:index]
+        yield token
         return index
 
     def _generated_code(self, index: int) -> Iterator[Token]:

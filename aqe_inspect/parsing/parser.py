@@ -121,8 +121,8 @@ class _ToModel(Transformer):
 
     # ---- formatted-mode sections -------------------------------------------------------------
     def detail_block(self, items):
-        header = items[0]
-        return read_detail_block(header.value, [t.value for t in items[1:]], header.line)
+        header = items[0]  # a BlockToken: the lexer hands a block's fields with its header
+        return read_detail_block(header.value, header.fields, header.line)
 
     def subquery(self, items):
         header = items[0]
@@ -380,7 +380,7 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
     finally:
         CURRENT_PLAN.reset(token)
     queries = document.queries
-    damage = sorted(set(lexer.damage), key=lambda d: d.line)
+    damage = sorted(dict.fromkeys(lexer.damage), key=lambda d: d.line)  # in the order seen
     notes: List[List[str]] = [[] for _ in queries]
     starts = [query.line for query in queries]  # in printed order, so sorted
     for item in damage if queries else ():
