@@ -159,10 +159,10 @@ def _raw_level(match: "re.Match") -> int:
 class _LineLexer:
     """The state machine over lines; `tokens()` yields the whole stream."""
 
-    def __init__(self, plan: PlanLines):
+    def __init__(self, plan: PlanLines, text: Optional[str] = None):
         self.plan = plan
         self.lines = plan.lines
-        self.text = plan.text
+        self.text = plan.text if text is None else text  # the lines joined, as Lark is given
         self.damage: List[Damage] = []
         # Where each line stood, read straight from the lists when they cover every line.
         self._numbers, self._columns = plan.numbers, plan.columns

@@ -15,10 +15,11 @@ import os
 import re
 import tempfile
 from importlib import resources
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
+from lark.parsers.lalr_analysis import Shift
 
 from .damage import check_query
 from ..errors import PlanSyntaxError
@@ -349,6 +350,90 @@ def _parser() -> Lark:
     )
 
 
+class _Tables:
+    """The LALR tables Lark built for the grammar, each action resolved to what running it
+    needs: `(True, state)` to shift, `(False, (size, rule name, callback))` to reduce. The
+    callbacks are Lark's own for the grammar and `_ToModel` (the same values Lark's parser
+    builds), so driving them here gives Lark's results and Lark's errors, without the cost
+    Lark's general parser loop takes per token: about a third of a parse."""
+
+    def __init__(self, lark: Lark):
+        inner = lark.parser.parser.parser  # ParsingFrontend -> LALR_Parser -> _Parser
+        table, callbacks = inner.parse_table, inner.callbacks
+        if any(isinstance(key, str) for key in callbacks):
+            raise TypeError("token callbacks are not driven here")
+        self.start = table.start_states["start"]
+        self.end = table.end_states["start"]
+        reductions: Dict[int, tuple] = {}
+        self.states: Dict[object, Dict[str, tuple]] = {}
+        for state, actions in table.states.items():
+            row = self.states[state] = {}
+            for symbol, (action, arg) in actions.items():
+                if action is Shift:
+                    row[symbol] = (True, arg)
+                else:
+                    if id(arg) not in reductions:
+                        reductions[id(arg)] = (len(arg.expansion), arg.origin.name,
+                                               callbacks[arg])
+                    row[symbol] = (False, reductions[id(arg)])
+
+    def parse(self, tokens: Iterator[Token]):
+        """Run the LALR automaton over `tokens` (what Lark's parser loop does, step for step);
+        raise UnexpectedToken where Lark would."""
+        states = self.states
+        state_stack = [self.start]
+        value_stack: list = []
+        token = None
+        for token in tokens:
+            while True:
+                row = states[state_stack[-1]]
+                try:
+                    shift, arg = row[token.type]
+                except KeyError:
+                    raise _unexpected_token(token, row) from None
+                if shift:
+                    state_stack.append(arg)
+                    value_stack.append(token)
+                    break
+                self._reduce(arg, state_stack, value_stack)
+        end = Token.new_borrow_pos("$END", "", token) if token else Token("$END", "", 0, 1, 1)
+        while True:
+            row = states[state_stack[-1]]
+            try:
+                shift, arg = row["$END"]
+            except KeyError:
+                raise _unexpected_token(end, row) from None
+            assert not shift
+            self._reduce(arg, state_stack, value_stack)
+            if state_stack[-1] == self.end:
+                return value_stack[-1]
+
+    def _reduce(self, rule: tuple, state_stack: list, value_stack: list) -> None:
+        size, name, callback = rule
+        if size:
+            values = value_stack[-size:]
+            del state_stack[-size:]
+            del value_stack[-size:]
+        else:
+            values = []
+        value_stack.append(callback(values))
+        state_stack.append(self.states[state_stack[-1]][name][1])
+
+
+def _unexpected_token(token: Token, row: Dict[str, tuple]) -> UnexpectedToken:
+    return UnexpectedToken(token, {symbol for symbol in row if symbol.isupper()})
+
+
+@functools.lru_cache(maxsize=None)
+def _tables() -> Optional[_Tables]:
+    """The tables to drive, or None where this Lark keeps them otherwise (then Lark's parser
+    runs; the result is the same)."""
+    try:
+        return _Tables(_parser())
+    except (AttributeError, KeyError, TypeError):  # pragma: no cover - another Lark layout
+        return None
+
+
 def parse_text(text: str, source: str = "") -> Document:
     """Parse the whole of an explain output; raise PlanSyntaxError naming `source`."""
     return parse_lines(PlanLines.from_text(text), source)
@@ -366,10 +451,11 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
         raise PlanSyntaxError("expected plan text, found binary data (a NUL byte)",
                               line=plan.line_number(row), column=plan.column(row, column),
                               source=source)
-    lexer = _LineLexer(plan)
+    lexer = _LineLexer(plan, text)
+    tables = _tables()
     token = CURRENT_PLAN.set(lexer)
     try:
-        document = _parser().parse(lexer.text)
+        document = tables.parse(lexer.tokens()) if tables else _parser().parse(text)
     except PlanSyntaxError as error:
         raise error.located(source) from None
     except UnexpectedToken as error:
