@@ -18,8 +18,7 @@ Detail blocks (formatted mode):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import PlanSyntaxError
 
@@ -45,14 +44,19 @@ IS_FINAL_PLAN = re.compile(r"isFinalPlan=(?P<value>true|false)")
 #: backtracks quadratically on a long run of spaces).
 DETAIL_ID = re.compile(r"\((?P<id>\d+)\) ")
 CODEGEN_ID = " [codegen id : "
-FIELD = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9 _\-]*?)(?: \[\d+\])? ?:(?: (?P<value>.*))?$")
+#: `Input [2]: [k#1, count#9L]`: a key (its trailing spaces are stripped), an optional count,
+#: the colon, and the value. The key can hold neither `:` nor `[`, so its greedy run backs off
+#: at most past one ` [N]` group: linear.
+FIELD = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9 _\-]*)(?: \[\d+\])? ?:(?: (?P<value>.*))?$")
 #: `Location [not included in comparison]/{warehouse_dir}/t]`: plan-stability golden files
 #: hide paths this way, with no colon.
 LOCATION_HIDDEN = re.compile(r"(?P<key>Location) (?P<value>\[.*)$")
 
 
-@dataclass(frozen=True)
-class OperatorLine:
+class OperatorLine(NamedTuple):
+    """The parts of one tree line. (A NamedTuple: the parser makes one a line, and a frozen
+    dataclass takes three times as long to build.)"""
+
     name: str
     args: str
     id: Optional[int]
@@ -148,8 +152,9 @@ def is_final_plan(args: str, details: Dict[str, str]) -> Optional[bool]:
     return None
 
 
-@dataclass(frozen=True)
-class DetailBlock:
+class DetailBlock(NamedTuple):
+    """One formatted-mode detail block, read (a NamedTuple, as OperatorLine)."""
+
     id: int
     title: str
     codegen_stage: Optional[int]
@@ -163,10 +168,12 @@ def read_detail_block(header: str, field_lines: List[str], line: int) -> DetailB
     title, stage = _title_and_stage(header[match.end():], line, match.end() + 1)
     fields: Dict[str, str] = {}
     last_key: Optional[str] = None
+    field_match = FIELD.match
     for text in field_lines:
-        field = FIELD.match(text) or LOCATION_HIDDEN.match(text)
+        field = field_match(text) or LOCATION_HIDDEN.match(text)
         if field:
-            key, value = field["key"].strip(), (field["value"] or "").strip()
+            key, value = field.group("key", "value")
+            key, value = key.strip(), value.strip() if value else ""
             fields[key] = f"{fields[key]}\n{value}" if key in fields else value
             last_key = key
         elif last_key is not None:

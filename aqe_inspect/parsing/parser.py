@@ -24,7 +24,7 @@ from lark.parsers.lalr_analysis import Shift
 from .damage import check_query
 from ..errors import PlanSyntaxError
 from .lexer import CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, _LineLexer
-from ..model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
+from ..model import ADAPTIVE_ROOT, Document, Node, Query, Subquery, make_node
 from .operator_line import (
     DetailBlock, OperatorLine, is_final_plan, read_detail_block, read_operator_line,
 )
@@ -57,10 +57,11 @@ EXPECTED_NAMES = {
 class _RawNode:
     """A tree line and what hangs under it, before detail blocks are joined in."""
 
-    __slots__ = ("op", "children", "inner", "stages")
+    __slots__ = ("op", "children", "inner", "stages", "node")
 
     def __init__(self, op: OperatorLine):
         self.op = op
+        self.node: Optional[Node] = None  # what the builder made of it
         self.children: List[_RawNode] = []
         self.inner: List[_RawNode] = []
         self.stages: List[Tuple[str, _RawNode]] = []
@@ -240,59 +241,69 @@ class _Builder:
         self.damage: List[Damage] = []
 
     def build(self, root: _RawNode) -> Node:
-        built: Dict[int, Node] = {}
-        stack: List[Tuple[_RawNode, bool]] = [(root, False)]
+        # The lines in printed order (each before what hangs under it, children, then inner
+        # plans, then stages), built from the last back: everything under a node is built
+        # before it, in the order the notes on missing detail blocks name operators.
+        order: List[_RawNode] = []
+        stack = [root]
         while stack:
-            raw, ready = stack.pop()
-            if ready:
-                built[id(raw)] = self._node(raw, built)
-                continue
-            stack.append((raw, True))
-            stack.extend((child, False) for child in raw.children)
-            stack.extend((child, False) for child in raw.inner)
-            stack.extend((stage_root, False) for _, stage_root in raw.stages)
-        return built[id(root)]
+            raw = stack.pop()
+            order.append(raw)
+            if raw.stages:
+                stack.extend(reversed([stage_root for _, stage_root in raw.stages]))
+            if raw.inner:
+                stack.extend(reversed(raw.inner))
+            stack.extend(reversed(raw.children))
+        node = self._node
+        for raw in reversed(order):
+            raw.node = node(raw)
+        return root.node
 
-    def _node(self, raw: _RawNode, built: Dict[int, Node]) -> Node:
+    def _node(self, raw: _RawNode) -> Node:
         op = raw.op
         formatted = self.formatted
         block: Optional[DetailBlock] = None
-        if formatted and not op.unnumbered and op.id is None:
-            self.damage.append(Damage(op.line, f"{op.name} is printed without the operator id "
-                                      "'(N)' every formatted-plan line ends with"))
-        elif formatted and not op.unnumbered:
-            block = self.details.get(op.id)
-            if block is None:
-                self.missing.append(op)
+        if formatted and not op.unnumbered:
+            if op.id is None:
+                self.damage.append(Damage(op.line, f"{op.name} is printed without the operator "
+                                          "id '(N)' every formatted-plan line ends with"))
             else:
-                self.used.add(op.id)
+                block = self.details.get(op.id)
+                if block is None:
+                    self.missing.append(op)
+                else:
+                    self.used.add(op.id)
         fields = dict(block.fields) if block else {}
         args = op.args if formatted else op.plain_args
-        children = [built[id(child)] for child in raw.children]
+        children = [child.node for child in raw.children]
         initial: Optional[Node] = None
-        kinds = [kind for kind, _ in raw.stages]
-        for kind, stage_root in raw.stages:
-            if kind == "Initial":
-                initial = built[id(stage_root)]
-            else:
-                children.insert(0, built[id(stage_root)])
         adaptive = op.name == ADAPTIVE_ROOT
-        if adaptive and initial is not None and not children:
-            # A lone `== Initial Plan ==` (Databricks): the plan as it stands is the initial one.
-            children = [initial]
-        if adaptive and not raw.stages and children:
+        if raw.stages:
+            kinds = [kind for kind, _ in raw.stages]
+            for kind, stage_root in raw.stages:
+                if kind == "Initial":
+                    initial = stage_root.node
+                else:
+                    children.insert(0, stage_root.node)
+            if adaptive and initial is not None and not children:
+                # A lone `== Initial Plan ==` (Databricks): the plan as it stands is the
+                # initial one.
+                children = [initial]
+            if adaptive and "Initial" not in kinds:
+                self.damage.append(Damage(op.line, f"{op.name} has its {kinds[0].lower()} plan "
+                                          "but no '== Initial Plan =='; the plan looks cut "
+                                          "short"))
+        elif adaptive and children:
             # The single-tree form: Spark prints it when the current plan equals the initial one.
             initial = children[0]
-        if adaptive and kinds and "Initial" not in kinds:
-            self.damage.append(Damage(op.line, f"{op.name} has its {kinds[0].lower()} plan but "
-                                      "no '== Initial Plan =='; the plan looks cut short"))
         stage = op.codegen_stage if op.codegen_stage is not None else (
             block.codegen_stage if block else None)
-        return Node(
+        return make_node(
             name=op.name, args=args, id=op.id if formatted else None,
             codegen_stage=stage, whole_stage_codegen=op.whole_stage_codegen,
             title=block.title if block else op.name, details=fields,
-            children=tuple(children), inner=tuple(built[id(child)] for child in raw.inner),
+            children=tuple(children),
+            inner=tuple([child.node for child in raw.inner]) if raw.inner else (),
             statistics=op.statistics, description=op.description if formatted else None,
             initial=initial, is_final_plan=is_final_plan(args, fields) if adaptive else None,
             line=op.line,
