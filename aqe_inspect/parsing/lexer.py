@@ -65,6 +65,11 @@ ADAPTIVE_OPERATOR = re.compile(CODEGEN_MARKER + r"?AdaptiveSparkPlan\b")
 ELISION = re.compile(r"(?:\.{3,}|\u2026|\(\.{3,}\)|\[\.{3,}\])(?: .{0,80})?$")
 #: A comment line an author inserted: `// ...`, `-- ...`, `# ...`, `<-- ...`.
 COMMENT = re.compile(r"(?://|--|#+|<--)")
+#: The first characters an ELISION or a COMMENT can have (after blank space): a tree line
+#: starting otherwise (with an operator's name) is neither, without asking the regexes.
+INSERTED_STARTS = ".\u2026([/-#<"
+#: What every STAGE_HEADER line holds.
+STAGE_MARK = " Plan =="
 #: The root of a tree whose top was cut off: the operators above its first line are missing.
 CUT_ROOT = "(cut)"
 
@@ -191,7 +196,8 @@ class _LineLexer:
         self.damage.append(Damage(self.plan.line_number(index), message, incomplete))
 
     def _skip_blank(self, index: int) -> int:
-        while index < len(self.lines) and not self._line(index).strip():
+        lines = self.lines
+        while index < len(lines) and not lines[index].strip():
             index += 1
         return index
 
@@ -234,15 +240,17 @@ class _LineLexer:
 
     def _top_level_line(self, index: int) -> Iterator[Token]:
         line = self._line(index)
-        if PHYSICAL_HEADER.match(line):
+        # Each pattern starts with a fixed character: ask only those that can match.
+        first = line[:1]
+        if first == "=" and PHYSICAL_HEADER.match(line):
             yield self._token("PHYSICAL_HEADER", line.strip(), index)
             return (yield from self._expect_tree(index + 1, "'== Physical Plan =='"))
-        if LOGICAL_HEADER.match(line):
+        if first == "=" and LOGICAL_HEADER.match(line):
             yield self._token("LOGICAL_HEADER", line.strip(), index)
             return (yield from self._logical_section(index + 1))
-        if DETAIL_HEADER.match(line):
+        if first == "(" and DETAIL_HEADER.match(line):
             return (yield from self._detail_block(index))
-        if SUBQUERIES_HEADER.match(line):
+        if first == "=" and SUBQUERIES_HEADER.match(line):
             yield self._token("SUBQUERIES_HEADER", line.strip(), index)
             return index + 1
         if SUBQUERY_HEADER.match(line):
@@ -251,7 +259,7 @@ class _LineLexer:
             if following < len(self.lines) and self._starts_tree(following):
                 return (yield from self._tree(following))
             return index + 1
-        if OPTIMIZED_OUT_HEADER.match(line):
+        if first == "=" and OPTIMIZED_OUT_HEADER.match(line):
             yield self._token("OPTIMIZED_OUT_HEADER", line.strip(), index)
             return index + 1
         if SUBPLAN_HEADER.match(line):
@@ -305,7 +313,9 @@ class _LineLexer:
         lines = self.lines
         while index < len(lines):
             line = lines[index]
-            if not line.strip() or DETAIL_HEADER.match(line) or SUBQUERIES_HEADER.match(line):
+            first = line[:1]
+            if not line.strip() or first == "(" and DETAIL_HEADER.match(line) or \
+                    first == "=" and SUBQUERIES_HEADER.match(line):
                 break
             index += 1
         token = self._token("DETAIL_HEADER", lines[start], start, token_class=BlockToken)
@@ -359,8 +369,9 @@ class _LineLexer:
         pending_stage: Optional[_StageFrame] = None
         last_glyphs = ""
         last_operator = index
-        while index < len(self.lines):
-            line = self._line(index)
+        lines = self.lines
+        while index < len(lines):
+            line = lines[index]
             if pending_stage is not None:
                 match = STAGE_ROOT.match(line)
                 if not match or not OPERATOR_START.match(match["rest"]):
@@ -380,7 +391,7 @@ class _LineLexer:
                 index += 1
                 continue
 
-            stage = STAGE_HEADER.match(line)
+            stage = STAGE_HEADER.match(line) if STAGE_MARK in line else None
             if stage:
                 if stage["which"] == "Initial" and frames:
                     while frames and frames[-1].kind != "final":
@@ -418,16 +429,18 @@ class _LineLexer:
                     index += 1
                     continue
                 break  # a blank line or anything else ends the tree
-            rest = match["rest"]
-            if ELISION.match(rest.strip()) or COMMENT.match(rest):
+            pre, connector, rest = match.group("pre", "conn", "rest")
+            first = rest[:1]
+            if (first in INSERTED_STARTS or first.isspace()) and (
+                    ELISION.match(rest.strip()) or COMMENT.match(rest)):
                 self._skip_inserted(index, rest.strip())
                 index += 1
                 continue
-            raw = _raw_level(match)
+            raw = (len(pre) + 3) // 3
             while frames and raw <= frames[-1].root_raw:
                 frames.pop()
             logical = raw - (frames[-1].offset if frames else base)
-            content_column = len(match["pre"]) + 3
+            content_column = len(pre) + 3
             if logical < 1 and cut_top and not frames:
                 # A fragment whose first line sat deeper than the lines after it: they hang
                 # under the missing top too.
@@ -442,10 +455,11 @@ class _LineLexer:
             if not OPERATOR_START.match(rest):
                 raise self._error(index, content_column, "expected an operator name, found "
                                   + _quote(rest))
-            yield from self._move(level, logical, index)
+            if logical != level:
+                yield from self._move(level, logical, index)
             level = last_level = logical
-            last_adaptive = bool(ADAPTIVE_OPERATOR.match(rest))
-            last_glyphs, last_operator = match["pre"] + match["conn"], index
+            last_adaptive = ADAPTIVE_ROOT_TEXT in rest and bool(ADAPTIVE_OPERATOR.match(rest))
+            last_glyphs, last_operator = pre + connector, index
             yield self._token("OPERATOR", rest, index, content_column)
             index += 1
 

@@ -28,6 +28,8 @@ MAX_DIGITS = 18
 
 CODEGEN_MARKER = re.compile(
     r"(?:\*\((?P<stage>\d+)\) |\^\((?P<columnar>\d+)\) |(?P<star>[*^] ?)|(?P<cpu>!))")
+#: What a CODEGEN_MARKER starts with.
+MARKER_STARTS = "*^!"
 NAME = re.compile(r"[A-Za-z_][\w$]*")
 #: The operator id of a formatted tree line: ` (N)` closing the line, or followed by `, ...`
 #: (statistics, a description) or by ` (...)` (4.x InMemoryTableScan's columnar flags).
@@ -77,7 +79,7 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
     text = text.rstrip()
     stage: Optional[int] = None
     whole_stage = False
-    marker = CODEGEN_MARKER.match(text)
+    marker = CODEGEN_MARKER.match(text) if text[:1] in MARKER_STARTS else None
     offset = 0  # of `text` in the line as printed, for the columns of errors
     if marker:
         whole_stage = not marker["cpu"]
@@ -96,7 +98,8 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
         operator_id = None if unnumbered else read_number(
             id_match["id"], "an operator id", line,
             column + offset + len(name) + id_match.start("id"))
-        args = " ".join(x for x in (rest[: id_match.start()].strip(), id_match["more"]) if x)
+        before, more = rest[: id_match.start()].strip(), id_match["more"]
+        args = f"{before} {more}" if before and more else before or more or ""
         statistics, description = _split_tail(id_match["tail"])
     else:
         start, stats = _closing_statistics(rest)
