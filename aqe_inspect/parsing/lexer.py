@@ -75,11 +75,10 @@ CUT_ROOT = "(cut)"
 
 
 class BlockToken(Token):
-    """A DETAIL_HEADER token with the block's FIELD lines (`fields`). The parser's cost is
-    per token, and a field line can only follow its header, so the lexer hands the whole
-    block over at once; the grammar still says what a block holds."""
+    """A DETAIL_HEADER token standing for a run of detail blocks: `blocks` holds each one's
+    header, FIELD lines and line number (see `_LineLexer._detail_block`)."""
 
-    __slots__ = ("fields",)
+    __slots__ = ("blocks",)
 
 
 _new_str = str.__new__
@@ -187,6 +186,9 @@ class _LineLexer:
         else:
             line, column = self.plan.line_number(index), self.plan.column(index, column)
         return _new_token(token_class, kind, value, line, column)
+
+    def _line_number(self, index: int) -> int:
+        return self._numbers[index] if self._direct else self.plan.line_number(index)
 
     def _error(self, index: int, column: int, message: str) -> PlanSyntaxError:
         return PlanSyntaxError(message, line=self.plan.line_number(index),
@@ -307,19 +309,33 @@ class _LineLexer:
         return index
 
     def _detail_block(self, index: int) -> Iterator[Token]:
-        """One token for the block: its header, carrying the FIELD lines under it."""
-        start = index
-        index += 1
+        """One token for a run of detail blocks (blank lines between them): the first one's
+        header, carrying each block's header, FIELD lines and line number. The parser's cost
+        is per token; field lines only follow their header, and a block only follows another
+        where the first was accepted, so the run reads as its blocks one by one would."""
         lines = self.lines
-        while index < len(lines):
-            line = lines[index]
-            first = line[:1]
-            if not line.strip() or first == "(" and DETAIL_HEADER.match(line) or \
-                    first == "=" and SUBQUERIES_HEADER.match(line):
-                break
+        count = len(lines)
+        first = index
+        blocks = []
+        while True:
+            start = index
             index += 1
-        token = self._token("DETAIL_HEADER", lines[start], start, token_class=BlockToken)
-        token.fields = lines[start + 1:index]
+            while index < count:
+                line = lines[index]
+                head = line[:1]
+                if not line.strip() or head == "(" and DETAIL_HEADER.match(line) or \
+                        head == "=" and SUBQUERIES_HEADER.match(line):
+                    break
+                index += 1
+            blocks.append((lines[start], lines[start + 1:index], self._line_number(start)))
+            following = self._skip_blank(index)
+            if following < count and lines[following][:1] == "(" and \
+                    DETAIL_HEADER.match(lines[following]):
+                index = following
+                continue
+            break
+        token = self._token("DETAIL_HEADER", lines[first], first, token_class=BlockToken)
+        token.blocks = blocks
         yield token
         return index
 

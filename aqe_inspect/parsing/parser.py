@@ -81,6 +81,14 @@ class _Body:
         self.damage = damage
 
 
+class _BlockRun(list):
+    """The detail blocks one `detail_block` token stood for, in printed order."""
+
+
+def _blocks(runs: list) -> List[DetailBlock]:
+    return [block for run in runs for block in run]
+
+
 def _record(damage: Damage) -> None:
     """Keep a note of damage found while building, with the lexer's own."""
     lexer = CURRENT_PLAN.get()
@@ -123,18 +131,18 @@ class _ToModel(Transformer):
 
     # ---- formatted-mode sections -------------------------------------------------------------
     def detail_block(self, items):
-        header = items[0]  # a BlockToken: the lexer hands a block's fields with its header
-        return read_detail_block(header.value, header.fields, header.line)
+        # A BlockToken: the lexer hands a run of blocks over as one token.
+        return _BlockRun(read_detail_block(*block) for block in items[0].blocks)
 
     def subquery(self, items):
         header = items[0]
-        return ("subquery", header, items[1] if len(items) > 1 else None, items[2:])
+        return ("subquery", header, items[1] if len(items) > 1 else None, _blocks(items[2:]))
 
     def subqueries(self, items):
         return ("subqueries", items[1:])
 
     def subplan(self, items):
-        return ("subplan", items[1], items[2:])
+        return ("subplan", items[1], _blocks(items[2:]))
 
     def optimized_out(self, items):
         return ("optimized_out", items[1:])
@@ -145,8 +153,8 @@ class _ToModel(Transformer):
         subquery_items: list = []
         subplans: list = []
         for item in items[1:]:
-            if isinstance(item, DetailBlock):
-                blocks.append(item)
+            if isinstance(item, _BlockRun):
+                blocks.extend(item)
             elif item[0] == "subqueries":
                 subquery_items = item[1]
             elif item[0] == "optimized_out":
