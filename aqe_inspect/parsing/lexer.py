@@ -499,9 +499,12 @@ class _LineLexer:
             self._damaged(index, f"skipped a comment line {_quote(content)}", incomplete=False)
 
     def _move(self, level: int, target: int, index: int) -> Iterator[Token]:
-        kind = "_INDENT" if target > level else "_DEDENT"
+        if target == level:
+            return
+        # One token for every step: they are the same token, at the same place.
+        token = self._token("_INDENT" if target > level else "_DEDENT", "", index)
         for _ in range(abs(target - level)):
-            yield self._token(kind, "", index)
+            yield token
 
 
 #: The root Spark's stage headers hang under, when a pasted tree begins with one.
