@@ -1,9 +1,11 @@
 """Parse explain text into the plan model.
 
 `grammars/explain.lark` is compiled once into an LALR parser whose tables Lark caches on disk,
-so a run of the CLI loads them instead of building them. The transformer runs inside the
-parser (no parse tree is built) and turns each rule into model objects; formatted mode's
-detail blocks are joined to their tree lines by operator id once a plan's body is complete.
+so a run of the CLI loads them instead of building them. `_Tables` runs those tables over the
+lexer's tokens with Lark's own callbacks (Lark's results and errors, without the cost of its
+general parser loop). The transformer runs inside the parser (no parse tree is built) and
+turns each rule into model objects; formatted mode's detail blocks are joined to their tree
+lines by operator id once a plan's body is complete.
 """
 
 from __future__ import annotations
