@@ -13,7 +13,7 @@ fill the same types, and carry where a plan came from in `Query.source`, `Query.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Optional, Tuple
 
 ADAPTIVE_ROOT = "AdaptiveSparkPlan"
@@ -90,25 +90,6 @@ class Node:
             stack.extend(reversed(node.children))
             if inner and node.inner:
                 stack.extend(reversed(node.inner))
-
-
-_NODE_DEFAULTS = {f.name: f.default for f in fields(Node) if f.default is not MISSING}
-_NODE_FACTORIES = [(f.name, f.default_factory) for f in fields(Node)
-                   if f.default_factory is not MISSING]
-
-
-def make_node(**values) -> Node:
-    """`Node(**values)` in a fifth of the time, for the parser, which makes one a plan line: a
-    frozen dataclass's __init__ sets each field through object.__setattr__, this sets them
-    all at once. `values` must name fields of Node only."""
-    node = object.__new__(Node)
-    state = node.__dict__
-    state.update(_NODE_DEFAULTS)
-    for name, factory in _NODE_FACTORIES:
-        if name not in values:
-            state[name] = factory()
-    state.update(values)
-    return node
 
 
 @dataclass(frozen=True)

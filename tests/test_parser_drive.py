@@ -1,17 +1,15 @@
-"""The parser's fast paths against the plain ones they stand for: driving Lark's LALR tables
+"""The parser's fast path against the plain one it stands for: driving Lark's LALR tables
 directly gives what Lark's own parser gives (documents, notes, errors with their line and
-column), and `model.make_node` makes what `Node(...)` makes."""
+column)."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import List, Tuple
 
 import pytest
 
 from aqe_inspect.errors import PlanSyntaxError
-from aqe_inspect.model import Node, make_node
 from aqe_inspect.parsing import parser as parser_module
 from aqe_inspect.parsing import parse_text
 
@@ -51,17 +49,3 @@ def test_driven_tables_read_what_larks_parser_reads(monkeypatch, name, text):
 
 def test_the_tables_are_driven():
     assert parser_module._tables() is not None
-
-
-def test_make_node_makes_what_node_makes():
-    fields = dict(name="Exchange", args="hashpartitioning(k#1, 200)", id=4, line=12,
-                  details={"Arguments": "x"}, children=(Node(name="Scan"),))
-    made = make_node(**fields)
-    assert made == Node(**fields)
-    assert type(made) is Node
-    assert dataclasses.asdict(made) == dataclasses.asdict(Node(**fields))
-    bare = make_node(name="Range")
-    assert bare == Node(name="Range")
-    assert bare.details == {} and bare.details is not make_node(name="Range").details
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        made.name = "Sort"

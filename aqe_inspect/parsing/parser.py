@@ -26,7 +26,7 @@ from lark.parsers.lalr_analysis import Shift
 from .damage import check_query
 from ..errors import PlanSyntaxError
 from .lexer import CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, _LineLexer
-from ..model import ADAPTIVE_ROOT, Document, Node, Query, Subquery, make_node
+from ..model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
 from .operator_line import (
     DetailBlock, OperatorLine, is_final_plan, read_detail_block, read_operator_line,
 )
@@ -308,7 +308,7 @@ class _Builder:
             initial = children[0]
         stage = op.codegen_stage if op.codegen_stage is not None else (
             block.codegen_stage if block else None)
-        return make_node(
+        return Node(
             name=op.name, args=args, id=op.id if formatted else None,
             codegen_stage=stage, whole_stage_codegen=op.whole_stage_codegen,
             title=block.title if block else op.name, details=fields,
