@@ -8,8 +8,9 @@ shuffle reads (which only the final plan has) are looked through, and plan ids (
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from .model import Node
 from .operators import family, is_query_stage, is_shuffle_read, normalized_text
@@ -25,54 +26,90 @@ def _through_aqe(node: Node) -> Node:
 class _Signatures:
     """Structural signatures as small integers: equal integers, equal subtrees (same family,
     same normalised text, same children's signatures). Computed bottom-up without recursion,
-    so a tree thousands of levels deep costs no stack."""
+    so a tree thousands of levels deep costs no stack. `text` gives a node's normalised text
+    (shared between the signatures of one alignment), or None to compare shapes only."""
 
-    def __init__(self, with_text: bool = True):
+    def __init__(self, text: Optional[Callable[[Node], str]] = None):
         self._ids: Dict[Tuple, int] = {}
         self._memo: Dict[int, int] = {}
-        self._with_text = with_text
+        self._text = text
 
     def of(self, root: Node) -> int:
         memo = self._memo
-        stack = [(root, False)]
+        if id(root) in memo:
+            return memo[id(root)]
+        text_of = self._text
+        # (node, the nodes below it once looked through AQE's operators, or None when not yet)
+        stack: List[Tuple[Node, Optional[List[Node]]]] = [(root, None)]
         while stack:
-            node, ready = stack.pop()
+            node, below = stack.pop()
             if id(node) in memo:
                 continue
-            below = [_through_aqe(child) for child in node.children]
-            if not ready:
-                stack.append((node, True))
-                stack.extend((child, False) for child in below if id(child) not in memo)
+            if below is None:
+                below = [_through_aqe(child) for child in node.children]
+                stack.append((node, below))
+                stack.extend((child, None) for child in below if id(child) not in memo)
                 continue
-            text = normalized_text(node) if self._with_text else ""
-            key = (_shape_family(node), text, tuple(memo[id(c)] for c in below))
+            text = text_of(node) if text_of is not None else ""
+            key = (_shape_family(node), text, tuple([memo[id(c)] for c in below]))
             memo[id(node)] = self._ids.setdefault(key, len(self._ids))
         return memo[id(root)]
 
 
 class Alignment:
-    """Answers `initial_for(final_node)` for one adaptive plan."""
+    """Answers `initial_for(final_node)` for one adaptive plan. Each index of the initial
+    plan is built when a lookup first needs it: in one formatted explain ids pair many
+    operators, and structural signatures most of the rest."""
 
     def __init__(self, initial: Optional[Node], final: Node, same_ids: bool = True):
-        self._signatures = _Signatures()
-        self._shapes = _Signatures(with_text=False)
-        self._by_shape: Dict[int, List[Node]] = {}
-        self._by_expression: Dict[Tuple[str, str], List[Node]] = {}
-        self._order: Dict[int, int] = {}
+        self._texts: Dict[int, str] = {}  # normalized_text by node, computed once a node
+        self._signatures = _Signatures(self._text)
+        self._shapes = _Signatures()
+        self._nodes = list(initial.walk(inner=False)) if initial is not None else []
         self._by_id: Dict[int, Node] = {}
-        self._by_signature: Dict[int, List[Node]] = {}
-        self._by_shallow: Dict[Tuple[str, str], List[Node]] = {}
-        if initial is None:
-            return
-        for node in initial.walk(inner=False):
-            if node.id is not None and same_ids:
-                self._by_id.setdefault(node.id, node)
-            self._by_signature.setdefault(self._signatures.of(node), []).append(node)
-            self._by_shallow.setdefault((family(node), normalized_text(node)), []).append(node)
-            self._by_shape.setdefault(self._shapes.of(node), []).append(node)
-            self._order[id(node)] = len(self._order)
+        if same_ids:
+            for node in self._nodes:
+                if node.id is not None:
+                    self._by_id.setdefault(node.id, node)
+
+    @functools.cached_property
+    def _by_signature(self) -> Dict[int, List[Node]]:
+        index: Dict[int, List[Node]] = {}
+        for node in self._nodes:
+            index.setdefault(self._signatures.of(node), []).append(node)
+        return index
+
+    @functools.cached_property
+    def _by_shallow(self) -> Dict[Tuple[str, str], List[Node]]:
+        index: Dict[Tuple[str, str], List[Node]] = {}
+        for node in self._nodes:
+            index.setdefault((family(node), self._text(node)), []).append(node)
+        return index
+
+    @functools.cached_property
+    def _by_shape(self) -> Dict[int, List[Node]]:
+        index: Dict[int, List[Node]] = {}
+        for node in self._nodes:
+            index.setdefault(self._shapes.of(node), []).append(node)
+        return index
+
+    @functools.cached_property
+    def _by_expression(self) -> Dict[Tuple[str, str], List[Node]]:
+        index: Dict[Tuple[str, str], List[Node]] = {}
+        for node in self._nodes:
             for number in expression_ids(node):
-                self._by_expression.setdefault((_shape_family(node), number), []).append(node)
+                index.setdefault((_shape_family(node), number), []).append(node)
+        return index
+
+    @functools.cached_property
+    def _order(self) -> Dict[int, int]:
+        return {id(node): number for number, node in enumerate(self._nodes)}
+
+    def _text(self, node: Node) -> str:
+        text = self._texts.get(id(node))
+        if text is None:
+            text = self._texts[id(node)] = normalized_text(node)
+        return text
 
     def initial_for(self, final_node: Optional[Node]) -> Optional[Node]:
         if final_node is None:
@@ -83,7 +120,7 @@ class Alignment:
         same = self._by_signature.get(self._signatures.of(target))
         if same:
             return same[0]
-        shallow = self._by_shallow.get((family(target), normalized_text(target)))
+        shallow = self._by_shallow.get((family(target), self._text(target)))
         if shallow:
             return shallow[0]
         # Printed in another explain mode (formatted against simple): the same shape, and of

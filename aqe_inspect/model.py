@@ -88,11 +88,12 @@ class Node:
                     continue
                 seen.add(id(node))
             yield node
-            below = list(node.inner) if inner else []
-            below.extend(node.children)
+            # Pushed last to first: inner plans, then children, then the initial tree.
             if initial and node.initial is not None:
-                below.append(node.initial)
-            stack.extend(reversed(below))
+                stack.append(node.initial)
+            stack.extend(reversed(node.children))
+            if inner and node.inner:
+                stack.extend(reversed(node.inner))
 
 
 @dataclass(frozen=True)

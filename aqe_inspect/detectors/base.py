@@ -45,10 +45,19 @@ class PlanPair:
         return self.alignment.initial_for(final_node)
 
     def final_nodes(self) -> Iterator[Node]:
-        return _walk_own(self.final)
+        return iter(self._final_nodes)
 
     def initial_nodes(self) -> Iterator[Node]:
-        return _walk_own(self.initial) if self.initial is not None else iter(())
+        return iter(self._initial_nodes)
+
+    # Walked once for all detectors.
+    @functools.cached_property
+    def _final_nodes(self) -> Tuple[Node, ...]:
+        return tuple(_walk_own(self.final))
+
+    @functools.cached_property
+    def _initial_nodes(self) -> Tuple[Node, ...]:
+        return tuple(_walk_own(self.initial)) if self.initial is not None else ()
 
 
 def _walk_own(root: Node) -> Iterator[Node]:

@@ -3,8 +3,9 @@
     lexer.py          plan lines -> line tokens; tree glyphs -> _INDENT/_DEDENT; damage read
                       through (elisions, comment lines, cut tops) and recorded
     operator_line.py  one operator line / detail block into its parts
-    parser.py         the cached Lark parser (grammars/explain.lark) and the transformer into
-                      the model, building nodes without recursion
+    parser.py         the cached Lark parser (grammars/explain.lark), its LALR tables driven
+                      over the lexer's tokens, and the transformer into the model, building
+                      nodes without recursion
     damage.py         the signs of a plan cut short, as notes on its query
 """
 

@@ -87,8 +87,9 @@ BRACKETS = {")": "(", "]": "[", "}": "{"}
 def check_query(query: Query, plan: PlanLines, last: bool = True) -> List[str]:
     """Notes on signs that `query` (read from `plan`) was cut short; `last` says the query is
     the last one of the text, where a cut shows."""
+    nodes = list(query.walk())  # every tree, initial ones too, walked once for all checks
     found: List[Damage] = []
-    found.extend(_leaves(query))
+    found.extend(_leaves(nodes))
     found.extend(_subquery_trees(query))
     if not last:
         return [damage.note() for damage in found]
@@ -96,9 +97,9 @@ def check_query(query: Query, plan: PlanLines, last: bool = True) -> List[str]:
         found.extend(_codegen(query, plan))
     else:
         found.extend(_last_line(plan))
-        found.extend(_last_operator(query, plan))
+        found.extend(_last_operator(nodes, query, plan))
     if query.mode == "formatted":
-        found.extend(_last_detail_block(query, plan))
+        found.extend(_last_detail_block(nodes, plan))
         found.extend(_subquery_entries(query))
     return [damage.note() for damage in found]
 
@@ -109,19 +110,18 @@ def _trees(query: Query) -> Iterator[Node]:
     yield from query.optimized_out
 
 
-def _leaves(query: Query) -> Iterator[Damage]:
-    for tree in _trees(query):
-        for node in tree.walk(initial=True):
-            if node.is_adaptive_root and node.is_final_plan is None:
-                yield Damage(node.line, f"{node.name} without a readable isFinalPlan flag; the "
-                             "plan looks cut short")
-            if node.children:
-                if len(node.children) == 1 and is_join(node):
-                    yield Damage(node.line, f"the join {node.name} has one input where it "
-                                 "needs two; the plan looks cut short")
-            elif family(node) in NEEDS_CHILD:
-                yield Damage(node.line, f"{node.name} is printed without the operator it reads "
-                             "from; the plan looks cut short")
+def _leaves(nodes: List[Node]) -> Iterator[Damage]:
+    for node in nodes:
+        if node.is_final_plan is None and node.is_adaptive_root:
+            yield Damage(node.line, f"{node.name} without a readable isFinalPlan flag; the "
+                         "plan looks cut short")
+        if node.children:
+            if len(node.children) == 1 and is_join(node):
+                yield Damage(node.line, f"the join {node.name} has one input where it "
+                             "needs two; the plan looks cut short")
+        elif family(node) in NEEDS_CHILD:
+            yield Damage(node.line, f"{node.name} is printed without the operator it reads "
+                         "from; the plan looks cut short")
 
 
 def is_known_leaf(node: Node, formatted: bool) -> bool:
@@ -136,20 +136,19 @@ def is_known_leaf(node: Node, formatted: bool) -> bool:
     return name in KNOWN_LEAVES or any(word in name for word in LEAF_WORDS)
 
 
-def _last_operator(query: Query, plan: PlanLines) -> Iterator[Damage]:
+def _last_operator(nodes: List[Node], query: Query, plan: PlanLines) -> Iterator[Damage]:
     """The operator on the text's last line, when it reads from operators that are missing."""
     index = _last_text_line(plan)
     if index is None:
         return
     number = plan.line_number(index)
-    for tree in _trees(query):
-        for node in tree.walk(initial=True):
-            if node.line == number and not node.children and \
-                    not is_known_leaf(node, query.mode == "formatted") and \
-                    family(node) not in NEEDS_CHILD:
-                yield Damage(number, f"the text ends at {node.name!r}, not at an operator "
-                             "that reads no other; the plan looks cut short")
-                return
+    for node in nodes:
+        if node.line == number and not node.children and \
+                not is_known_leaf(node, query.mode == "formatted") and \
+                family(node) not in NEEDS_CHILD:
+            yield Damage(number, f"the text ends at {node.name!r}, not at an operator "
+                         "that reads no other; the plan looks cut short")
+            return
 
 
 def _subquery_trees(query: Query) -> Iterator[Damage]:
@@ -198,7 +197,7 @@ def _unbalanced(text: str) -> bool:
     return bool(stack)
 
 
-def _last_detail_block(query: Query, plan: PlanLines) -> Iterator[Damage]:
+def _last_detail_block(nodes: List[Node], plan: PlanLines) -> Iterator[Damage]:
     """The last detail block of the text, when it lacks a field its operator always has."""
     index = _last_text_line(plan)
     while index is not None and index >= 0 and plan.lines[index].strip():
@@ -209,8 +208,7 @@ def _last_detail_block(query: Query, plan: PlanLines) -> Iterator[Damage]:
     else:
         return
     block_id = int(plan.lines[index][1:plan.lines[index].index(")")])
-    node = next((n for tree in _trees(query) for n in tree.walk(initial=True)
-                 if n.id == block_id), None)
+    node = next((n for n in nodes if n.id == block_id), None)
     if node is None:
         return
     required = REQUIRED_FIELDS.get(family(node), ())
@@ -237,6 +235,8 @@ def _subquery_entries(query: Query) -> Iterator[Damage]:
             if node.id is None:
                 continue
             for value in node.details.values():
+                if "uery#" not in value and "pruning#" not in value:
+                    continue  # what every SUBQUERY_REFERENCE holds, found without a regex
                 for number in SUBQUERY_REFERENCE.findall(value):
                     if (node.id, number) not in hosted:
                         yield Damage(node.line, f"{node.label} uses subquery #{number}, which "

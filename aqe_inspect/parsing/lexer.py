@@ -65,8 +65,33 @@ ADAPTIVE_OPERATOR = re.compile(CODEGEN_MARKER + r"?AdaptiveSparkPlan\b")
 ELISION = re.compile(r"(?:\.{3,}|\u2026|\(\.{3,}\)|\[\.{3,}\])(?: .{0,80})?$")
 #: A comment line an author inserted: `// ...`, `-- ...`, `# ...`, `<-- ...`.
 COMMENT = re.compile(r"(?://|--|#+|<--)")
+#: The first characters an ELISION or a COMMENT can have (after blank space): a tree line
+#: starting otherwise (with an operator's name) is neither, without asking the regexes.
+INSERTED_STARTS = ".\u2026([/-#<"
+#: What every STAGE_HEADER line holds.
+STAGE_MARK = " Plan =="
 #: The root of a tree whose top was cut off: the operators above its first line are missing.
 CUT_ROOT = "(cut)"
+
+
+class BlockToken(Token):
+    """A DETAIL_HEADER token standing for a run of detail blocks: `blocks` holds each one's
+    header, FIELD lines and line number (see `_LineLexer._detail_block`)."""
+
+    __slots__ = ("blocks",)
+
+
+_new_str = str.__new__
+
+
+def _new_token(token_class: type, kind: str, value: str, line: int, column: int) -> Token:
+    """`Token(kind, value, 0, line, column, line, column + len(value), len(value))`, without
+    the argument handling of Token's constructor (a few hundred thousand tokens a run)."""
+    token = _new_str(token_class, value)
+    token.type, token.value, token.start_pos = kind, value, 0
+    token.line, token.column, token.end_line = line, column, line
+    token.end_column, token.end_pos = column + len(value), len(value)
+    return token
 
 
 @dataclass(frozen=True)
@@ -138,22 +163,32 @@ def _raw_level(match: "re.Match") -> int:
 class _LineLexer:
     """The state machine over lines; `tokens()` yields the whole stream."""
 
-    def __init__(self, plan: PlanLines):
+    def __init__(self, plan: PlanLines, text: Optional[str] = None):
         self.plan = plan
         self.lines = plan.lines
-        self.text = plan.text
+        self.text = plan.text if text is None else text  # the lines joined, as Lark is given
         self.damage: List[Damage] = []
+        # Where each line stood, read straight from the lists when they cover every line.
+        self._numbers, self._columns = plan.numbers, plan.columns
+        self._direct = len(plan.numbers) == len(plan.columns) == len(plan.lines)
 
     # ---- helpers -----------------------------------------------------------------------------
     def _line(self, index: int) -> str:
         return self.lines[index]
 
-    def _token(self, kind: str, value: str, index: int, column: int = 0) -> Token:
-        index = min(index, len(self.lines) - 1)  # tokens closing the text sit on its last line
-        line = self.plan.line_number(index)
-        col = self.plan.column(index, column)
-        return Token(kind, value, start_pos=0, line=line, column=col, end_line=line,
-                     end_column=col + len(value), end_pos=len(value))
+    def _token(self, kind: str, value: str, index: int, column: int = 0,
+               token_class: type = Token) -> Token:
+        last = len(self.lines) - 1
+        if index > last:
+            index = last  # tokens closing the text sit on its last line
+        if self._direct:
+            line, column = self._numbers[index], self._columns[index] + column + 1
+        else:
+            line, column = self.plan.line_number(index), self.plan.column(index, column)
+        return _new_token(token_class, kind, value, line, column)
+
+    def _line_number(self, index: int) -> int:
+        return self._numbers[index] if self._direct else self.plan.line_number(index)
 
     def _error(self, index: int, column: int, message: str) -> PlanSyntaxError:
         return PlanSyntaxError(message, line=self.plan.line_number(index),
@@ -163,7 +198,8 @@ class _LineLexer:
         self.damage.append(Damage(self.plan.line_number(index), message, incomplete))
 
     def _skip_blank(self, index: int) -> int:
-        while index < len(self.lines) and not self._line(index).strip():
+        lines = self.lines
+        while index < len(lines) and not lines[index].strip():
             index += 1
         return index
 
@@ -206,15 +242,17 @@ class _LineLexer:
 
     def _top_level_line(self, index: int) -> Iterator[Token]:
         line = self._line(index)
-        if PHYSICAL_HEADER.match(line):
+        # Each pattern starts with a fixed character: ask only those that can match.
+        first = line[:1]
+        if first == "=" and PHYSICAL_HEADER.match(line):
             yield self._token("PHYSICAL_HEADER", line.strip(), index)
             return (yield from self._expect_tree(index + 1, "'== Physical Plan =='"))
-        if LOGICAL_HEADER.match(line):
+        if first == "=" and LOGICAL_HEADER.match(line):
             yield self._token("LOGICAL_HEADER", line.strip(), index)
             return (yield from self._logical_section(index + 1))
-        if DETAIL_HEADER.match(line):
+        if first == "(" and DETAIL_HEADER.match(line):
             return (yield from self._detail_block(index))
-        if SUBQUERIES_HEADER.match(line):
+        if first == "=" and SUBQUERIES_HEADER.match(line):
             yield self._token("SUBQUERIES_HEADER", line.strip(), index)
             return index + 1
         if SUBQUERY_HEADER.match(line):
@@ -223,7 +261,7 @@ class _LineLexer:
             if following < len(self.lines) and self._starts_tree(following):
                 return (yield from self._tree(following))
             return index + 1
-        if OPTIMIZED_OUT_HEADER.match(line):
+        if first == "=" and OPTIMIZED_OUT_HEADER.match(line):
             yield self._token("OPTIMIZED_OUT_HEADER", line.strip(), index)
             return index + 1
         if SUBPLAN_HEADER.match(line):
@@ -271,14 +309,34 @@ class _LineLexer:
         return index
 
     def _detail_block(self, index: int) -> Iterator[Token]:
-        yield self._token("DETAIL_HEADER", self._line(index), index)
-        index += 1
-        while index < len(self.lines):
-            line = self._line(index)
-            if not line.strip() or DETAIL_HEADER.match(line) or SUBQUERIES_HEADER.match(line):
-                break
-            yield self._token("FIELD", line, index)
+        """One token for a run of detail blocks (blank lines between them): the first one's
+        header, carrying each block's header, FIELD lines and line number. The parser's cost
+        is per token; field lines only follow their header, and a block only follows another
+        where the first was accepted, so the run reads as its blocks one by one would."""
+        lines = self.lines
+        count = len(lines)
+        first = index
+        blocks = []
+        while True:
+            start = index
             index += 1
+            while index < count:
+                line = lines[index]
+                head = line[:1]
+                if not line.strip() or head == "(" and DETAIL_HEADER.match(line) or \
+                        head == "=" and SUBQUERIES_HEADER.match(line):
+                    break
+                index += 1
+            blocks.append((lines[start], lines[start + 1:index], self._line_number(start)))
+            following = self._skip_blank(index)
+            if following < count and lines[following][:1] == "(" and \
+                    DETAIL_HEADER.match(lines[following]):
+                index = following
+                continue
+            break
+        token = self._token("DETAIL_HEADER", lines[first], first, token_class=BlockToken)
+        token.blocks = blocks
+        yield token
         return index
 
     def _generated_code(self, index: int) -> Iterator[Token]:
@@ -327,8 +385,9 @@ class _LineLexer:
         pending_stage: Optional[_StageFrame] = None
         last_glyphs = ""
         last_operator = index
-        while index < len(self.lines):
-            line = self._line(index)
+        lines = self.lines
+        while index < len(lines):
+            line = lines[index]
             if pending_stage is not None:
                 match = STAGE_ROOT.match(line)
                 if not match or not OPERATOR_START.match(match["rest"]):
@@ -348,7 +407,7 @@ class _LineLexer:
                 index += 1
                 continue
 
-            stage = STAGE_HEADER.match(line)
+            stage = STAGE_HEADER.match(line) if STAGE_MARK in line else None
             if stage:
                 if stage["which"] == "Initial" and frames:
                     while frames and frames[-1].kind != "final":
@@ -386,16 +445,18 @@ class _LineLexer:
                     index += 1
                     continue
                 break  # a blank line or anything else ends the tree
-            rest = match["rest"]
-            if ELISION.match(rest.strip()) or COMMENT.match(rest):
+            pre, connector, rest = match.group("pre", "conn", "rest")
+            first = rest[:1]
+            if (first in INSERTED_STARTS or first.isspace()) and (
+                    ELISION.match(rest.strip()) or COMMENT.match(rest)):
                 self._skip_inserted(index, rest.strip())
                 index += 1
                 continue
-            raw = _raw_level(match)
+            raw = (len(pre) + 3) // 3
             while frames and raw <= frames[-1].root_raw:
                 frames.pop()
             logical = raw - (frames[-1].offset if frames else base)
-            content_column = len(match["pre"]) + 3
+            content_column = len(pre) + 3
             if logical < 1 and cut_top and not frames:
                 # A fragment whose first line sat deeper than the lines after it: they hang
                 # under the missing top too.
@@ -410,10 +471,11 @@ class _LineLexer:
             if not OPERATOR_START.match(rest):
                 raise self._error(index, content_column, "expected an operator name, found "
                                   + _quote(rest))
-            yield from self._move(level, logical, index)
+            if logical != level:
+                yield from self._move(level, logical, index)
             level = last_level = logical
-            last_adaptive = bool(ADAPTIVE_OPERATOR.match(rest))
-            last_glyphs, last_operator = match["pre"] + match["conn"], index
+            last_adaptive = ADAPTIVE_ROOT_TEXT in rest and bool(ADAPTIVE_OPERATOR.match(rest))
+            last_glyphs, last_operator = pre + connector, index
             yield self._token("OPERATOR", rest, index, content_column)
             index += 1
 
@@ -437,9 +499,12 @@ class _LineLexer:
             self._damaged(index, f"skipped a comment line {_quote(content)}", incomplete=False)
 
     def _move(self, level: int, target: int, index: int) -> Iterator[Token]:
-        kind = "_INDENT" if target > level else "_DEDENT"
+        if target == level:
+            return
+        # One token for every step: they are the same token, at the same place.
+        token = self._token("_INDENT" if target > level else "_DEDENT", "", index)
         for _ in range(abs(target - level)):
-            yield self._token(kind, "", index)
+            yield token
 
 
 #: The root Spark's stage headers hang under, when a pasted tree begins with one.

@@ -18,8 +18,7 @@ Detail blocks (formatted mode):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import PlanSyntaxError
 
@@ -29,6 +28,8 @@ MAX_DIGITS = 18
 
 CODEGEN_MARKER = re.compile(
     r"(?:\*\((?P<stage>\d+)\) |\^\((?P<columnar>\d+)\) |(?P<star>[*^] ?)|(?P<cpu>!))")
+#: What a CODEGEN_MARKER starts with.
+MARKER_STARTS = "*^!"
 NAME = re.compile(r"[A-Za-z_][\w$]*")
 #: The operator id of a formatted tree line: ` (N)` closing the line, or followed by `, ...`
 #: (statistics, a description) or by ` (...)` (4.x InMemoryTableScan's columnar flags).
@@ -45,14 +46,19 @@ IS_FINAL_PLAN = re.compile(r"isFinalPlan=(?P<value>true|false)")
 #: backtracks quadratically on a long run of spaces).
 DETAIL_ID = re.compile(r"\((?P<id>\d+)\) ")
 CODEGEN_ID = " [codegen id : "
-FIELD = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9 _\-]*?)(?: \[\d+\])? ?:(?: (?P<value>.*))?$")
+#: `Input [2]: [k#1, count#9L]`: a key (its trailing spaces are stripped), an optional count,
+#: the colon, and the value. The key can hold neither `:` nor `[`, so its greedy run backs off
+#: at most past one ` [N]` group: linear.
+FIELD = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9 _\-]*)(?: \[\d+\])? ?:(?: (?P<value>.*))?$")
 #: `Location [not included in comparison]/{warehouse_dir}/t]`: plan-stability golden files
 #: hide paths this way, with no colon.
 LOCATION_HIDDEN = re.compile(r"(?P<key>Location) (?P<value>\[.*)$")
 
 
-@dataclass(frozen=True)
-class OperatorLine:
+class OperatorLine(NamedTuple):
+    """The parts of one tree line. (A NamedTuple: the parser makes one a line, and a frozen
+    dataclass takes three times as long to build.)"""
+
     name: str
     args: str
     id: Optional[int]
@@ -73,7 +79,7 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
     text = text.rstrip()
     stage: Optional[int] = None
     whole_stage = False
-    marker = CODEGEN_MARKER.match(text)
+    marker = CODEGEN_MARKER.match(text) if text[:1] in MARKER_STARTS else None
     offset = 0  # of `text` in the line as printed, for the columns of errors
     if marker:
         whole_stage = not marker["cpu"]
@@ -92,7 +98,8 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
         operator_id = None if unnumbered else read_number(
             id_match["id"], "an operator id", line,
             column + offset + len(name) + id_match.start("id"))
-        args = " ".join(x for x in (rest[: id_match.start()].strip(), id_match["more"]) if x)
+        before, more = rest[: id_match.start()].strip(), id_match["more"]
+        args = f"{before} {more}" if before and more else before or more or ""
         statistics, description = _split_tail(id_match["tail"])
     else:
         start, stats = _closing_statistics(rest)
@@ -148,8 +155,9 @@ def is_final_plan(args: str, details: Dict[str, str]) -> Optional[bool]:
     return None
 
 
-@dataclass(frozen=True)
-class DetailBlock:
+class DetailBlock(NamedTuple):
+    """One formatted-mode detail block, read (a NamedTuple, as OperatorLine)."""
+
     id: int
     title: str
     codegen_stage: Optional[int]
@@ -163,10 +171,12 @@ def read_detail_block(header: str, field_lines: List[str], line: int) -> DetailB
     title, stage = _title_and_stage(header[match.end():], line, match.end() + 1)
     fields: Dict[str, str] = {}
     last_key: Optional[str] = None
+    field_match = FIELD.match
     for text in field_lines:
-        field = FIELD.match(text) or LOCATION_HIDDEN.match(text)
+        field = field_match(text) or LOCATION_HIDDEN.match(text)
         if field:
-            key, value = field["key"].strip(), (field["value"] or "").strip()
+            key, value = field.group("key", "value")
+            key, value = key.strip(), value.strip() if value else ""
             fields[key] = f"{fields[key]}\n{value}" if key in fields else value
             last_key = key
         elif last_key is not None:

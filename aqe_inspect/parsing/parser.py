@@ -1,9 +1,11 @@
 """Parse explain text into the plan model.
 
 `grammars/explain.lark` is compiled once into an LALR parser whose tables Lark caches on disk,
-so a run of the CLI loads them instead of building them. The transformer runs inside the
-parser (no parse tree is built) and turns each rule into model objects; formatted mode's
-detail blocks are joined to their tree lines by operator id once a plan's body is complete.
+so a run of the CLI loads them instead of building them. `_Tables` runs those tables over the
+lexer's tokens with Lark's own callbacks (Lark's results and errors, without the cost of its
+general parser loop). The transformer runs inside the parser (no parse tree is built) and
+turns each rule into model objects; formatted mode's detail blocks are joined to their tree
+lines by operator id once a plan's body is complete.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import os
 import re
 import tempfile
 from importlib import resources
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
+from lark.parsers.lalr_analysis import Shift
 
 from .damage import check_query
 from ..errors import PlanSyntaxError
@@ -56,10 +59,11 @@ EXPECTED_NAMES = {
 class _RawNode:
     """A tree line and what hangs under it, before detail blocks are joined in."""
 
-    __slots__ = ("op", "children", "inner", "stages")
+    __slots__ = ("op", "children", "inner", "stages", "node")
 
     def __init__(self, op: OperatorLine):
         self.op = op
+        self.node: Optional[Node] = None  # what the builder made of it
         self.children: List[_RawNode] = []
         self.inner: List[_RawNode] = []
         self.stages: List[Tuple[str, _RawNode]] = []
@@ -77,6 +81,14 @@ class _Body:
         self.optimized_out = optimized_out
         self.mode = mode
         self.damage = damage
+
+
+class _BlockRun(list):
+    """The detail blocks one `detail_block` token stood for, in printed order."""
+
+
+def _blocks(runs: list) -> List[DetailBlock]:
+    return [block for run in runs for block in run]
 
 
 def _record(damage: Damage) -> None:
@@ -121,18 +133,18 @@ class _ToModel(Transformer):
 
     # ---- formatted-mode sections -------------------------------------------------------------
     def detail_block(self, items):
-        header = items[0]
-        return read_detail_block(header.value, [t.value for t in items[1:]], header.line)
+        # A BlockToken: the lexer hands a run of blocks over as one token.
+        return _BlockRun(read_detail_block(*block) for block in items[0].blocks)
 
     def subquery(self, items):
         header = items[0]
-        return ("subquery", header, items[1] if len(items) > 1 else None, items[2:])
+        return ("subquery", header, items[1] if len(items) > 1 else None, _blocks(items[2:]))
 
     def subqueries(self, items):
         return ("subqueries", items[1:])
 
     def subplan(self, items):
-        return ("subplan", items[1], items[2:])
+        return ("subplan", items[1], _blocks(items[2:]))
 
     def optimized_out(self, items):
         return ("optimized_out", items[1:])
@@ -143,8 +155,8 @@ class _ToModel(Transformer):
         subquery_items: list = []
         subplans: list = []
         for item in items[1:]:
-            if isinstance(item, DetailBlock):
-                blocks.append(item)
+            if isinstance(item, _BlockRun):
+                blocks.extend(item)
             elif item[0] == "subqueries":
                 subquery_items = item[1]
             elif item[0] == "optimized_out":
@@ -239,59 +251,69 @@ class _Builder:
         self.damage: List[Damage] = []
 
     def build(self, root: _RawNode) -> Node:
-        built: Dict[int, Node] = {}
-        stack: List[Tuple[_RawNode, bool]] = [(root, False)]
+        # The lines in printed order (each before what hangs under it, children, then inner
+        # plans, then stages), built from the last back: everything under a node is built
+        # before it, in the order the notes on missing detail blocks name operators.
+        order: List[_RawNode] = []
+        stack = [root]
         while stack:
-            raw, ready = stack.pop()
-            if ready:
-                built[id(raw)] = self._node(raw, built)
-                continue
-            stack.append((raw, True))
-            stack.extend((child, False) for child in raw.children)
-            stack.extend((child, False) for child in raw.inner)
-            stack.extend((stage_root, False) for _, stage_root in raw.stages)
-        return built[id(root)]
+            raw = stack.pop()
+            order.append(raw)
+            if raw.stages:
+                stack.extend(reversed([stage_root for _, stage_root in raw.stages]))
+            if raw.inner:
+                stack.extend(reversed(raw.inner))
+            stack.extend(reversed(raw.children))
+        node = self._node
+        for raw in reversed(order):
+            raw.node = node(raw)
+        return root.node
 
-    def _node(self, raw: _RawNode, built: Dict[int, Node]) -> Node:
+    def _node(self, raw: _RawNode) -> Node:
         op = raw.op
         formatted = self.formatted
         block: Optional[DetailBlock] = None
-        if formatted and not op.unnumbered and op.id is None:
-            self.damage.append(Damage(op.line, f"{op.name} is printed without the operator id "
-                                      "'(N)' every formatted-plan line ends with"))
-        elif formatted and not op.unnumbered:
-            block = self.details.get(op.id)
-            if block is None:
-                self.missing.append(op)
+        if formatted and not op.unnumbered:
+            if op.id is None:
+                self.damage.append(Damage(op.line, f"{op.name} is printed without the operator "
+                                          "id '(N)' every formatted-plan line ends with"))
             else:
-                self.used.add(op.id)
+                block = self.details.get(op.id)
+                if block is None:
+                    self.missing.append(op)
+                else:
+                    self.used.add(op.id)
         fields = dict(block.fields) if block else {}
         args = op.args if formatted else op.plain_args
-        children = [built[id(child)] for child in raw.children]
+        children = [child.node for child in raw.children]
         initial: Optional[Node] = None
-        kinds = [kind for kind, _ in raw.stages]
-        for kind, stage_root in raw.stages:
-            if kind == "Initial":
-                initial = built[id(stage_root)]
-            else:
-                children.insert(0, built[id(stage_root)])
         adaptive = op.name == ADAPTIVE_ROOT
-        if adaptive and initial is not None and not children:
-            # A lone `== Initial Plan ==` (Databricks): the plan as it stands is the initial one.
-            children = [initial]
-        if adaptive and not raw.stages and children:
+        if raw.stages:
+            kinds = [kind for kind, _ in raw.stages]
+            for kind, stage_root in raw.stages:
+                if kind == "Initial":
+                    initial = stage_root.node
+                else:
+                    children.insert(0, stage_root.node)
+            if adaptive and initial is not None and not children:
+                # A lone `== Initial Plan ==` (Databricks): the plan as it stands is the
+                # initial one.
+                children = [initial]
+            if adaptive and "Initial" not in kinds:
+                self.damage.append(Damage(op.line, f"{op.name} has its {kinds[0].lower()} plan "
+                                          "but no '== Initial Plan =='; the plan looks cut "
+                                          "short"))
+        elif adaptive and children:
             # The single-tree form: Spark prints it when the current plan equals the initial one.
             initial = children[0]
-        if adaptive and kinds and "Initial" not in kinds:
-            self.damage.append(Damage(op.line, f"{op.name} has its {kinds[0].lower()} plan but "
-                                      "no '== Initial Plan =='; the plan looks cut short"))
         stage = op.codegen_stage if op.codegen_stage is not None else (
             block.codegen_stage if block else None)
         return Node(
             name=op.name, args=args, id=op.id if formatted else None,
             codegen_stage=stage, whole_stage_codegen=op.whole_stage_codegen,
             title=block.title if block else op.name, details=fields,
-            children=tuple(children), inner=tuple(built[id(child)] for child in raw.inner),
+            children=tuple(children),
+            inner=tuple([child.node for child in raw.inner]) if raw.inner else (),
             statistics=op.statistics, description=op.description if formatted else None,
             initial=initial, is_final_plan=is_final_plan(args, fields) if adaptive else None,
             line=op.line,
@@ -349,6 +371,90 @@ def _parser() -> Lark:
     )
 
 
+class _Tables:
+    """The LALR tables Lark built for the grammar, each action resolved to what running it
+    needs: `(True, state)` to shift, `(False, (size, rule name, callback))` to reduce. The
+    callbacks are Lark's own for the grammar and `_ToModel` (the same values Lark's parser
+    builds), so driving them here gives Lark's results and Lark's errors, without the cost
+    Lark's general parser loop takes per token: about a third of a parse."""
+
+    def __init__(self, lark: Lark):
+        inner = lark.parser.parser.parser  # ParsingFrontend -> LALR_Parser -> _Parser
+        table, callbacks = inner.parse_table, inner.callbacks
+        if any(isinstance(key, str) for key in callbacks):
+            raise TypeError("token callbacks are not driven here")
+        self.start = table.start_states["start"]
+        self.end = table.end_states["start"]
+        reductions: Dict[int, tuple] = {}
+        self.states: Dict[object, Dict[str, tuple]] = {}
+        for state, actions in table.states.items():
+            row = self.states[state] = {}
+            for symbol, (action, arg) in actions.items():
+                if action is Shift:
+                    row[symbol] = (True, arg)
+                else:
+                    if id(arg) not in reductions:
+                        reductions[id(arg)] = (len(arg.expansion), arg.origin.name,
+                                               callbacks[arg])
+                    row[symbol] = (False, reductions[id(arg)])
+
+    def parse(self, tokens: Iterator[Token]):
+        """Run the LALR automaton over `tokens` (what Lark's parser loop does, step for step);
+        raise UnexpectedToken where Lark would."""
+        states = self.states
+        state_stack = [self.start]
+        value_stack: list = []
+        token = None
+        for token in tokens:
+            while True:
+                row = states[state_stack[-1]]
+                try:
+                    shift, arg = row[token.type]
+                except KeyError:
+                    raise _unexpected_token(token, row) from None
+                if shift:
+                    state_stack.append(arg)
+                    value_stack.append(token)
+                    break
+                self._reduce(arg, state_stack, value_stack)
+        end = Token.new_borrow_pos("$END", "", token) if token else Token("$END", "", 0, 1, 1)
+        while True:
+            row = states[state_stack[-1]]
+            try:
+                shift, arg = row["$END"]
+            except KeyError:
+                raise _unexpected_token(end, row) from None
+            assert not shift
+            self._reduce(arg, state_stack, value_stack)
+            if state_stack[-1] == self.end:
+                return value_stack[-1]
+
+    def _reduce(self, rule: tuple, state_stack: list, value_stack: list) -> None:
+        size, name, callback = rule
+        if size:
+            values = value_stack[-size:]
+            del state_stack[-size:]
+            del value_stack[-size:]
+        else:
+            values = []
+        value_stack.append(callback(values))
+        state_stack.append(self.states[state_stack[-1]][name][1])
+
+
+def _unexpected_token(token: Token, row: Dict[str, tuple]) -> UnexpectedToken:
+    return UnexpectedToken(token, {symbol for symbol in row if symbol.isupper()})
+
+
+@functools.lru_cache(maxsize=None)
+def _tables() -> Optional[_Tables]:
+    """The tables to drive, or None where this Lark keeps them otherwise (then Lark's parser
+    runs; the result is the same)."""
+    try:
+        return _Tables(_parser())
+    except (AttributeError, KeyError, TypeError):  # pragma: no cover - another Lark layout
+        return None
+
+
 def parse_text(text: str, source: str = "") -> Document:
     """Parse the whole of an explain output; raise PlanSyntaxError naming `source`."""
     return parse_lines(PlanLines.from_text(text), source)
@@ -366,10 +472,11 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
         raise PlanSyntaxError("expected plan text, found binary data (a NUL byte)",
                               line=plan.line_number(row), column=plan.column(row, column),
                               source=source)
-    lexer = _LineLexer(plan)
+    lexer = _LineLexer(plan, text)
+    tables = _tables()
     token = CURRENT_PLAN.set(lexer)
     try:
-        document = _parser().parse(lexer.text)
+        document = tables.parse(lexer.tokens()) if tables else _parser().parse(text)
     except PlanSyntaxError as error:
         raise error.located(source) from None
     except UnexpectedToken as error:
@@ -380,7 +487,7 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
     finally:
         CURRENT_PLAN.reset(token)
     queries = document.queries
-    damage = sorted(set(lexer.damage), key=lambda d: d.line)
+    damage = sorted(dict.fromkeys(lexer.damage), key=lambda d: d.line)  # in the order seen
     notes: List[List[str]] = [[] for _ in queries]
     starts = [query.line for query in queries]  # in printed order, so sorted
     for item in damage if queries else ():

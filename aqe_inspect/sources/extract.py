@@ -13,8 +13,9 @@ Plans are yielded one at a time, with at most one plan's lines held.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, List, Optional
+from typing import Deque, Iterable, Iterator, List, Optional
 
 from ..parsing.lexer import (
     CODEGEN_FOUND, CODEGEN_SUBTREE_HEADER, COMMENT, DETAIL_HEADER, ELISION, GENERATED_CODE_START,
@@ -87,18 +88,21 @@ def _starts_plan(line: Line, following: Optional[Line], announced: bool) -> bool
     text = line.text.lstrip(" ")
     if not text:
         return False
-    if PHYSICAL_HEADER.match(text) or LOGICAL_HEADER.match(text) or CODEGEN_FOUND.match(text):
+    first = text[:1]  # each pattern below starts with a fixed character, or one of a few
+    if first == "=" and (PHYSICAL_HEADER.match(text) or LOGICAL_HEADER.match(text)) or \
+            first == "F" and CODEGEN_FOUND.match(text):
         return True
     indent = len(line.text) - len(text)
     after = following.text[indent:] if following is not None and \
         not following.message_start and following.text[:indent].strip() == "" else ""
     if announced and OPERATOR_START.match(text):
         return True
-    tree = TREE_LINE.match(text)
+    glyph = first in "+:|"  # what TREE_LINE and STAGE_HEADER start with, blanks taken off
+    tree = TREE_LINE.match(text) if glyph else None
     if tree and OPERATOR_START.match(tree["rest"]) and (TREE_LINE.match(after) or
                                                         STAGE_HEADER.match(after)):
         return True  # a tree whose top was cut off
-    if STAGE_HEADER.match(text):
+    if glyph and STAGE_HEADER.match(text):
         return True
     return looks_like_tree_root([text, after], 0)
 
@@ -106,21 +110,23 @@ def _starts_plan(line: Line, following: Optional[Line], announced: bool) -> bool
 class _Peekable:
     def __init__(self, lines: Iterable[Line]):
         self._it = iter(lines)
-        self._buffer: List[Line] = []
+        self._buffer: Deque[Line] = deque()
 
     def peek(self, ahead: int = 0) -> Optional[Line]:
-        while len(self._buffer) <= ahead:
+        buffer = self._buffer
+        if len(buffer) > ahead:
+            return buffer[ahead]
+        while len(buffer) <= ahead:
             try:
-                self._buffer.append(next(self._it))
+                buffer.append(next(self._it))
             except StopIteration:
                 return None
-        return self._buffer[ahead]
+        return buffer[ahead]
 
     def next(self) -> Optional[Line]:
-        line = self.peek()
-        if self._buffer:
-            self._buffer.pop(0)
-        return line
+        if not self._buffer and self.peek() is None:
+            return None  # the stream has ended
+        return self._buffer.popleft()
 
 
 class _Collect:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional, Tuple
+from typing import Iterable, Iterator, NamedTuple, Optional, Tuple
 
 #: A log4j / logback / Python logging prefix: a time stamp (with or without a date), an
 #: optional thread, a level, a logger name and `: ` or ` - `. Every repetition is bounded.
@@ -37,14 +36,18 @@ RULE_BLOCK = re.compile(r"=== (?:Applying Rule|Result of Batch|Metrics of Execut
 BLOCK_PREFIXES = ("-- MAGIC ", "# MAGIC ", "// MAGIC ", "> > ", "> ", "# ")
 #: Notebook prompts: `In [3]: `, `Out[3]: `, IPython's continuation `   ...: `, `>>> `.
 PROMPT = re.compile(r"(?:In|Out)\s?\[\d{1,6}\]:\s?|\s{0,8}\.\.\.:\s|>>> |scala> ")
+#: What a PROMPT starts with, unless with blank space.
+PROMPT_STARTS = "IO>s."
 #: `00 AdaptiveSparkPlan`, `01 +- ...`: Spark's numberedTreeString.
 NUMBERED = re.compile(r"(?P<number>\d{2,6}) (?P<rest>.*)")
 #: Characters Spark never prints, that hide inside pasted text: zero-width and bidi controls.
 INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
+    """One cleaned line. (A NamedTuple: one is made for every line of a log, and a frozen
+    dataclass takes three times as long to build.)"""
+
     text: str
     number: int
     column: int = 0
@@ -72,7 +75,7 @@ def logical_lines(raw: Iterable[Tuple[int, str]]) -> Iterator[Line]:
             text = text[:-1]
         if "\r" in text:  # a console progress bar redrawn over itself: keep what shows last
             text = text.rsplit("\r", 1)[1]
-        if INVISIBLE.search(text):
+        if not text.isascii() and INVISIBLE.search(text):  # INVISIBLE holds no ASCII
             text = INVISIBLE.sub("", text)
             damage = "characters Spark never prints (zero-width or bidi controls) were removed"
         if "\ufffd" in text:
@@ -113,11 +116,11 @@ def logical_lines(raw: Iterable[Tuple[int, str]]) -> Iterator[Line]:
         if prefix is not None:
             cut = len(prefix) if text.startswith(prefix) else len(prefix.rstrip())
             text, column = text[cut:], column + cut
-        prompt = PROMPT.match(text)
+        prompt = PROMPT.match(text) if text[:1] in PROMPT_STARTS or text[:1].isspace() else None
         if prompt and _plan_like(text[prompt.end():]):
             column += prompt.end()
             text = text[prompt.end():]
-        counted = NUMBERED.match(text)
+        counted = NUMBERED.match(text) if text[:1].isdecimal() else None  # what \d matches
         if counted and int(counted["number"]) == (0 if numbered is None else numbered + 1) and \
                 _plan_like(counted["rest"]):
             numbered = int(counted["number"])
