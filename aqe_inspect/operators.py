@@ -56,6 +56,11 @@ def family(node: Node) -> str:
     return _family(name) if len(name) <= 100 else _family.__wrapped__(name)
 
 
+def name_family(name: str) -> str:
+    """`family` of an operator known by its name only (a sparkPlanInfo node's)."""
+    return _family(name) if len(name) <= 100 else _family.__wrapped__(name)
+
+
 @functools.lru_cache(maxsize=4096)
 def _family(name: str) -> str:
     name = ALIASES.get(name, name)

@@ -28,7 +28,8 @@ from typing import Any, Dict, Generator, Iterator, List, Mapping, Optional, Tupl
 from ...errors import InspectError, PlanSyntaxError
 from ...model import Application, Execution, Query
 from . import codecs
-from .planinfo import adaptive_tree, attach_metrics, build_tree, usable_description
+from .planinfo import (adaptive_tree, attach_metrics, build_tree, info_carriers,
+                       usable_description)
 
 SQL_EVENT = b'"Event":"org.apache.spark.sql.execution.ui.SparkListener'
 START = b"SQLExecutionStart\""
@@ -275,7 +276,7 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     label = f"execution {raw.execution_id}"
     configs = dict(app_configs)
     modified = start.get("modifiedConfigs")
-    if isinstance(modified, Mapping):
+    if isinstance(modified, dict):
         configs.update(aqe_configs(modified))
     description = start.get("description")
     execution = Execution(
@@ -306,17 +307,16 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
                            f"{'cut short' if text.strip() else 'empty'}; the tree is built "
                            "from sparkPlanInfo")
     info = event.get("sparkPlanInfo")
-    # A tree parsed from text needs sparkPlanInfo only for metric values: none, no tree.
-    needed = isinstance(info, Mapping) and (query is None or raw.accumulators)
-    info_tree = build_tree(info, raw.accumulators, line, light=query is not None) \
-        if needed else None
     if query is not None:
-        if info_tree is not None:
-            query = dataclasses.replace(query, root=attach_metrics(query.root, info_tree))
-    elif info_tree is not None:
+        # A tree read from text takes only the figures of sparkPlanInfo, when the log has any.
+        if isinstance(info, dict) and raw.accumulators:
+            carriers = info_carriers(info, raw.accumulators)
+            query = dataclasses.replace(query, root=attach_metrics(query.root, carriers))
+    elif isinstance(info, dict):
+        info_tree = build_tree(info, raw.accumulators, line)
         initial = start.get("sparkPlanInfo") if update is not None else None
         initial_tree = build_tree(initial, {}, raw.start_line) \
-            if isinstance(initial, Mapping) else None
+            if isinstance(initial, dict) else None
         query = Query(root=adaptive_tree(initial_tree, info_tree), mode="simple")
     else:
         notes.append(f"{raw.part}:{line}: {label} has neither a plan description nor "

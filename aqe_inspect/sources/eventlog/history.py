@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ...errors import InspectError, PlanSyntaxError
 from ...model import Application, Document, Execution, Node, Query
-from .planinfo import attach_metrics, usable_description
+from .planinfo import attach_metrics, tree_carriers, usable_description
 
 ORIGIN = "History Server"
 TIMEOUT = 30.0
@@ -53,7 +53,7 @@ def read_history(data: bytes, source: str, app_id: str = "") -> Document:
     queries: List[Query] = []
     notes: List[str] = []
     for number, item in enumerate(items, 1):
-        if not isinstance(item, Mapping) or not isinstance(item.get("id"), int):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), int):
             notes.append(f"entry {number}: not an SQL execution (no id); skipped")
             continue
         query = _query(item, source, notes)
@@ -94,7 +94,8 @@ def _query(item: Mapping[str, Any], source: str, notes: List[str]) -> Optional[Q
                            "planDescription=true); the tree is built from its graph")
     if query is not None:
         if graph is not None:
-            query = dataclasses.replace(query, root=attach_metrics(query.root, graph))
+            query = dataclasses.replace(query, root=attach_metrics(query.root,
+                                                                  tree_carriers(graph)))
     elif graph is not None:
         query = Query(root=graph, mode="simple")
     else:
@@ -126,12 +127,12 @@ def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
         return None
     items: Dict[int, Mapping[str, Any]] = {}
     for item in nodes:
-        if isinstance(item, Mapping) and isinstance(item.get("nodeId"), int):
+        if isinstance(item, dict) and isinstance(item.get("nodeId"), int):
             items[item["nodeId"]] = item
     children: Dict[int, List[int]] = {key: [] for key in items}
     has_parent = set()
     for edge in edges if isinstance(edges, list) else ():
-        if not isinstance(edge, Mapping):
+        if not isinstance(edge, dict):
             continue
         child, parent = edge.get("fromId"), edge.get("toId")
         if child in items and parent in items:
@@ -159,7 +160,7 @@ def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
         first, _, rest = name.partition(" ")
         metrics = {}
         for metric in item.get("metrics") or ():
-            if isinstance(metric, Mapping) and metric.get("name"):
+            if isinstance(metric, dict) and metric.get("name"):
                 figure = metric_figure(metric.get("value"))
                 if figure is not None:
                     metrics[str(metric["name"])] = figure

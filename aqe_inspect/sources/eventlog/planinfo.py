@@ -14,10 +14,11 @@ as simple mode would print it: `WholeStageCodegen (N)` becomes the `*(N)` stage 
 operators in it, `InputAdapter` goes, subquery plans become `inner` plans, a reused
 exchange is a leaf. Built with a stack, not recursion: a tree of any depth builds.
 
-`attach_metrics` carries run-time figures from such a tree onto the parsed text's operators:
-exchanges and what stands over them (query stages, shuffle reads) are paired by the plan id of
-the exchange (`[plan_id=30]`, `[id=#28]`), which both forms print; other operators by their
-order among the operators of their family, when both trees hold the same number.
+`attach_metrics` carries run-time figures onto the parsed text's exchanges, query stages and
+shuffle reads, from the "carriers" of sparkPlanInfo (`info_carriers`, read from the JSON
+without building a tree) or of a built tree (`tree_carriers`): paired by the plan id of the
+exchange (`[plan_id=30]`, `[id=#28]`), which both forms print, else by order among the
+operators of their family, when both hold the same number.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ...model import ADAPTIVE_ROOT, Node
-from ...operators import PLAN_IDS, family, is_query_stage, is_shuffle_read
+from ...operators import (PLAN_IDS, QUERY_STAGES, family, is_query_stage, is_shuffle_read,
+                          name_family)
 
 #: The wrapper nodes sparkPlanInfo has and no physical-plan text prints as operators.
 CODEGEN_STAGE = re.compile(r"WholeStageCodegen \((\d+)\)")
@@ -49,11 +51,9 @@ def usable_description(text: Optional[str]) -> bool:
 
 
 def build_tree(info: Mapping[str, Any], values: Optional[Mapping[int, int]] = None,
-               line: int = 0, *, light: bool = False) -> Node:
+               line: int = 0) -> Node:
     """The `Node` tree of one `sparkPlanInfo`; metrics get the values of their accumulators
-    in `values` (those without a value are left out). `light`: names, plain arguments and
-    metrics only (enough to pair the tree with a parsed one), not each operator's line read
-    as text is nor its metadata."""
+    in `values` (those without a value are left out)."""
     values = values or {}
     # Frames: (info, codegen stage in force, is an inner (subquery) plan of its parent).
     # Post-order with a stack: a node is built once all nodes below it are.
@@ -75,7 +75,7 @@ def build_tree(info: Mapping[str, Any], values: Optional[Mapping[int, int]] = No
                 unwrapped, _ = _unwrap(child, stage)
                 node = built[id(unwrapped)]
                 (inner if node.name in SUBQUERY_NAMES else children).append(node)
-        built[id(item)] = _node(item, stage, children, inner, values, line, light)
+        built[id(item)] = _node(item, stage, children, inner, values, line)
     root_item, _ = _unwrap(info, None)
     return built[id(root_item)]
 
@@ -86,7 +86,7 @@ def _name(item: Mapping[str, Any]) -> str:
 
 def _children(item: Mapping[str, Any]) -> List[Mapping[str, Any]]:
     children = item.get("children") or []
-    return [child for child in children if isinstance(child, Mapping)]
+    return [child for child in children if isinstance(child, dict)]
 
 
 def _unwrap(item: Mapping[str, Any], stage: Optional[int]
@@ -106,23 +106,18 @@ def _unwrap(item: Mapping[str, Any], stage: Optional[int]
 
 
 def _node(item: Mapping[str, Any], stage: Optional[int], children: List[Node],
-          inner: List[Node], values: Mapping[int, int], line: int, light: bool = False) -> Node:
+          inner: List[Node], values: Mapping[int, int], line: int) -> Node:
     from ...parsing.operator_line import is_final_plan, read_operator_line
 
     text = str(item.get("simpleString") or item.get("nodeName") or "?")
     text = text.split("\n", 1)[0]
-    if light:
-        name, _, args = text.partition(" ")
-        return Node(name=name, args=args, codegen_stage=stage, children=tuple(children),
-                    inner=tuple(inner), line=line,
-                    metrics=metric_values(item.get("metrics") or (), values))
     try:
         parts = read_operator_line(text, line)
         name, args = parts.name, parts.plain_args
     except Exception:  # noqa: BLE001 - a vendor's odd string still names an operator
         name, _, args = text.partition(" ")
     metadata = item.get("metadata") or {}
-    details = {str(k): str(v) for k, v in metadata.items()} if isinstance(metadata, Mapping) \
+    details = {str(k): str(v) for k, v in metadata.items()} if isinstance(metadata, dict) \
         else {}
     metrics = metric_values(item.get("metrics") or (), values)
     final = is_final_plan(args, details) if name == ADAPTIVE_ROOT else None
@@ -135,7 +130,7 @@ def metric_values(metrics: Iterable[Any], values: Mapping[int, int]) -> Dict[str
     """`{name: value}` of the metrics whose accumulators have a value."""
     found: Dict[str, int] = {}
     for metric in metrics:
-        if not isinstance(metric, Mapping):
+        if not isinstance(metric, dict):
             continue
         value = values.get(metric.get("accumulatorId"))  # type: ignore[arg-type]
         if value is not None and metric.get("name"):
@@ -177,19 +172,67 @@ def carries_figures(node: Node) -> bool:
     return is_shuffle_read(node) or is_query_stage(node) or family(node).endswith("Exchange")
 
 
-def attach_metrics(root: Node, info: Node) -> Node:
-    """`root` (parsed from text) with the metrics of `info` (built from sparkPlanInfo) on its
-    exchanges, query stages and shuffle reads; the same tree when nothing pairs."""
-    sources = [n for n in info.walk(inner=True) if carries_figures(n)]
-    if not any(n.metrics for n in sources):
+#: One operator whose figures may pass to the text's tree: its family, the key of the
+#: exchange it is or stands over (None when it prints no plan id), and its metrics.
+Carrier = Tuple[str, Optional[Tuple[str, str]], Mapping[str, int]]
+
+
+def tree_carriers(info: Node) -> List[Carrier]:
+    """The carriers of a tree built from sparkPlanInfo or the UI's graph."""
+    return [(family(n), _exchange_key(n), n.metrics) for n in info.walk(inner=True)
+            if carries_figures(n)]
+
+
+def info_carriers(info: Mapping[str, Any], values: Mapping[int, int]) -> List[Carrier]:
+    """The carriers of a sparkPlanInfo, read straight from its JSON (no tree is built): what
+    `tree_carriers(build_tree(info, values))` gives, at a fraction of the cost, for a plan
+    whose tree comes from its text."""
+    found: List[Carrier] = []
+    stack = [info]
+    while stack:
+        item = stack.pop()
+        text = _text(item)
+        kind = name_family(text.partition(" ")[0])
+        children = _children(item)
+        if kind in REUSED:
+            children = []  # the plan it reuses is printed where it ran
+        elif _stands_over(kind) or kind.endswith("Exchange"):
+            below, below_text = item, text
+            while _stands_over(name_family(below_text.partition(" ")[0])):
+                under = _children(below)
+                if not under:
+                    break
+                below = _unwrap(under[0], None)[0]
+                below_text = _text(below)
+            match = PLAN_IDS.search(below_text)
+            key = (kind, match.group(0)) if match else None
+            found.append((kind, key, metric_values(item.get("metrics") or (), values)))
+        stack.extend(reversed(children))
+    return found
+
+
+def _text(item: Mapping[str, Any]) -> str:
+    return str(item.get("simpleString") or item.get("nodeName") or "")
+
+
+def _stands_over(kind: str) -> bool:
+    """A shuffle read or query stage: the exchange it reads is below it."""
+    return kind == "AQEShuffleRead" or kind in QUERY_STAGES
+
+
+def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
+    """`root` (parsed from text) with the metrics of `sources` (`info_carriers`,
+    `tree_carriers`) on its exchanges, query stages and shuffle reads: paired by the plan id
+    of the exchange, else by place among the operators of their family when both trees hold
+    as many; the same tree when nothing pairs."""
+    if not any(metrics for _, _, metrics in sources):
         return root
-    by_key: Dict[Tuple[str, str], Node] = {}
-    by_family: Dict[str, List[Node]] = {}
-    for node in sources:
-        key = _exchange_key(node)
+    by_key: Dict[Tuple[str, str], Mapping[str, int]] = {}
+    by_family: Dict[str, List[Mapping[str, int]]] = {}
+    for kind, key, metrics in sources:
         if key is not None:
-            by_key.setdefault(key, node)
-        by_family.setdefault(family(node), []).append(node)
+            by_key.setdefault(key, metrics)
+        by_family.setdefault(kind, []).append(metrics)
     targets = [n for n in root.walk(inner=True) if carries_figures(n)]
     text_by_family: Dict[str, List[Node]] = {}
     position: Dict[int, int] = {}  # id(node) -> its place among the text's nodes of its family
@@ -200,13 +243,13 @@ def attach_metrics(root: Node, info: Node) -> Node:
     changes: Dict[int, Node] = {}
     for node in targets:
         key = _exchange_key(node)
-        source = by_key.get(key) if key is not None else None
-        if source is None:
+        metrics = by_key.get(key) if key is not None else None
+        if metrics is None:
             mine, theirs = text_by_family[family(node)], by_family.get(family(node), [])
             if len(mine) == len(theirs):
-                source = theirs[position[id(node)]]
-        if source is not None and source.metrics and id(node) not in changes:
-            changes[id(node)] = dataclasses.replace(node, metrics=dict(source.metrics))
+                metrics = theirs[position[id(node)]]
+        if metrics and id(node) not in changes:
+            changes[id(node)] = dataclasses.replace(node, metrics=dict(metrics))
     return replace_nodes(root, changes) if changes else root
 
 
