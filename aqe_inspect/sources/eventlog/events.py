@@ -25,11 +25,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Generator, Iterator, List, Mapping, Optional, Tuple
 
-from ...errors import InspectError, PlanSyntaxError
+from ...errors import InspectError
 from ...model import Application, Execution, Query
 from . import codecs
-from .planinfo import (adaptive_tree, attach_metrics, build_tree, info_carriers,
-                       usable_description)
+from .planinfo import adaptive_tree, attach_metrics, build_tree, info_carriers, read_description
 
 SQL_EVENT = b'"Event":"org.apache.spark.sql.execution.ui.SparkListener'
 START = b"SQLExecutionStart\""
@@ -244,6 +243,8 @@ class Scanner:
         self.notes.append(f"{_part_name(part)}:{line}: {why}; the event was skipped")
 
     def _app_event(self, text: bytes, marker: bytes, part: Any, line: int) -> None:
+        if marker not in self._app_events:  # a second copy in the same chunk: the first holds
+            return
         event = self._decode(text, part, line)
         if event is None:
             return
@@ -256,8 +257,10 @@ class Scanner:
         else:
             properties = event.get("Spark Properties") or {}
             if isinstance(properties, list):  # Spark 1.x wrote [key, value] pairs
-                properties = {k: v for k, v in properties if isinstance(k, str)}
-            self.app.configs = aqe_configs(properties)
+                properties = {pair[0]: pair[1] for pair in properties
+                              if isinstance(pair, list) and len(pair) == 2
+                              and isinstance(pair[0], str)}
+            self.app.configs = aqe_configs(properties if isinstance(properties, dict) else {})
 
 
 # ---- one execution into a Query -------------------------------------------------------------
@@ -265,8 +268,6 @@ class Scanner:
 def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
                 ) -> Tuple[Optional[Query], List[str]]:
     """The execution's Query (None when its events cannot be read) and notes about it."""
-    from ...parsing import parse_text
-
     notes: List[str] = []
     start = _load(raw.start, raw.part, raw.start_line, notes)
     update = _load(raw.update, raw.part, raw.update_line, notes)
@@ -293,19 +294,10 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
                            "cut); its plan is the latest one logged")
     if raw.start is None:
         query_notes.append(f"{label}: its start event is not in this log")
-    query = None
-    if usable_description(text):
-        try:
-            document = parse_text(text, source)
-            query = document.queries[0] if document.queries else None
-        except PlanSyntaxError as error:
-            query_notes.append(f"{raw.part}:{line}: the plan description of {label} could not "
-                               f"be read ({error.message}); the tree is built from "
-                               "sparkPlanInfo")
-    elif text is not None:
-        query_notes.append(f"{raw.part}:{line}: the plan description of {label} is "
-                           f"{'cut short' if text.strip() else 'empty'}; the tree is built "
-                           "from sparkPlanInfo")
+    query, note = read_description(text, source, f"{raw.part}:{line}: the plan description "
+                                   f"of {label}", "sparkPlanInfo")
+    if note:
+        query_notes.append(note)
     info = event.get("sparkPlanInfo")
     if query is not None:
         # A tree read from text takes only the figures of sparkPlanInfo, when the log has any.

@@ -21,9 +21,9 @@ from datetime import datetime
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ...errors import InspectError, PlanSyntaxError
+from ...errors import InspectError
 from ...model import Application, Document, Execution, Node, Query
-from .planinfo import attach_metrics, tree_carriers, usable_description
+from .planinfo import attach_metrics, read_description, tree_carriers, usable_description
 
 ORIGIN = "History Server"
 TIMEOUT = 30.0
@@ -67,8 +67,6 @@ def read_history(data: bytes, source: str, app_id: str = "") -> Document:
 
 
 def _query(item: Mapping[str, Any], source: str, notes: List[str]) -> Optional[Query]:
-    from ...parsing import parse_text
-
     number = item["id"]
     label = f"execution {number}"
     start = _epoch_ms(item.get("submissionTime"))
@@ -80,18 +78,15 @@ def _query(item: Mapping[str, Any], source: str, notes: List[str]) -> Optional[Q
         else None, finished=status not in ("RUNNING", ""), status=status)
     graph = graph_tree(item.get("nodes"), item.get("edges"))
     text = item.get("planDescription")
-    query = None
     query_notes: List[str] = []
-    if usable_description(text):
-        try:
-            document = parse_text(text, source)
-            query = document.queries[0] if document.queries else None
-        except PlanSyntaxError as error:
-            query_notes.append(f"the plan description of {label} could not be read "
-                               f"({error.message}); the tree is built from its graph")
-    elif graph is not None:
-        query_notes.append(f"{label} has no usable planDescription (ask with "
-                           "planDescription=true); the tree is built from its graph")
+    query, note = read_description(text, source, f"the plan description of {label}",
+                                   "its graph")
+    if query is None and not usable_description(text):
+        note = None if graph is None else (f"{label} has no usable planDescription (ask with "
+                                           "planDescription=true); the tree is built from its "
+                                           "graph")
+    if note:
+        query_notes.append(note)
     if query is not None:
         if graph is not None:
             query = dataclasses.replace(query, root=attach_metrics(query.root,

@@ -27,7 +27,8 @@ import dataclasses
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from ...model import ADAPTIVE_ROOT, Node
+from ...errors import PlanSyntaxError
+from ...model import ADAPTIVE_ROOT, Node, Query
 from ...operators import (PLAN_IDS, QUERY_STAGES, family, is_query_stage, is_shuffle_read,
                           name_family)
 
@@ -47,7 +48,27 @@ TRUNCATED = re.compile(r"(?:Truncated plan of \d+ characters|\.\.\. \d+ more cha
 
 def usable_description(text: Optional[str]) -> bool:
     """Whether a `physicalPlanDescription` can be parsed: present, not blank, not cut."""
-    return bool(text and text.strip()) and not TRUNCATED.search(text[-200:])
+    return isinstance(text, str) and bool(text.strip()) and not TRUNCATED.search(text[-200:])
+
+
+def read_description(text: Any, source: str, what: str, fallback: str
+                     ) -> Tuple[Optional[Query], Optional[str]]:
+    """The query a plan description holds, or None with a note (`what` names the description,
+    `fallback` where the tree comes from instead) when it is unreadable, cut or empty; None
+    and no note when there is no description."""
+    from ...parsing import parse_text
+
+    if usable_description(text):
+        try:
+            document = parse_text(text, source)
+        except PlanSyntaxError as error:
+            return None, (f"{what} could not be read ({error.message}); the tree is built "
+                          f"from {fallback}")
+        return (document.queries[0] if document.queries else None), None
+    if not isinstance(text, str):
+        return None, None
+    return None, (f"{what} is {'cut short' if text.strip() else 'empty'}; the tree is built "
+                  f"from {fallback}")
 
 
 def build_tree(info: Mapping[str, Any], values: Optional[Mapping[int, int]] = None,
