@@ -175,11 +175,32 @@ def _read(path: str, max_size: str):
 
     if path == STDIN and sys.stdin is None:  # started with standard input closed (`<&-`)
         raise InspectError("cannot read: standard input is closed", source="<stdin>")
-    if path != STDIN:
+    if path == STDIN:
+        log = _stdin_event_log()
+        if log is not None:
+            from .sources.eventlog import LogStream
+
+            return LogStream("<stdin>", [log])
+    else:
         document = _read_events(path)
         if document is not None:
             return document
     return read_document(path, _size(max_size))
+
+
+def _stdin_event_log():
+    """Standard input as an event log, when its first bytes say it is one."""
+    from .sources.eventlog.files import events_codec, stream_event_log
+    from .sources.reading import peek_stdin, stdin_stream
+
+    if sys.stdin.closed:
+        return None
+    try:
+        head = peek_stdin(1 << 16)
+    except OSError as error:
+        raise InspectError(f"cannot read: {error.strerror or error}", source="<stdin>") from None
+    codec = events_codec(head, "<stdin>") if head else None
+    return None if codec is None else stream_event_log("<stdin>", codec, stdin_stream())
 
 
 def _read_events(path: str):

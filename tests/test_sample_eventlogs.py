@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -105,3 +104,19 @@ def test_the_cli_selects_the_scenario_by_its_description():
     assert query["description"] == "aqe-sample:skew_join"
     assert query["counts"] == {k: truth["rewrites"][k] for k in REWRITE_KINDS}
     assert report["application"]["spark_version"] == entry["spark_version"]
+
+
+@pytest.mark.parametrize("codec", [None, "zstd", "lz4"])
+def test_an_event_log_on_standard_input_is_read_as_one(codec):
+    entry = next(e for e in LOGS if e["spark_version"] == "4.3.0" and e["codec"] == codec
+                 and e["layout"] == "single" and e["variant"] in ("plain", codec))
+    truth = json.loads((SAMPLE_PLANS / entry["truth"]).read_text("utf-8"))
+    result = subprocess.run([sys.executable, "-m", "aqe_inspect", "diff", "-", "--format", "json"],
+                            input=(SAMPLE_PLANS / entry["path"]).read_bytes(),
+                            capture_output=True, check=False)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["application"]["app_id"] == entry["app_id"]
+    (query,) = [q for q in report["queries"] if q["description"] == entry["description"]]
+    assert query["counts"] == {k: truth["rewrites"][k] for k in REWRITE_KINDS}
+    assert query["source"] == "<stdin>"

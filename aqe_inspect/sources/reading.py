@@ -8,6 +8,7 @@ could be read at all (a binary file), else they become a note.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from typing import BinaryIO, Iterator, Optional, Tuple
@@ -22,6 +23,58 @@ DEFAULT_MAX_SIZE = 256 * 1024 * 1024
 
 def display_name(path: str) -> str:
     return "<stdin>" if path == STDIN else path
+
+
+_stdin_head: Optional[bytes] = None
+
+
+def peek_stdin(size: int) -> bytes:
+    """Up to `size` first bytes of standard input, read now and given again to whoever reads
+    standard input next (`stdin_stream`): what it holds is told by content."""
+    global _stdin_head
+    if _stdin_head is None:
+        parts, got = [], 0
+        source = sys.stdin.buffer
+        while got < size:
+            data = source.read1(size - got) if hasattr(source, "read1") else \
+                source.read(size - got)
+            if not data:
+                break
+            parts.append(data)
+            got += len(data)
+        _stdin_head = b"".join(parts)
+    return _stdin_head
+
+
+class _Replay(io.RawIOBase):
+    """Standard input with its peeked first bytes put back in front."""
+
+    def __init__(self, head: bytes, rest: BinaryIO):
+        self._head = memoryview(head)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._head:
+            size = min(len(buffer), len(self._head))
+            buffer[:size] = self._head[:size]
+            self._head = self._head[size:]
+            return size
+        read = getattr(self._rest, "read1", self._rest.read)
+        data = read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def stdin_stream() -> BinaryIO:
+    """Standard input's bytes from the first (those `peek_stdin` read included)."""
+    global _stdin_head
+    if not _stdin_head:
+        return sys.stdin.buffer
+    head, _stdin_head = _stdin_head, b""
+    return io.BufferedReader(_Replay(head, sys.stdin.buffer), CHUNK)
 
 
 class InputReader:
@@ -39,7 +92,7 @@ class InputReader:
                 if sys.stdin is None or sys.stdin.closed:
                     raise InspectError("cannot read standard input: it is closed",
                                        source=self.name)
-                return sys.stdin.buffer
+                return stdin_stream()
             if os.path.isdir(self.path):
                 raise InspectError("is a directory, expected a file holding a plan",
                                    source=self.name)
@@ -60,7 +113,7 @@ class InputReader:
             raise InspectError(f"cannot read: {error.strerror or error}",
                                source=self.name) from None
         finally:
-            if handle is not getattr(sys.stdin, "buffer", None):
+            if self.path != STDIN:
                 handle.close()
 
     def _lines(self, handle: BinaryIO) -> Iterator[Tuple[int, str]]:

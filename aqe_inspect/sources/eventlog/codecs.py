@@ -557,7 +557,7 @@ def _read_chunks(log: "EventLog", notes: List[str],
             notes.append(f"{part.name}: named like a {hinted} file but holds {part.codec} data; "
                          f"read as {part.codec}")
         try:
-            handle = open(part.path, "rb")
+            handle = part.stream if part.stream is not None else open(part.path, "rb")
         except FileNotFoundError:
             raise InspectError("no such file (it went away while the log was read)",
                                source=part.name) from None

@@ -21,13 +21,14 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import BinaryIO, List, Optional, Tuple
 
 from ...errors import InspectError
 from .codecs import CODECS, decode, detect_codec
 
-__all__ = ["EventLog", "Part", "find_event_logs", "looks_like_event_log"]
+__all__ = ["EventLog", "Part", "find_event_logs", "events_codec", "looks_like_event_log",
+           "stream_event_log"]
 
 LAYOUTS = ("file", "rolling", "databricks")
 #: The first bytes read to tell a file's codec and whether it holds events.
@@ -53,6 +54,8 @@ class Part:
     name: str
     codec: str
     size: int
+    #: Where to read the bytes when not from `path` (standard input).
+    stream: Optional[BinaryIO] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,24 @@ def looks_like_event_log(path: str) -> bool:
         return False
 
 
+def events_codec(head: bytes, name: str = "") -> Optional[str]:
+    """The codec of a stream whose first bytes are `head` when it holds events (plain or
+    compressed JSON lines that start with `{"Event":`); None for anything else. Never raises."""
+    try:
+        codec = detect_codec(head, name)
+        if codec is None or _EVENT.match(_first_text(head, codec, name)) is None:
+            return None
+    except Exception:  # a sniff: what cannot be decoded is not an event log
+        return None
+    return codec
+
+
+def stream_event_log(name: str, codec: str, stream: BinaryIO) -> EventLog:
+    """An event log read from an open stream (standard input)."""
+    part = Part(path="-", name=name, codec=codec, size=0, stream=stream)
+    return EventLog(name=name, layout="file", parts=(part,))
+
+
 # -- one file --------------------------------------------------------------------------------
 
 def _head(path: str) -> bytes:
@@ -125,10 +146,7 @@ def _first_text(head: bytes, codec: str, path: str) -> bytes:
 
 def _holds_events(path: str) -> bool:
     head = _head(path)
-    codec = detect_codec(head, path)
-    if codec is None or not head:
-        return False
-    return _EVENT.match(_first_text(head, codec, path)) is not None
+    return bool(head) and events_codec(head, path) is not None
 
 
 def _part(path: str, name: str) -> Part:
