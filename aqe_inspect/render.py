@@ -413,8 +413,11 @@ def print_report(report, stream: Optional[TextIO] = None) -> None:
     out = Screen(stream)
     app = getattr(report, "application", None)
     if app is not None:
-        out.paragraph([("Application", "bold"), (f" {shown(app.app_id)} ({shown(app.name)}), "
-                                                  f"Spark {shown(app.spark_version)}", "")])
+        # A cut or partial log may lack the events that name the application.
+        named = f" {shown(app.app_id or 'of unknown id')}" + \
+            (f" ({shown(app.name)})" if app.name else "")
+        version = f", Spark {shown(app.spark_version)}" if app.spark_version else ""
+        out.paragraph([("Application", "bold"), (named + version, "")])
     for query_report in report.queries:
         query = query_report.query
         source = shown(query.source or report.source or "<input>")
