@@ -121,7 +121,8 @@ def diff_command(
         report = diff_pair(_document(_read(paths[0], max_size)),
                            _document(_read(paths[1], max_size)))
     else:
-        report = _diff(_select(_read(paths[0], max_size), query))
+        report = _diff(_select(_read(paths[0], max_size), query),
+                       json=output_format is ReportFormat.json)
     if output_format is ReportFormat.json:
         from .serialize import write_json
         from .serialize_report import report_to_json
@@ -133,7 +134,7 @@ def diff_command(
         print_report(report, _output())
 
 
-def _diff(read):
+def _diff(read, json: bool = False):
     """A Document's report; for an event log's stream, a report diffed as it is read, its
     first query already read (so a `--query` that matches nothing fails before any output,
     and the application, whose events Spark writes first, is known for the header)."""
@@ -144,7 +145,8 @@ def _diff(read):
     if not isinstance(read, _stream_type()):
         return diff(read)
     # Unselected, each execution is diffed where it is built (in the pool for a long log).
-    reports = diff_queries(read.queries) if read.selected else read.reports()
+    # For JSON, the process that diffs an execution writes it too (only text comes back).
+    reports = diff_queries(read.queries) if read.selected else read.reports(json=json)
     first = next(reports, None)
     queries = iter(()) if first is None else itertools.chain((first,), reports)
     return ReportStream(queries, read.source, read.notes, lambda: read.application)

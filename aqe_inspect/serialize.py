@@ -186,8 +186,9 @@ def write_json(value: Any, stream: TextIO) -> None:
     stream.write("".join(pending))
 
 
-def iter_json(value: Any) -> Iterator[str]:
-    """The chunks of `json.dumps(value, indent=2, ensure_ascii=False)`, without recursion."""
+def iter_json(value: Any, base: int = 0) -> Iterator[str]:
+    """The chunks of `json.dumps(value, indent=2, ensure_ascii=False)`, without recursion; as
+    written `base` levels deep in a larger document (for `Raw`)."""
     # Each open container is (iterator over its items, is it a dict, its depth, any item yet).
     stack: List[list] = []
     while True:
@@ -207,7 +208,9 @@ def iter_json(value: Any) -> Iterator[str]:
                 is_dict = isinstance(value, dict)
                 yield "{" if is_dict else "["
                 stack.append([iter(value.items() if is_dict else value), is_dict,
-                              len(stack) + 1, False])
+                              base + len(stack) + 1, False])
+        elif isinstance(value, Raw):
+            yield value.text
         else:
             yield _scalar(value)
         # The next value to write: the next item of the innermost open container.
@@ -235,6 +238,16 @@ def iter_json(value: Any) -> Iterator[str]:
 _END = object()
 #: What is never a stream (checked first: the abstract Iterator check is slow).
 _PLAIN = (dict, list, tuple, str, int, float, type(None))
+
+
+class Raw:
+    """JSON already written (by `iter_json` at the depth it stands at): what a worker process
+    rendered, written as it is."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
 
 
 class Later:

@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional, Union
 
 from .model import Application, Execution
 from .report import QueryReport, Report, ReportStream, describe
-from .serialize import Later
+from .serialize import Later, Raw, iter_json
 
 REPORT_SCHEMA = "aqe-inspect/report/v1"
 
@@ -70,6 +70,13 @@ def report_to_json(report: Union[Report, ReportStream]) -> Dict[str, Any]:
     return {
         "schema": REPORT_SCHEMA,
         "application": application_fields(report.application),
-        "queries": (query_report_to_json(q, report.source) for q in report.queries),
+        "queries": (q if isinstance(q, Raw) else query_report_to_json(q, report.source)
+                    for q in report.queries),
         "notes": Later(lambda: list(report.notes)),
     }
+
+
+def query_report_raw(report: QueryReport, source: str) -> Raw:
+    """A query's report as the JSON it is in a report's `queries` list, written now (in the
+    process that diffed it)."""
+    return Raw("".join(iter_json(query_report_to_json(report, source), base=2)))

@@ -419,3 +419,21 @@ def test_reports_diffed_in_the_pool_are_the_serial_ones(generated, monkeypatch):
     monkeypatch.setattr(eventlog, "POOL_MIN_EXECUTIONS", 1)
     assert reports(2) == serial
     assert len(serial) == 5 and any(sum(counts.values()) for _, counts, _, _ in serial)
+
+
+def test_json_written_in_the_pool_is_the_json_of_the_report(generated, monkeypatch, capsys):
+    """`diff LOG -f json` has each execution written by the process that diffed it: the same
+    JSON, byte for byte, as the library's report of the whole log."""
+    import io
+
+    import aqe_inspect.sources.eventlog as eventlog
+    from aqe_inspect.cli import main
+    from aqe_inspect.serialize import write_json
+    from aqe_inspect.serialize_report import report_to_json
+
+    (document,) = read_event_logs(generated["3.5"])
+    expected = io.StringIO()
+    write_json(report_to_json(diff_document(document)), expected)
+    monkeypatch.setattr(eventlog, "POOL_MIN_EXECUTIONS", 1)
+    assert main(["diff", generated["3.5"], "--format", "json"]) == 0
+    assert capsys.readouterr().out == expected.getvalue()

@@ -67,17 +67,18 @@ class LogStream:
         self._logs = list(logs)
         self._workers = workers
         self._scanner = None
-        self._diff = False
+        self._diff = self._json = False
         self.selected = False
         self.queries: Iterator[Query] = self._read()
 
-    def reports(self) -> Iterator[object]:
+    def reports(self, json: bool = False) -> Iterator[object]:
         """Each execution's `QueryReport` instead of its Query: diffed where it is built (in
-        the pool's processes for a long log). Walk either this or `queries`, once; not after
+        the pool's processes for a long log); with `json`, that report already written as
+        report/v1 JSON (`serialize.Raw`). Walk either this or `queries`, once; not after
         `select`, whose choice is made on queries."""
         if self.selected:
             raise ValueError("the queries of this stream are selected: diff them one by one")
-        self._diff = True
+        self._diff, self._json = True, json
         return self.queries
 
     def select(self, keep: Callable[[Iterator[Query]], Iterator[Query]]) -> None:
@@ -98,7 +99,7 @@ class LogStream:
             self._scanner = Scanner(log, self.notes)
             found = 0
             for query, query_notes in build_queries(self._scanner, self._workers,
-                                                    POOL_MIN_EXECUTIONS, self._diff):
+                                                    POOL_MIN_EXECUTIONS, self._diff, self._json):
                 self.notes.extend(query_notes)
                 if query is not None:
                     found += 1

@@ -321,16 +321,17 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
 
 
 def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int = 64,
-                  diff: bool = False) -> Iterator[Tuple[Any, List[str]]]:
+                  diff: bool = False, json: bool = False) -> Iterator[Tuple[Any, List[str]]]:
     """`build_query` of each execution the scanner finds, in order (with `diff`, its
-    `QueryReport` instead: diffed where it is built). The first `pool_min` are built here;
+    `QueryReport` instead: diffed where it is built; with `json` too, that report as the JSON
+    of report/v1's `queries` list, written where it is built). The first `pool_min` are built here;
     past that, in a pool of `workers` processes (default: the CPUs, at most 2 - the scan
     itself keeps this one busy), a bounded number at a time. `workers=1` never pools."""
     import os
 
     source = scanner.log.name
     executions = scanner.executions()
-    work = build_report if diff else build_query
+    work = build_report_json if json else build_report if diff else build_query
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
     for count, raw in enumerate(executions, 1):
@@ -351,6 +352,16 @@ def build_report(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     if query is None:
         return None, notes
     return diff_query(query, str(raw.execution_id)), notes
+
+
+def build_report_json(raw: RawExecution, source: str, app_configs: Mapping[str, str]
+                      ) -> Tuple[Any, List[str]]:
+    """`build_report`, written as JSON (a `serialize.Raw`): the process that diffs an execution
+    writes it, and only text comes back."""
+    from ...serialize_report import query_report_raw
+
+    report, notes = build_report(raw, source, app_configs)
+    return (None if report is None else query_report_raw(report, source)), notes
 
 
 def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, workers: int,
