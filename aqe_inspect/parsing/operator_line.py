@@ -17,6 +17,7 @@ Detail blocks (formatted mode):
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
@@ -74,8 +75,31 @@ class OperatorLine(NamedTuple):
     column: int
 
 
+#: Tree lines up to this many characters are remembered by their text: an event log prints
+#: the same plan for every run of a query, and formatted mode's tree lines carry no
+#: expression ids (detail blocks do, new ones each run). The cache outlives the plan it read.
+CACHED_TEXT = 1024
+
+
 def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLine:
     """Split an operator line (tree glyphs already removed) into its parts."""
+    if len(text) <= CACHED_TEXT:
+        try:
+            parts = _cached_operator_line(text)
+        except PlanSyntaxError:
+            pass  # read again below, for the error's place
+        else:
+            return OperatorLine._make(parts + (line, column))
+    return _read_operator_line(text, line, column)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_operator_line(text: str) -> tuple:
+    """The parts of `read_operator_line(text)` but its place (an error is not remembered)."""
+    return tuple(_read_operator_line(text))[:-2]
+
+
+def _read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLine:
     text = text.rstrip()
     stage: Optional[int] = None
     whole_stage = False
@@ -175,9 +199,11 @@ def read_detail_block(header: str, field_lines: List[str], line: int) -> DetailB
     for text in field_lines:
         field = field_match(text) or LOCATION_HIDDEN.match(text)
         if field:
-            key, value = field.group("key", "value")
-            key, value = key.strip(), value.strip() if value else ""
-            fields[key] = f"{fields[key]}\n{value}" if key in fields else value
+            key, value = field.groups()
+            key = key.rstrip()  # (it starts with a letter)
+            value = value.strip() if value else ""
+            before = fields.get(key)
+            fields[key] = value if before is None else f"{before}\n{value}"
             last_key = key
         elif last_key is not None:
             # A value Spark printed over several lines (a string literal holding a newline).

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from operator import is_not
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ...errors import PlanSyntaxError
@@ -278,22 +279,25 @@ def replace_nodes(root: Node, changes: Mapping[int, Node]) -> Node:
     """`root` with the nodes keyed by `id()` in `changes` replaced, every ancestor rebuilt
     (without recursion); nodes shared between trees stay shared."""
     done: Dict[int, Node] = {}
-    stack: List[Tuple[Node, bool]] = [(root, False)]
+    # A node is pushed on the way down, and again as a 1-tuple to be built on the way up.
+    stack: List[Any] = [root]
     while stack:
-        node, ready = stack.pop()
-        if id(node) in done:
-            continue
-        below = [*node.children, *node.inner, *([node.initial] if node.initial else [])]
-        if not ready:
-            stack.append((node, True))
-            stack.extend((child, False) for child in below if id(child) not in done)
-            continue
-        new = changes.get(id(node), node)
-        children = tuple(done[id(c)] for c in node.children)
-        inner = tuple(done[id(c)] for c in node.inner)
-        initial = done[id(node.initial)] if node.initial is not None else None
-        if any(a is not b for a, b in zip(children, node.children)) or \
-                any(a is not b for a, b in zip(inner, node.inner)) or initial is not node.initial:
-            new = dataclasses.replace(new, children=children, inner=inner, initial=initial)
-        done[id(node)] = new
+        item = stack.pop()
+        if item.__class__ is tuple:
+            node = item[0]
+            new = changes.get(id(node), node)
+            children, inner, initial = node.children, node.inner, node.initial
+            kids = tuple([done[id(c)] for c in children])
+            inside = tuple([done[id(c)] for c in inner]) if inner else inner
+            first = done[id(initial)] if initial is not None else None
+            if first is not initial or any(map(is_not, kids, children)) or \
+                    any(map(is_not, inside, inner)):
+                new = dataclasses.replace(new, children=kids, inner=inside, initial=first)
+            done[id(node)] = new
+        elif id(item) not in done:
+            stack.append((item,))
+            stack.extend(item.children)
+            stack.extend(item.inner)
+            if item.initial is not None:
+                stack.append(item.initial)
     return done[id(root)]
