@@ -34,18 +34,10 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 from generate import (  # noqa: E402
     REWRITE_KEYS,
-    SCENARIOS,
     _ScenarioConfs,
     read_truth,
+    scenario_named,
 )
-
-
-def _scenario(name: str):
-    for scenario in SCENARIOS:
-        if scenario.name == name:
-            return scenario
-    known = ", ".join(s.name for s in SCENARIOS)
-    raise SystemExit(f"unknown scenario {name!r}; known: {known}")
 
 
 def _committed_rewrites(path: Path) -> dict:
@@ -62,7 +54,7 @@ def main(argv=None) -> int:
         help="truth.json to compare with (default: spark-<version>/<scenario>/truth.json next to this file)",
     )
     args = parser.parse_args(argv)
-    scenario = _scenario(args.scenario)
+    scenario = scenario_named(args.scenario)
 
     # Python's stdout is a pipe into spark-submit, so it would be block-buffered
     # and the explain output would land after Spark's log lines instead of

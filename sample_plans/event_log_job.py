@@ -62,9 +62,9 @@ from pyspark.sql import functions as F  # noqa: E402
 
 from generate import (  # noqa: E402
     REWRITE_KEYS,
-    SCENARIOS,
     _ScenarioConfs,
     read_truth,
+    scenario_named,
 )
 
 LABEL_PREFIX = "aqe-sample:"
@@ -76,14 +76,6 @@ MAX_FILLERS = 400
 def label_for(scenario_name: str) -> str:
     """The job description the scenario's action runs under."""
     return LABEL_PREFIX + scenario_name
-
-
-def _scenario(name: str):
-    for scenario in SCENARIOS:
-        if scenario.name == name:
-            return scenario
-    known = ", ".join(s.name for s in SCENARIOS)
-    raise SystemExit(f"unknown scenario {name!r}; known: {known}")
 
 
 def _wait_for(what: str, probe, timeout: float = WAIT_SECONDS):
@@ -221,7 +213,7 @@ def main(argv=None) -> int:
         help="truth.json to compare with (default: spark-<version>/<scenario>/truth.json next to this file)",
     )
     args = parser.parse_args(argv)
-    scenario = _scenario(args.scenario)
+    scenario = scenario_named(args.scenario)
     label = label_for(scenario.name)
 
     spark = SparkSession.builder.appName(f"aqe-sample-{scenario.name}").getOrCreate()

@@ -833,6 +833,16 @@ def run_scenario(
     return written, truth
 
 
+def scenario_named(name: str) -> Scenario:
+    """The scenario called `name`; the jobs that run one scenario (driver logs, event logs)
+    stop with the known names when there is none."""
+    for scenario in SCENARIOS:
+        if scenario.name == name:
+            return scenario
+    known = ", ".join(s.name for s in SCENARIOS)
+    raise SystemExit(f"unknown scenario {name!r}; known: {known}")
+
+
 def _select(only: Sequence[str] | None) -> list[Scenario]:
     if not only:
         return list(SCENARIOS)
