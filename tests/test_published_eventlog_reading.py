@@ -41,8 +41,8 @@ def test_the_application_and_every_execution_are_read(entry):
     app = document.application
     assert app.app_id == expect["app_id"]
     assert app.name == expect["app_name"]
-    if expect["spark_version_event"] == "SparkListenerLogStart":
-        assert app.spark_version == expect["spark_version"]
+    # From SparkListenerLogStart, or Databricks' DBCEventLoggingListenerMetadata.
+    assert app.spark_version == expect["spark_version"], expect["spark_version_event"]
     found = {q.execution.execution_id: q for q in document.queries}
     wanted = {e["id"]: e for e in expect["executions"]}
     assert set(found) == set(wanted)

@@ -38,7 +38,9 @@ ACCUMS = b"DriverAccumUpdates\""
 LOG_START = b'"Event":"SparkListenerLogStart"'
 APP_START = b'"Event":"SparkListenerApplicationStart"'
 ENVIRONMENT = b'"Event":"SparkListenerEnvironmentUpdate"'
-APP_EVENTS = (LOG_START, APP_START, ENVIRONMENT)
+#: Databricks writes no SparkListenerLogStart; this event of its own carries the version.
+DATABRICKS_START = b'"Event":"DBCEventLoggingListenerMetadata"'
+APP_EVENTS = (LOG_START, DATABRICKS_START, APP_START, ENVIRONMENT)
 #: Where an SQL event says which execution it belongs to (Spark writes it second).
 EXECUTION_ID = re.compile(rb'"executionId":(\d+)')
 ID_WINDOW = 400
@@ -249,7 +251,10 @@ class Scanner:
         if event is None:
             return
         self._app_events.remove(marker)  # each is written once, at the start
-        if marker is LOG_START:
+        if marker is LOG_START or marker is DATABRICKS_START:
+            for other in (LOG_START, DATABRICKS_START):  # one of the two says the version
+                if other in self._app_events:
+                    self._app_events.remove(other)
             self.app.spark_version = str(event.get("Spark Version") or "")
         elif marker is APP_START:
             self.app.app_id = str(event.get("App ID") or "")
