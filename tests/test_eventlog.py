@@ -18,13 +18,11 @@ from pathlib import Path
 import pytest
 
 from aqe_inspect.engine import diff_document, diff_query
-from aqe_inspect.sources.eventlog import files, iter_event_log, read_event_logs
+from aqe_inspect.sources.eventlog import files, read_event_logs, stream_event_logs
 from aqe_inspect.sources.eventlog.events import Scanner, build_query, build_queries
 from aqe_inspect.sources.eventlog.history import (graph_tree, metric_figure, read_history,
                                                   sql_url)
 from aqe_inspect.sources.eventlog.planinfo import build_tree, usable_description
-
-from .conftest import require_corpus
 
 GENERATED = Path(__file__).parent / "fixtures" / "eventlogs" / "generated"
 CLI = [sys.executable, "-m", "aqe_inspect"]
@@ -398,12 +396,13 @@ def test_plain_text_still_goes_to_the_text_reader(tmp_path):
     assert os.path.exists(path)
 
 
-def test_iter_event_log_streams(generated):
-    log = files.find_event_logs(generated["3.5"])[0]
-    notes = []
-    stream = iter_event_log(log, notes, workers=1)
-    query, app = next(stream)
-    assert query.execution.execution_id == 0 and app.app_id == "local-1795444629345"
+def test_a_log_stream_reads_as_it_is_asked(generated):
+    stream = stream_event_logs(generated["3.5"], workers=1)
+    assert stream.application is None  # nothing read yet
+    query = next(stream.queries)
+    assert query.execution.execution_id == 0
+    assert stream.application.app_id == "local-1795444629345"  # written before any execution
+    assert len(list(stream.queries)) == 4 and stream.notes == []
 
 
 def test_reports_diffed_in_the_pool_are_the_serial_ones(generated, monkeypatch):

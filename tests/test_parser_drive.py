@@ -4,7 +4,6 @@ column)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import List, Tuple
 
 import pytest

@@ -12,14 +12,14 @@ and the AQE configs in force; the `Document` holds the application (id, name, ve
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, List, Optional, Tuple
+from typing import Callable, Iterator, List, Optional
 
 from ...model import Application, Document, Query
 from .codecs import DEFAULT_CHUNK_SIZE, read_chunks
 from .files import EventLog, Part, find_event_logs, looks_like_event_log
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "EventLog", "Part", "find_event_logs", "is_event_log",
-           "iter_event_log", "LogStream", "looks_like_event_log", "read_chunks", "read_event_logs",
+           "LogStream", "looks_like_event_log", "read_chunks", "read_event_logs",
            "stream_event_logs"]
 
 #: Below this many executions, parsing in a second process costs more than it saves.
@@ -112,15 +112,3 @@ class LogStream:
         queries = tuple(self.queries)
         return Document(queries=queries, source=self.source, notes=tuple(self.notes),
                         application=self.application)
-
-
-def iter_event_log(log, notes: List[str], workers: Optional[int] = None
-                   ) -> Iterator[Tuple[Optional[Query], object]]:
-    """(query, application) for each SQL execution of one log, in the order they end; notes
-    about the log are appended to `notes` as they are found."""
-    from .events import Scanner, build_queries
-
-    scanner = Scanner(log, notes)
-    for query, query_notes in build_queries(scanner, workers, POOL_MIN_EXECUTIONS):
-        notes.extend(query_notes)
-        yield query, scanner.app.application()
