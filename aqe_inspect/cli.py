@@ -208,7 +208,8 @@ def _stdin_event_log():
 def _read_events(path: str):
     """An event log (file or directory; a stream of its executions) or saved History Server
     JSON (a Document), told by content; None for anything else (the text reader takes it)."""
-    from .sources.eventlog import is_event_log, stream_event_logs
+    from .sources.eventlog import stream_event_logs
+    from .sources.eventlog.files import events_codec
     from .sources.eventlog.history import looks_like_history_json, read_history
 
     if os.path.isdir(path):
@@ -221,7 +222,7 @@ def _read_events(path: str):
     if looks_like_history_json(head):
         with open(path, "rb") as handle:
             return read_history(handle.read(), path)
-    if is_event_log(path):
+    if head and events_codec(head, path) is not None:  # the bytes already read tell
         return stream_event_logs(path)
     return None
 

@@ -18,18 +18,12 @@ from ...model import Application, Document, Query
 from .codecs import DEFAULT_CHUNK_SIZE, read_chunks
 from .files import EventLog, Part, find_event_logs, looks_like_event_log
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "EventLog", "Part", "find_event_logs", "is_event_log",
+__all__ = ["DEFAULT_CHUNK_SIZE", "EventLog", "Part", "find_event_logs",
            "LogStream", "looks_like_event_log", "read_chunks", "read_event_logs",
            "stream_event_logs"]
 
 #: Below this many executions, parsing in a second process costs more than it saves.
 POOL_MIN_EXECUTIONS = 64
-
-
-def is_event_log(path: str) -> bool:
-    from . import files
-
-    return files.looks_like_event_log(path)
 
 
 def read_event_logs(path: str, workers: Optional[int] = None) -> List[Document]:
