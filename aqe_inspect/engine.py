@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator, List, Tuple
 
 from .detectors import DETECTORS
-from .detectors.base import PlanPair
+from .detectors.base import PlanPair, walk_own
 from .model import Document, Node, Query
 from .operators import family, is_empty_relation, is_query_stage, is_shuffle_read
 from .report import Observation, QueryReport, Report, Rewrite, describe
@@ -41,9 +41,7 @@ def plan_pairs(query: Query) -> List[PlanPair]:
 def _shows_aqe(root: Node) -> bool:
     """Whether AQE's operators stand outside every nested adaptive plan (a plan under a write
     command brings its own initial plan)."""
-    from .detectors.base import _walk_own
-
-    return any(is_query_stage(n) or is_shuffle_read(n) for n in _walk_own(root))
+    return any(is_query_stage(n) or is_shuffle_read(n) for n in walk_own(root))
 
 
 def _final_nodes(query: Query) -> Iterable[Node]:

@@ -53,14 +53,14 @@ class PlanPair:
     # Walked once for all detectors.
     @functools.cached_property
     def _final_nodes(self) -> Tuple[Node, ...]:
-        return tuple(_walk_own(self.final))
+        return tuple(walk_own(self.final))
 
     @functools.cached_property
     def _initial_nodes(self) -> Tuple[Node, ...]:
-        return tuple(_walk_own(self.initial)) if self.initial is not None else ()
+        return tuple(walk_own(self.initial)) if self.initial is not None else ()
 
 
-def _walk_own(root: Node) -> Iterator[Node]:
+def walk_own(root: Node) -> Iterator[Node]:
     """The physical operators of one adaptive plan: not those of nested adaptive plans, nor
     the logical plan Spark 4 prints under an EmptyRelation."""
     stack = [root]
