@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -36,25 +35,10 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from eventlog_build import build  # noqa: E402
+from run import cli_command, wall  # noqa: E402
 
 DEFAULT_SOURCE = ROOT / "sample_plans" / "spark-4.3.0" / "five_way_join" / "eventlog.json"
 UPDATE = "SparkListenerSQLAdaptiveExecutionUpdate"
-
-
-def cli() -> list:
-    script = shutil.which("aqe-inspect")
-    return [script] if script else [sys.executable, "-m", "aqe_inspect"]
-
-
-def grep_time(path: Path, runs: int) -> float:
-    command = ["grep", "-c", UPDATE, str(path)]
-    subprocess.run(command, capture_output=True, check=True)
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(command, capture_output=True, check=True)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def _tree_rss(pid: int) -> int:
@@ -90,7 +74,7 @@ def run_diff(path: Path, out: Path):
     peak_tree = 0
     with out.open("wb") as sink:
         started = time.perf_counter()
-        process = subprocess.Popen([*cli(), "diff", str(path), "--format", "json"],
+        process = subprocess.Popen([*cli_command(), "diff", str(path), "--format", "json"],
                                    stdout=sink, stderr=subprocess.PIPE)
         done = threading.Event()
 
@@ -147,7 +131,7 @@ def main(argv=None) -> int:
             zstd_copy(log, compressed)
         inputs.append(("zstd", compressed))
     size = log.stat().st_size
-    grep = grep_time(log, args.runs)
+    grep = wall(["grep", "-c", UPDATE, str(log)], args.runs)
     updates = int(subprocess.run(["grep", "-c", UPDATE, str(log)], capture_output=True,
                                  check=True).stdout)
     print(f"event log: {size / 1e6:.0f} MB ({log}), {updates} AQE updates; "
@@ -161,10 +145,10 @@ def main(argv=None) -> int:
             largest, tree = max(largest, one), max(tree, whole)
         with out.open("rb") as handle:
             executions = len(json.load(handle)["queries"])
-        wall = statistics.median(times)
-        print(f"diff {label}: {wall:.2f} s = {wall / grep:.1f}x grep (goal <= 10x); "
-              f"{executions} executions ({executions / wall:.0f}/s, "
-              f"{size / 1e6 / wall:.0f} MB/s); peak memory {largest / 1e6:.0f} MB largest "
+        seconds = statistics.median(times)
+        print(f"diff {label}: {seconds:.2f} s = {seconds / grep:.1f}x grep (goal <= 10x); "
+              f"{executions} executions ({executions / seconds:.0f}/s, "
+              f"{size / 1e6 / seconds:.0f} MB/s); peak memory {largest / 1e6:.0f} MB largest "
               f"process, {tree / 1e6:.0f} MB process tree (goal < 200 MB)")
     return 0
 
