@@ -175,9 +175,9 @@ def rules_command() -> None:
 def _read(path: str, max_size: str):
     from .sources import read_document
 
-    if path == STDIN and sys.stdin is None:  # started with standard input closed (`<&-`)
-        raise InspectError("cannot read: standard input is closed", source="<stdin>")
     if path == STDIN:
+        if sys.stdin is None:  # started with standard input closed (`<&-`)
+            raise InspectError("cannot read: standard input is closed", source="<stdin>")
         log = _stdin_event_log()
         if log is not None:
             from .sources.eventlog import LogStream
@@ -192,13 +192,13 @@ def _read(path: str, max_size: str):
 
 def _stdin_event_log():
     """Standard input as an event log, when its first bytes say it is one."""
-    from .sources.eventlog.files import events_codec, stream_event_log
+    from .sources.eventlog.files import SNIFF_SIZE, events_codec, stream_event_log
     from .sources.reading import peek_stdin, stdin_stream
 
     if sys.stdin.closed:
         return None
     try:
-        head = peek_stdin(1 << 16)
+        head = peek_stdin(SNIFF_SIZE)
     except OSError as error:
         raise InspectError(f"cannot read: {error.strerror or error}", source="<stdin>") from None
     codec = events_codec(head, "<stdin>") if head else None
@@ -209,14 +209,14 @@ def _read_events(path: str):
     """An event log (file or directory; a stream of its executions) or saved History Server
     JSON (a Document), told by content; None for anything else (the text reader takes it)."""
     from .sources.eventlog import stream_event_logs
-    from .sources.eventlog.files import events_codec
+    from .sources.eventlog.files import SNIFF_SIZE, events_codec
     from .sources.eventlog.history import looks_like_history_json, read_history
 
     if os.path.isdir(path):
         return stream_event_logs(path)  # says so when the folder holds no event log
     try:
         with open(path, "rb") as handle:
-            head = handle.read(1 << 16)
+            head = handle.read(SNIFF_SIZE)
     except OSError:
         return None  # the text reader says what is wrong, as for any file
     if looks_like_history_json(head):
