@@ -10,7 +10,6 @@ a reader that leaves early (`| head`) is no error (exit 0). Never a traceback.
 
 from __future__ import annotations
 
-import codecs
 import gc
 import itertools
 import os
@@ -31,6 +30,8 @@ except KeyboardInterrupt:  # pragma: no cover - timing
 
 from . import __version__
 from .errors import InspectError, OutputError, printable
+from .formats import FORMAT_NAMES
+from .outputs import Output
 
 app = typer.Typer(
     name="aqe-inspect",
@@ -52,9 +53,11 @@ class ParseFormat(str, Enum):
     json = "json"
 
 
-class ReportFormat(str, Enum):
-    text = "text"
-    json = "json"
+# The output formats as typer takes choices (an Enum).
+ReportFormat = Enum("ReportFormat", {name: name for name in FORMAT_NAMES}, type=str)
+FORMAT_HELP = "text (for people), json, junit, github (Actions annotations) or sarif."
+OUTPUT_HELP = ("Write the report to this file instead of standard output (written whole, or not "
+               "at all).")
 
 
 def _version(value: bool) -> None:
@@ -97,8 +100,8 @@ def diff_command(
     paths: Optional[List[str]] = typer.Argument(
         None, help="One plan text, event log or History Server JSON (- for stdin), or two: "
         "the INITIAL and the FINAL plan."),
-    output_format: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f",
-                                               help="text (for people) or json."),
+    output_format: ReportFormat = typer.Option("text", "--format", "-f", help=FORMAT_HELP),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
     max_size: str = typer.Option("256M", "--max-size", help=MAX_SIZE_HELP),
     query: Optional[str] = typer.Option(None, "--query", "-q", help=QUERY_HELP),
     url: Optional[str] = typer.Option(
@@ -106,32 +109,99 @@ def diff_command(
         "UI: the application's URL (http://host:18080/api/v1/applications/APP) or its /sql URL."),
 ) -> None:
     """Say what AQE changed between the initial and the final plan, with the evidence."""
-    from .api import diff, diff_pair
+    from .api import diff_pair
+    from .formats import get_format
 
+    chosen = get_format(output_format.value)
     paths = paths or []
-    if url is not None:
-        if paths:
-            raise InspectError("diff takes a file or --url, not both")
-        report = diff(_select(_read_url(url), query))
-    elif not paths:
-        raise InspectError("diff takes one plan text, or an initial and a final plan")
-    elif len(paths) > 2:
-        raise InspectError("diff takes one plan text, or an initial and a final plan")
-    elif len(paths) == 2:
+    if len(paths) == 2 and url is None:
         report = diff_pair(_document(_read(paths[0], max_size)),
                            _document(_read(paths[1], max_size)))
     else:
-        report = _diff(_select(_read(paths[0], max_size), query),
-                       json=output_format is ReportFormat.json)
-    if output_format is ReportFormat.json:
-        from .serialize import write_json
-        from .serialize_report import report_to_json
+        report = _diff(_select(_read_input(paths, url, max_size, "diff"), query),
+                       json=chosen.name == "json")
+    _emit(chosen, output, lambda stream: chosen.write_report(report, stream))
 
-        write_json(report_to_json(report), _output(json=True))
-    else:
-        from .render import print_report
 
-        print_report(report, _output())
+@app.command("check")
+def check_command(
+    path: Optional[str] = typer.Argument(
+        None, help="A plan text, log, event log (file or directory) or History Server JSON; "
+        "- for stdin."),
+    expect: List[str] = typer.Option(
+        [], "--expect", "-e", help="A rewrite AQE must do: KIND (at least once), or KIND>=N, "
+        "KIND=N, KIND<=N, KIND>N, KIND<N. Repeat for more."),
+    forbid: List[str] = typer.Option([], "--forbid", help="A rewrite AQE must not do."),
+    config: Optional[str] = typer.Option(
+        None, "--config", "-c", help="An expectation file (aqe-expect.toml format, or a "
+        "pyproject.toml with [tool.aqe-inspect]). Without --expect/--forbid, "
+        "./aqe-expect.toml (else ./pyproject.toml's [tool.aqe-inspect]) is read."),
+    each: bool = typer.Option(False, "--each", help="Hold every query on its own to the "
+                              "command line's expectations, rather than their sum."),
+    output_format: ReportFormat = typer.Option("text", "--format", "-f", help=FORMAT_HELP),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
+    max_size: str = typer.Option("256M", "--max-size", help=MAX_SIZE_HELP),
+    query: Optional[str] = typer.Option(None, "--query", "-q", help=QUERY_HELP),
+    url: Optional[str] = typer.Option(
+        None, "--url", help="Check the SQL executions of a History Server application."),
+) -> None:
+    """Fail (exit 1) when AQE did not rewrite as expected; exit 0 when every expectation holds."""
+    from .check import check
+    from .expectations import command_line_expectations, find_config, load_config
+    from .formats import get_format
+
+    chosen = get_format(output_format.value)
+    # Expectations first: a typo fails at once, before a long input is read.
+    expectations = command_line_expectations(expect, forbid, None, each)
+    if config is None and not expectations:
+        config = find_config(".")
+        if config is None:
+            raise InspectError("nothing to check: give --expect KIND or --forbid KIND, or "
+                               "--config FILE, or put an aqe-expect.toml in the working "
+                               "directory")
+    if config is not None:
+        expectations = load_config(config) + expectations
+    read = _read_input([path] if path is not None else [], url, max_size, "check")
+    report = _diff(_select(read, query, required=False), json=False)
+    result = check(report, expectations, selected_by=query)
+    _emit(chosen, output, lambda stream: chosen.write_check(result, stream),
+          summary=_check_summary(result) if output is not None else None)
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+def _check_summary(result) -> str:
+    failed = len(result.failures)
+    if failed:
+        return f"aqe-inspect check: {failed} of {len(result.outcomes)} expectation(s) not met"
+    return f"aqe-inspect check: all {len(result.outcomes)} expectation(s) met"
+
+
+def _read_input(paths: List[str], url: Optional[str], max_size: str, command: str):
+    """What one input names: a file, a directory, - (stdin), or a History Server URL."""
+    if url is not None:
+        if paths:
+            raise InspectError(f"{command} takes a file or --url, not both")
+        return _read_url(url)
+    if len(paths) != 1:
+        raise InspectError("diff takes one plan text, or an initial and a final plan"
+                           if command == "diff" else f"{command} takes one input (a file, a "
+                           "directory, or - for standard input) or --url")
+    return _read(paths[0], max_size)
+
+
+def _emit(chosen, output: Optional[str], write, summary: Optional[str] = None) -> None:
+    """Write with `write(stream)`: to standard output, or whole to the file `output` (a
+    temporary file beside it, renamed when complete; removed on any failure)."""
+    if output is None:
+        write(_output(json=chosen.escapes_json))
+        return
+    from .outputs import AtomicFile
+
+    with AtomicFile(output, json=chosen.escapes_json) as stream:
+        write(stream)
+    if summary is not None:
+        _output().write(summary + "\n")
 
 
 def _diff(read, json: bool = False):
@@ -234,38 +304,24 @@ def _read_url(url: str):
     return read_history(data, target, app_id)
 
 
-def _select(read, selector: Optional[str]):
-    """The queries `--query` names: an execution id (`3`), else a regular expression searched
-    in the executions' descriptions; for a plain text, the query's number. An event log's
-    stream stays a stream; none matching is an error once it is read."""
+def _select(read, selector: Optional[str], required: bool = True):
+    """The queries `--query` names (see `selection`). An event log's stream stays a stream;
+    none matching is an error once it is read."""
     import dataclasses
-    import re
+
+    from .selection import Selector
 
     if selector is None:
         return read
-    number = int(selector) if selector.strip().isdigit() else None
-    pattern = None
-    if number is None:
-        try:
-            pattern = re.compile(selector)
-        except re.error as error:
-            raise InspectError(f"--query: {selector!r} is neither an execution id nor a "
-                               f"regular expression ({error})") from None
-
-    def wanted(index: int, query) -> bool:
-        execution = query.execution
-        if number is not None:
-            return (execution.execution_id if execution is not None else index) == number
-        return pattern.search(execution.description if execution is not None
-                              else query.label) is not None
+    chosen = Selector.parse(selector)
 
     def kept(queries):
         seen = matched = 0
         for seen, query in enumerate(queries, 1):
-            if wanted(seen, query):
+            if chosen.selects(seen, query):
                 matched += 1
                 yield query
-        if not matched:
+        if not matched and required:
             raise InspectError(f"--query {selector}: no execution matches (the input holds "
                                f"{seen})", source=read.source)
 
@@ -292,50 +348,8 @@ def _size(text: str) -> int:
 
 # ---- standard output ----------------------------------------------------------------------
 
-def _json_escape(error: UnicodeError):
-    """An encoding error handler for JSON: what the stream's encoding cannot hold is written
-    as a `\\uXXXX` escape, which means the same character to any JSON reader."""
-    escaped = []
-    for char in error.object[error.start:error.end]:
-        code = ord(char)
-        if code > 0xFFFF:
-            code -= 0x10000
-            escaped.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
-        else:
-            escaped.append(f"\\u{code:04x}")
-    return "".join(escaped), error.end
-
-
-JSON_ESCAPE = "aqe-inspect-json-escape"
-codecs.register_error(JSON_ESCAPE, _json_escape)
-
-
-class _Output:
-    """Standard output as the commands write to it: what its encoding cannot hold is escaped
-    (a plan or a file name may hold anything), and a failure to write is an OutputError."""
-
-    def __init__(self, stream, json: bool):
-        self.stream = stream
-        self.encoding = getattr(stream, "encoding", None)
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors=JSON_ESCAPE if json else "backslashreplace")
-
-    def write(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-        except OSError as error:
-            raise OutputError(error) from None
-
-    def isatty(self) -> bool:
-        return self.stream.isatty()
-
-    def fileno(self) -> int:
-        return self.stream.fileno()
-
-
-def _output(json: bool = False) -> _Output:
-    return _Output(sys.stdout, json)
+def _output(json: bool = False) -> Output:
+    return Output(sys.stdout, json)
 
 
 def _flush(stream) -> None:

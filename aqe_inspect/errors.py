@@ -24,6 +24,8 @@ class InspectError(Exception):
         return self
 
     def __str__(self) -> str:
+        if not self.source and self.line is None:  # about the command line, not an input
+            return self.message
         where = [self.source or "<input>"]
         if self.line is not None:
             where.append(str(self.line))

@@ -37,7 +37,7 @@ SUMMARY_WIDTH = 160
 Span = Tuple[str, str]
 
 STYLES = {"bold": "1", "dim": "2", "italic": "3", "reverse": "7", "green": "32",
-          "yellow": "33", "magenta": "35", "cyan": "36"}
+          "yellow": "33", "magenta": "35", "cyan": "36", "red": "31"}
 
 #: Tree guides (space, continue, fork, end), as rich draws them, and their ASCII form for an
 #: output encoding without box-drawing characters.

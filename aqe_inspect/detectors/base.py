@@ -115,6 +115,8 @@ class Detector:
 
     kind: str = ""
     summary: str = ""
+    #: The Spark rule (org.apache.spark.sql.execution.adaptive) whose work it finds.
+    spark_rule: str = ""
     #: True when only an initial plan can prove the rewrite (a join switch).
     needs_initial: bool = False
 

@@ -34,6 +34,7 @@ class Coalesced(Detector):
 
     kind = "coalesced"
     summary = "a shuffle read coalesces small shuffle partitions (CoalesceShufflePartitions)"
+    spark_rule = "CoalesceShufflePartitions"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         for node in pair.final_nodes():

@@ -35,6 +35,7 @@ class EmptyRelation(Detector):
 
     kind = "empty-relation"
     summary = "a subtree became an empty relation at run time (AQEPropagateEmptyRelation)"
+    spark_rule = "AQEPropagateEmptyRelation"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         # How many times each empty relation of the initial plan is printed: each accounts

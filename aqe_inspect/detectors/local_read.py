@@ -29,6 +29,7 @@ class LocalRead(Detector):
 
     kind = "local-read"
     summary = "a shuffle read reads map outputs locally (OptimizeShuffleWithLocalRead)"
+    spark_rule = "OptimizeShuffleWithLocalRead"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         for node in pair.final_nodes():

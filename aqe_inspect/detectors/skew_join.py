@@ -34,6 +34,7 @@ class SkewJoin(Detector):
 
     kind = "skew-join"
     summary = "a join split its skewed partitions into several tasks (OptimizeSkewedJoin)"
+    spark_rule = "OptimizeSkewedJoin"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         for node in pair.final_nodes():

@@ -33,4 +33,5 @@ class SortMergeToBroadcast(JoinSwitch):
 
     kind = "smj-to-bhj"
     summary = "a sort-merge join became a broadcast hash join at run time"
+    spark_rule = "DynamicJoinSelection"
     target = "BroadcastHashJoin"

@@ -26,4 +26,5 @@ class SortMergeToShuffledHash(JoinSwitch):
 
     kind = "smj-to-shj"
     summary = "a sort-merge join became a shuffled hash join at run time"
+    spark_rule = "DynamicJoinSelection"
     target = "ShuffledHashJoin"

@@ -1,0 +1,174 @@
+"""`check`: hold a report against expectations, query by query as it is read.
+
+The report may be a stream (an event log's executions, diffed as read): each query is seen
+once, counted for every expectation whose scope takes it, and kept only while an expectation
+may need to show it (a bounded number each), so a log of any length is checked in bounded
+memory. An expectation whose scope takes no query fails: the query it is about did not run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from .expectations import Expectation
+from .locations import Location, kind_location
+from .model import Application
+from .report import QueryReport, Report, ReportStream, describe
+
+#: Queries shown with an unmet expectation (their plan diffs); the rest are counted.
+SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One expectation held against the input (or, with `each`, against one query)."""
+
+    expectation: Expectation
+    actual: int
+    passed: bool
+    message: str
+    #: How many queries the scope took.
+    query_count: int
+    #: The ids of the queries counted.
+    query_ids: Tuple[str, ...] = ()
+    #: The queries that tell why it failed (at most SHOWN): those holding a forbidden
+    #: rewrite, else those in scope without enough of it.
+    shown: Tuple[QueryReport, ...] = ()
+    location: Optional[Location] = None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    outcomes: Tuple[Outcome, ...]
+    source: str
+    #: Every query read, whether or not an expectation took it.
+    query_count: int
+    notes: Tuple[str, ...] = ()
+    application: Optional[Application] = None
+
+    @property
+    def passed(self) -> bool:
+        return all(outcome.passed for outcome in self.outcomes)
+
+    @property
+    def failures(self) -> Tuple[Outcome, ...]:
+        return tuple(outcome for outcome in self.outcomes if not outcome.passed)
+
+    @property
+    def shown_queries(self) -> Tuple[QueryReport, ...]:
+        """The queries failed outcomes show, each once, in input order."""
+        seen: Dict[int, QueryReport] = {}
+        for outcome in self.failures:
+            for report in outcome.shown:
+                seen.setdefault(id(report), report)
+        return tuple(sorted(seen.values(), key=_input_order))
+
+
+def _input_order(report: QueryReport) -> Tuple[str, int, str]:
+    query = report.query
+    return (query.source, query.line, report.id)
+
+
+@dataclass
+class _Tally:
+    """What one expectation has seen so far."""
+
+    expectation: Expectation
+    actual: int = 0
+    ids: List[str] = field(default_factory=list)
+    with_kind: List[QueryReport] = field(default_factory=list)
+    without_kind: List[QueryReport] = field(default_factory=list)
+    first: Optional[QueryReport] = None
+
+    def add(self, report: QueryReport, count: int) -> None:
+        self.actual += count
+        self.ids.append(report.id)
+        if self.first is None:
+            self.first = report
+        kept = self.with_kind if count else self.without_kind
+        if len(kept) < SHOWN:
+            kept.append(report)
+
+
+def check(report: Union[Report, ReportStream], expectations: Sequence[Expectation],
+          selected_by: Optional[str] = None) -> CheckResult:
+    """Every expectation held against every query of the report. `selected_by` is the
+    `--query` that chose the report's queries from the input, for the messages."""
+    totals = {id(e): _Tally(e) for e in expectations if not e.each}
+    each: Dict[int, List[Outcome]] = {id(e): [] for e in expectations if e.each}
+    index = 0
+    for index, query_report in enumerate(report.queries, 1):
+        counts = query_report.counts
+        for expectation in expectations:
+            scope = expectation.scope
+            if scope is not None and not scope.selects(index, query_report.query):
+                continue
+            count = counts[expectation.kind]
+            if expectation.each:  # judged now: only a failing query is kept
+                each[id(expectation)].append(
+                    _one_query(expectation, query_report, count, report.source))
+            else:
+                totals[id(expectation)].add(query_report, count)
+    source = report.source
+    outcomes: List[Outcome] = []
+    for expectation in expectations:
+        if expectation.each:
+            found = each[id(expectation)]
+            outcomes.extend(found or [_nothing_matched(expectation, index, source, selected_by)])
+        else:
+            outcomes.append(_summed(totals[id(expectation)], index, source, selected_by))
+    return CheckResult(tuple(outcomes), source, index, tuple(report.notes),
+                       report.application)
+
+
+def _summed(tally: _Tally, total: int, source: str, selected_by: Optional[str]) -> Outcome:
+    expectation = tally.expectation
+    if tally.first is None:
+        return _nothing_matched(expectation, total, source, selected_by)
+    passed = expectation.holds(tally.actual)
+    scope = expectation.scope_text
+    found = f"found {tally.actual} in {_plural(len(tally.ids), 'query', 'queries')}"
+    if passed:
+        message = f"{expectation.wants} in {scope}: {found}"
+        shown: Tuple[QueryReport, ...] = ()
+    else:
+        message = f"expected {expectation.wants} in {scope}, {found}"
+        too_many = expectation.operator in ("<=", "<") or tally.actual > expectation.count
+        shown = tuple(tally.with_kind if too_many and tally.with_kind else
+                      (tally.without_kind or tally.with_kind))
+    located = shown[0] if shown else tally.first
+    return Outcome(expectation, tally.actual, passed, message, len(tally.ids),
+                   tuple(tally.ids), shown, kind_location(located, expectation.kind, source))
+
+
+def _one_query(expectation: Expectation, report: QueryReport, count: int,
+               source: str) -> Outcome:
+    passed = expectation.holds(count)
+    where = f"query {report.id}"
+    message = (f"{expectation.wants} in {where}: found {count}" if passed else
+               f"expected {expectation.wants} in {where}, found {count}")
+    return Outcome(expectation, count, passed, message, 1, (report.id,),
+                   () if passed else (report,), kind_location(report, expectation.kind, source))
+
+
+def _nothing_matched(expectation: Expectation, total: int, source: str,
+                     selected_by: Optional[str]) -> Outcome:
+    if total == 0 and selected_by is not None:
+        message = f"expected {expectation.wants}, but no query matches --query {selected_by}"
+    elif total == 0:
+        message = f"expected {expectation.wants}, but the input holds no query"
+    else:
+        message = (f"expected {expectation.wants} in {expectation.scope_text}, but none of "
+                   f"the {_plural(total, 'query', 'queries')} read is one of them")
+    return Outcome(expectation, 0, False, message, 0, location=Location(source) if source
+                   else None)
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def rewrites_of(report: QueryReport, kind: str) -> Iterable[str]:
+    """`AQEShuffleRead (20)`: the operators of a query holding a rewrite of `kind`."""
+    return (describe(r.final_node) or "-" for r in report.rewrites if r.kind == kind)

@@ -1,0 +1,135 @@
+"""sarif: SARIF 2.1.0, the static-analysis format GitHub code scanning, Azure DevOps and IDEs
+read. One run; the tool's rules are the rewrite kinds, each with its Spark rule, summary and
+the detector's own help text. A check gives one `error` result per unmet expectation, located
+at the plan's line, with the expectation's own line (in aqe-expect.toml) as a related location;
+a diff gives one `note` result per rewrite found. Paths under the working directory are
+relative URIs (code scanning resolves them against the checkout), others `file://` URIs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Optional, TextIO
+from urllib.parse import quote
+
+from .. import __version__
+from ..check import CheckResult
+from ..locations import Location, rewrite_location
+from ..serialize import write_json
+from . import Format
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+AQE_DOCS = "https://spark.apache.org/docs/latest/sql-performance-tuning.html#adaptive-query-execution"
+
+
+def rules() -> List[Dict[str, Any]]:
+    from ..detectors import DETECTORS
+
+    found = []
+    for detector in DETECTORS:
+        doc = inspect.cleandoc(detector.doc)
+        first = doc.split("\n\n")[1] if "\n\n" in doc else doc
+        found.append({
+            "id": detector.kind,
+            "name": type(detector).__name__,
+            "shortDescription": {"text": detector.summary},
+            "fullDescription": {"text": " ".join(first.split())},
+            "help": {"text": doc},
+            "helpUri": AQE_DOCS,
+            "properties": {"spark_rule": detector.spark_rule, "tags": ["spark", "aqe"]},
+        })
+    return found
+
+
+def artifact(location: Location) -> Optional[Dict[str, Any]]:
+    if not location.has_file:
+        return None
+    path = location.path
+    if path.startswith("/") or re.match(r"[A-Za-z]:/", path):
+        return {"uri": Path(path).as_uri()}
+    return {"uri": quote(path, safe="/")}
+
+
+def physical(location: Optional[Location], message: str = "") -> Optional[Dict[str, Any]]:
+    found = artifact(location) if location is not None else None
+    if found is None:
+        return None
+    place: Dict[str, Any] = {"physicalLocation": {"artifactLocation": found}}
+    if location.line:
+        place["physicalLocation"]["region"] = {"startLine": location.line}
+    if message:
+        place["message"] = {"text": message}
+    return place
+
+
+def _log(results: List[Dict[str, Any]], notes, properties: Dict[str, Any]) -> Dict[str, Any]:
+    rule_list = rules()
+    index = {rule["id"]: number for number, rule in enumerate(rule_list)}
+    for result in results:
+        result["ruleIndex"] = index[result["ruleId"]]
+    run: Dict[str, Any] = {
+        "tool": {"driver": {"name": "aqe-inspect", "version": __version__,
+                            "informationUri": AQE_DOCS, "rules": rule_list}},
+        "results": results,
+        "invocations": [{
+            "executionSuccessful": True,
+            "toolExecutionNotifications": [{"level": "warning", "message": {"text": note}}
+                                           for note in notes],
+        }],
+        "properties": properties,
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+class SarifFormat(Format):
+    name = "sarif"
+    escapes_json = True
+
+    def write_check(self, result: CheckResult, stream: TextIO) -> None:
+        results = []
+        for outcome in result.failures:
+            expectation = outcome.expectation
+            entry: Dict[str, Any] = {
+                "ruleId": expectation.kind,
+                "level": "error",
+                "message": {"text": outcome.message},
+                "properties": {"expectation": expectation.id, "actual": outcome.actual,
+                               "queries": list(outcome.query_ids)},
+            }
+            place = physical(outcome.location)
+            if place is not None:
+                entry["locations"] = [place]
+            origin = expectation.origin
+            related = physical(Location(origin.file, origin.line),
+                               f"the expectation {expectation.text}") if origin.file else None
+            if related is not None:
+                entry["relatedLocations"] = [{"id": 1, **related}]
+            results.append(entry)
+        write_json(_log(results, result.notes, {
+            "source": result.source, "query_count": result.query_count,
+            "expectations": len(result.outcomes), "unmet": len(result.failures)}), stream)
+
+    def write_report(self, report, stream: TextIO) -> None:
+        results = []
+        count = 0
+        for query_report in report.queries:
+            count += 1
+            for rewrite in query_report.rewrites:
+                entry: Dict[str, Any] = {
+                    "ruleId": rewrite.kind,
+                    "level": "note",
+                    "message": {"text": rewrite.message},
+                    "properties": {"query": query_report.id,
+                                   "evidence": list(rewrite.evidence)},
+                }
+                place = physical(rewrite_location(query_report, rewrite, report.source))
+                if place is not None:
+                    entry["locations"] = [place]
+                results.append(entry)
+        write_json(_log(results, list(report.notes),
+                        {"source": report.source, "query_count": count}), stream)
+
+
+FORMAT = SarifFormat()

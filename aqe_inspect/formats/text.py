@@ -1,0 +1,64 @@
+"""text: for people. A diff is each query's tree with its rewrites marked, then a table; a
+check is one line per expectation (PASS or FAIL, what was expected and found, where it was
+written), then the plan diff of each query that shows why an expectation failed, then a summary
+line, last, where a CI log's reader looks first."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from ..check import CheckResult, Outcome
+from .. import render
+from ..render import Screen, shown
+from ..report import Report
+from . import Format
+
+
+class TextFormat(Format):
+    name = "text"
+    for_people = True
+
+    def write_report(self, report, stream: TextIO) -> None:
+        render.print_report(report, stream)
+
+    def write_check(self, result: CheckResult, stream: TextIO) -> None:
+        out = Screen(stream)
+        width = max((len(o.expectation.id) for o in result.outcomes), default=0)
+        for outcome in result.outcomes:
+            _outcome(out, outcome, width)
+        shown_queries = result.shown_queries
+        if shown_queries:
+            out.paragraph([])
+            out.paragraph([("Why: the plans of the queries the failures are about", "bold")])
+            out.paragraph([])
+            out.flush()
+            render.print_report(Report(shown_queries, result.source, (), result.application), stream)
+        for note in result.notes:
+            out.paragraph([(f"note: {shown(note)}", "yellow")])
+        out.paragraph([])
+        failed = len(result.failures)
+        total = len(result.outcomes)
+        read = f"{result.query_count} {'query' if result.query_count == 1 else 'queries'} " \
+               f"read from {shown(result.source or '<input>')}"
+        if failed:
+            out.paragraph([(f"{failed} of {total} expectation(s) not met", "bold red"),
+                           (f" ({read})", "")])
+        else:
+            out.paragraph([(f"All {total} expectation(s) met", "bold green"),
+                           (f" ({read})", "")])
+        out.flush()
+
+
+def _outcome(out: Screen, outcome: Outcome, width: int) -> None:
+    expectation = outcome.expectation
+    mark = ("PASS", "bold green") if outcome.passed else ("FAIL", "bold red")
+    where = [f"from {expectation.origin}"]
+    if outcome.location is not None and not outcome.passed:
+        location = outcome.location
+        where.insert(0, f"at {shown(location.path or '<input>')}"
+                        + (f":{location.line}" if location.line else ""))
+    out.paragraph([mark, (f" {shown(expectation.id).ljust(width)}  ", "bold"),
+                   (shown(outcome.message), ""), (f" ({', '.join(where)})", "dim")])
+
+
+FORMAT = TextFormat()

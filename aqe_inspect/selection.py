@@ -1,0 +1,58 @@
+"""Which queries a user means: `--query 3`, `--query 'daily.*join'`, an expectation's `match`.
+
+One rule everywhere: a number is an SQL execution's id (for a plan text, which has no
+executions, the query's number in the text); anything else is a regular expression searched in
+the execution's description (which holds the SQL text when the query came from SQL, the call
+site or `setJobDescription` text otherwise) or, for a plan text, in the query's label.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Pattern
+
+from .errors import InspectError
+from .model import Query
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A query selector as written, with what it means."""
+
+    text: str
+    number: Optional[int] = None
+    pattern: Optional[Pattern[str]] = None
+
+    @classmethod
+    def parse(cls, text: str, option: str = "--query") -> "Selector":
+        """`3` (an execution id) or a regular expression; a bad one is an InspectError."""
+        if text.strip().isdigit():
+            return cls(text, number=int(text))
+        return cls(text, pattern=compile_pattern(text, option))
+
+    @classmethod
+    def of_number(cls, number: int) -> "Selector":
+        return cls(str(number), number=number)
+
+    def selects(self, index: int, query: Query) -> bool:
+        """Whether the query, the `index`-th of its input (from 1), is one this names."""
+        execution = query.execution
+        if self.number is not None:
+            return (execution.execution_id if execution is not None else index) == self.number
+        assert self.pattern is not None
+        text = execution.description if execution is not None else query.label
+        return self.pattern.search(text or "") is not None
+
+    def __str__(self) -> str:
+        if self.number is not None:
+            return f"query {self.number}"
+        return f"queries matching /{self.text}/"
+
+
+def compile_pattern(text: str, option: str) -> Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as error:
+        raise InspectError(f"{option}: {text!r} is neither an execution id nor a regular "
+                           f"expression ({error})") from None
