@@ -1,0 +1,237 @@
+"""The CI examples work as written: the GitHub and GitLab jobs, the README section that quotes
+them, the example PySpark job and its expectation file.
+
+The jobs are read as data (every command they run is one this repository can stand behind),
+and the example job is run for real, once per session, in its own process and JVM: the rewrites
+``aqe-inspect diff`` finds in its event log must be those ``aqe-expect.toml`` expects of the
+queries its ``match`` patterns select."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aqe_inspect.report import REWRITE_KINDS
+
+from .conftest import IN_CI, ROOT
+
+if IN_CI:  # under CI the test extra is installed: a missing library must fail
+    import yaml
+else:
+    yaml = pytest.importorskip("yaml", reason="the 'test' extra (pyyaml) is not installed")
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    tomllib = pytest.importorskip("tomli", reason="the 'test' extra (tomli) is not installed")
+
+EXAMPLES = ROOT / "examples" / "ci"
+JOB = EXAMPLES / "aqe_job.py"
+EXPECTATIONS = EXAMPLES / "aqe-expect.toml"
+README_SECTION = EXAMPLES / "README-section.md"
+GITHUB_JOB = ROOT / ".github" / "workflows" / "aqe-check.yml"
+GITLAB_JOB = ROOT / ".gitlab-ci.yml"
+EVENT_LOG_DIR = "spark-events"
+
+# "kind", "kind>=N", "kind=N", "kind<=N"
+EXPECTATION = re.compile(r"(?P<kind>[a-z-]+)(?:(?P<op>>=|<=|=)(?P<count>\d+))?")
+COMPARE = {">=": int.__ge__, "<=": int.__le__, "=": int.__eq__}
+
+
+def _load_yaml(path: Path) -> dict:
+    return yaml.safe_load(path.read_text("utf-8"))
+
+
+def _github_commands() -> list[str]:
+    steps = _load_yaml(GITHUB_JOB)["jobs"]["aqe-check"]["steps"]
+    return [step["run"] for step in steps if "run" in step]
+
+
+def _gitlab_job() -> dict:
+    return _load_yaml(GITLAB_JOB)["aqe-check"]
+
+
+def _expectation_rules() -> list[dict]:
+    return tomllib.loads(EXPECTATIONS.read_text("utf-8"))["query"]
+
+
+def _parse_expectation(text: str) -> tuple[str, str, int]:
+    found = EXPECTATION.fullmatch(text)
+    assert found, f"{text!r} is not KIND, KIND>=N, KIND=N or KIND<=N"
+    if found["op"] is None:
+        return found["kind"], ">=", 1
+    return found["kind"], found["op"], int(found["count"])
+
+
+# -- (a) the files parse, and the README quotes them -------------------------------------------
+
+def test_the_jobs_parse_and_have_their_shape():
+    github = _load_yaml(GITHUB_JOB)
+    triggers = github.get("on", github.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert set(triggers) >= {"push", "pull_request"}
+    steps = github["jobs"]["aqe-check"]["steps"]
+    uses = {step["uses"].split("@")[0]: step for step in steps if "uses" in step}
+    assert uses["actions/setup-java"]["with"] == {"distribution": "temurin", "java-version": "17"}
+    assert uses["actions/setup-python"]["with"] == {"python-version": "3.11"}
+    if "github/codeql-action/upload-sarif" in uses:  # SARIF upload needs this permission
+        assert github["permissions"].get("security-events") == "write"
+
+    gitlab = _gitlab_job()
+    assert gitlab["image"].startswith("python:3.11-bookworm")
+    assert gitlab["artifacts"]["when"] == "always"
+    junit = gitlab["artifacts"]["reports"]["junit"]
+    assert f"--output {junit}" in gitlab["script"][-1]
+
+
+def test_the_readme_section_quotes_the_files_verbatim():
+    blocks = re.findall(r"```(\w+)\n(.*?)```", README_SECTION.read_text("utf-8"), re.S)
+    yaml_blocks = [body for lang, body in blocks if lang == "yaml"]
+    assert yaml_blocks == [GITHUB_JOB.read_text("utf-8"), GITLAB_JOB.read_text("utf-8")]
+    toml_blocks = [body for lang, body in blocks if lang == "toml"]
+    assert toml_blocks == [EXPECTATIONS.read_text("utf-8")]
+
+
+def test_the_readme_section_names_every_key_and_form():
+    text = README_SECTION.read_text("utf-8")
+    for word in ("`match`", "`expect`", "`forbid`", "`kind>=N`", "`kind=N`", "`kind<=N`",
+                 *(f"`{kind}`" for kind in REWRITE_KINDS)):
+        assert word in text, word
+
+
+def test_the_expectation_file_names_known_kinds_and_valid_patterns():
+    rules = _expectation_rules()
+    assert rules
+    for rule in rules:
+        assert set(rule) <= {"match", "expect", "forbid"}, rule
+        re.compile(rule.get("match", ""))
+        for text in rule.get("expect", []):
+            assert _parse_expectation(text)[0] in REWRITE_KINDS, text
+        for kind in rule.get("forbid", []):
+            assert kind in REWRITE_KINDS, kind
+
+
+# -- (b) every command the jobs run is one this repository stands behind ----------------------
+
+def _optional_extras() -> set[str]:
+    return set(tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+               ["project"]["optional-dependencies"])
+
+
+def _check_install(argv: list[str]) -> None:
+    """`pip install` of this checkout with extras it declares, and PySpark."""
+    if argv[:3] == ["python", "-m", "pip"]:
+        argv = argv[2:]
+    assert argv[:2] == ["pip", "install"], argv
+    targets = [arg for arg in argv[2:] if not arg.startswith("-")]
+    local = [arg for arg in targets if arg.startswith(".")]
+    assert len(local) == 1, f"installs this checkout once: {argv}"
+    extras = re.fullmatch(r"\.(?:\[([\w,-]+)\])?", local[0])
+    assert extras, local[0]
+    assert set(filter(None, (extras[1] or "").split(","))) <= _optional_extras(), local[0]
+    others = [arg for arg in targets if arg not in local]
+    assert [re.match(r"[\w-]+", arg)[0] for arg in others] == ["pyspark"], argv
+
+
+def _check_example_job(argv: list[str]) -> None:
+    assert argv == ["python", JOB.relative_to(ROOT).as_posix(), EVENT_LOG_DIR], argv
+
+
+def _check_aqe_inspect(argv: list[str], output_format: str) -> None:
+    options = dict(zip(argv[3::2], argv[4::2]))
+    assert argv[:3] == ["aqe-inspect", "check", EVENT_LOG_DIR], argv
+    assert len(argv[3:]) % 2 == 0 and set(options) <= {"--config", "--format", "--output"}, argv
+    assert (ROOT / options["--config"]) == EXPECTATIONS
+    assert options["--format"] == output_format
+
+
+def _check_commands(commands: list[str], output_format: str) -> None:
+    argvs = [shlex.split(command) for command in commands]
+    assert all(len(command.splitlines()) == 1 for command in commands), "one command a step"
+    kinds = []
+    for argv in argvs:
+        if "install" in argv:
+            _check_install(argv)
+            kinds.append("install")
+        elif argv[0] == "python":
+            _check_example_job(argv)
+            kinds.append("job")
+        else:
+            _check_aqe_inspect(argv, output_format)
+            kinds.append("check")
+    assert kinds == ["install", "job", "check"]
+
+
+def test_every_github_command_is_install_job_or_check():
+    _check_commands(_github_commands(), "github")
+
+
+def test_every_gitlab_command_is_install_job_or_check():
+    job = _gitlab_job()
+    _check_commands(job["script"], "junit")
+    # The image brings Python 3.11; the system step adds Java 17 and nothing else.
+    assert job["before_script"] == [
+        "apt-get update",
+        "apt-get install -y --no-install-recommends openjdk-17-jre-headless",
+    ]
+
+
+def test_the_install_check_catches_an_extra_that_does_not_exist():
+    with pytest.raises(AssertionError):
+        _check_install(shlex.split('pip install ".[codecs,nonesuch]" "pyspark>=3.5,<4"'))
+    with pytest.raises(AssertionError):
+        _check_commands(['pip install ".[codecs]" pyspark', "python examples/ci/aqe_job.py x",
+                         "aqe-inspect check x --config examples/ci/aqe-expect.toml"], "github")
+
+
+# -- (c) the example job, run for real -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def example_report(tmp_path_factory):
+    """Run examples/ci/aqe_job.py once into a temporary directory; diff its event log."""
+    if not IN_CI:  # under CI the spark extra is installed: a missing pyspark must fail
+        pytest.importorskip("pyspark", reason="the 'spark' extra is not installed")
+    work = tmp_path_factory.mktemp("ci-example")
+    run = subprocess.run([sys.executable, str(JOB), EVENT_LOG_DIR], cwd=work,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-4000:]
+    log_dir = work / EVENT_LOG_DIR
+    diff = subprocess.run([sys.executable, "-m", "aqe_inspect", "diff", str(log_dir),
+                           "--format", "json"], capture_output=True, text=True, timeout=120)
+    assert diff.returncode == 0, diff.stderr
+    return log_dir, json.loads(diff.stdout)
+
+
+@pytest.mark.spark
+def test_the_example_job_writes_one_event_log_with_described_executions(example_report):
+    log_dir, report = example_report
+    app_id = report["application"]["app_id"]
+    assert [path.name for path in log_dir.iterdir() if app_id in path.name], \
+        f"no event log of {app_id} in {log_dir}"
+    assert report["notes"] == []
+    descriptions = [query["description"] for query in report["queries"]]
+    assert descriptions == ["ci-example: store totals", "ci-example: promoted orders",
+                            "ci-example: clicks per page"]
+    for query in report["queries"]:
+        assert query["finished"] and query["notes"] == [], query
+
+
+@pytest.mark.spark
+def test_the_example_job_shows_what_the_expectation_file_expects(example_report):
+    _, report = example_report
+    for rule in _expectation_rules():
+        pattern = re.compile(rule.get("match", ""))
+        selected = [query for query in report["queries"]
+                    if pattern.search(query["description"] or "")]
+        assert selected, f"no execution matches {rule.get('match')!r}"
+        for query in selected:
+            counts = query["counts"]
+            for text in rule.get("expect", []):
+                kind, op, count = _parse_expectation(text)
+                assert COMPARE[op](counts[kind], count), (query["description"], text, counts)
+            for kind in rule.get("forbid", []):
+                assert counts[kind] == 0, (query["description"], kind, counts)
