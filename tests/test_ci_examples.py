@@ -14,9 +14,11 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
+from aqe_inspect.expectations import load_config
 from aqe_inspect.report import REWRITE_KINDS
 
 from .conftest import IN_CI, ROOT
@@ -38,11 +40,6 @@ GITHUB_JOB = ROOT / ".github" / "workflows" / "aqe-check.yml"
 GITLAB_JOB = ROOT / ".gitlab-ci.yml"
 EVENT_LOG_DIR = "spark-events"
 
-# "kind", "kind>=N", "kind=N", "kind<=N"
-EXPECTATION = re.compile(r"(?P<kind>[a-z-]+)(?:(?P<op>>=|<=|=)(?P<count>\d+))?")
-COMPARE = {">=": int.__ge__, "<=": int.__le__, "=": int.__eq__}
-
-
 def _load_yaml(path: Path) -> dict:
     return yaml.safe_load(path.read_text("utf-8"))
 
@@ -58,14 +55,6 @@ def _gitlab_job() -> dict:
 
 def _expectation_rules() -> list[dict]:
     return tomllib.loads(EXPECTATIONS.read_text("utf-8"))["query"]
-
-
-def _parse_expectation(text: str) -> tuple[str, str, int]:
-    found = EXPECTATION.fullmatch(text)
-    assert found, f"{text!r} is not KIND, KIND>=N, KIND=N or KIND<=N"
-    if found["op"] is None:
-        return found["kind"], ">=", 1
-    return found["kind"], found["op"], int(found["count"])
 
 
 # -- (a) the files parse, and the README quotes them -------------------------------------------
@@ -103,16 +92,12 @@ def test_the_readme_section_names_every_key_and_form():
         assert word in text, word
 
 
-def test_the_expectation_file_names_known_kinds_and_valid_patterns():
+def test_the_expectation_file_reads_as_check_reads_it():
+    expectations = load_config(str(EXPECTATIONS))
     rules = _expectation_rules()
-    assert rules
-    for rule in rules:
-        assert set(rule) <= {"match", "expect", "forbid"}, rule
-        re.compile(rule.get("match", ""))
-        for text in rule.get("expect", []):
-            assert _parse_expectation(text)[0] in REWRITE_KINDS, text
-        for kind in rule.get("forbid", []):
-            assert kind in REWRITE_KINDS, kind
+    assert len(expectations) == sum(len(r.get("expect", [])) + len(r.get("forbid", []))
+                                    for r in rules)
+    assert all(e.scope is not None and e.origin.line > 0 for e in expectations)
 
 
 # -- (b) every command the jobs run is one this repository stands behind ----------------------
@@ -222,16 +207,69 @@ def test_the_example_job_writes_one_event_log_with_described_executions(example_
 
 @pytest.mark.spark
 def test_the_example_job_shows_what_the_expectation_file_expects(example_report):
+    """The diff's counts, read apart from `check`, meet every expectation of the file."""
     _, report = example_report
-    for rule in _expectation_rules():
-        pattern = re.compile(rule.get("match", ""))
+    for expectation in load_config(str(EXPECTATIONS)):
         selected = [query for query in report["queries"]
-                    if pattern.search(query["description"] or "")]
-        assert selected, f"no execution matches {rule.get('match')!r}"
+                    if expectation.scope.pattern.search(query["description"] or "")]
+        assert selected, f"no execution matches {expectation.scope.text!r}"
         for query in selected:
-            counts = query["counts"]
-            for text in rule.get("expect", []):
-                kind, op, count = _parse_expectation(text)
-                assert COMPARE[op](counts[kind], count), (query["description"], text, counts)
-            for kind in rule.get("forbid", []):
-                assert counts[kind] == 0, (query["description"], kind, counts)
+            actual = query["counts"][expectation.kind]
+            assert expectation.holds(actual), (query["description"], expectation.text, actual)
+
+
+def _job_check_command(job_commands: list[str]) -> list[str]:
+    line = next(c for c in job_commands if c.startswith("aqe-inspect check"))
+    return [sys.executable, "-m", "aqe_inspect", *shlex.split(line)[1:]]
+
+
+@pytest.fixture(scope="module")
+def job_checkout(example_report, tmp_path_factory):
+    """A working directory laid out as the jobs' checkout: the event log in spark-events/,
+    the expectation file at examples/ci/aqe-expect.toml."""
+    log_dir, _ = example_report
+    work = log_dir.parent
+    (work / "examples").mkdir(exist_ok=True)
+    if not (work / "examples" / "ci").exists():
+        (work / "examples" / "ci").symlink_to(EXAMPLES)
+    return work
+
+
+@pytest.mark.spark
+def test_the_github_check_step_passes_as_written(job_checkout):
+    run = subprocess.run(_job_check_command(_github_commands()), cwd=job_checkout,
+                         capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stderr) == (0, ""), run.stdout
+    assert "::error" not in run.stdout
+    assert run.stdout.count("PASS ") == len(load_config(str(EXPECTATIONS)))
+
+
+@pytest.mark.spark
+def test_the_gitlab_check_step_writes_a_passing_junit_report(job_checkout):
+    job = _gitlab_job()
+    run = subprocess.run(_job_check_command(job["script"]), cwd=job_checkout,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = job["artifacts"]["reports"]["junit"]
+    tree = ElementTree.parse(job_checkout / report)
+    suite = tree.getroot().find("testsuite")
+    assert suite.get("failures") == "0"
+    assert int(suite.get("tests")) == len(load_config(str(EXPECTATIONS)))
+
+
+@pytest.mark.spark
+def test_the_check_step_fails_when_aqe_stops_rewriting(job_checkout, tmp_path):
+    """The same step on an expectation the run does not meet: exit 1, and the annotation
+    points at the execution's event in the log."""
+    stricter = tmp_path / "aqe-expect.toml"
+    stricter.write_text(EXPECTATIONS.read_text("utf-8").replace('"skew-join>=1"',
+                                                                '"skew-join>=5"'), "utf-8")
+    command = _job_check_command(_github_commands())
+    command[command.index("--config") + 1] = str(stricter)
+    run = subprocess.run(command, cwd=job_checkout, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 1, run.stdout + run.stderr
+    errors = [line for line in run.stdout.splitlines() if line.startswith("::error ")]
+    assert len(errors) == 1, run.stdout
+    assert re.match(r"::error file=spark-events/[^,]+,line=\d+,title=", errors[0]), errors[0]
+    assert "skew-join>=5" in errors[0]
