@@ -243,65 +243,15 @@ def rules_command() -> None:
 
 
 def _read(path: str, max_size: str):
-    from .sources import read_document
+    from .sources.routing import read_input
 
-    if path == STDIN:
-        if sys.stdin is None:  # started with standard input closed (`<&-`)
-            raise InspectError("cannot read: standard input is closed", source="<stdin>")
-        log = _stdin_event_log()
-        if log is not None:
-            from .sources.eventlog import LogStream
-
-            return LogStream("<stdin>", [log])
-    else:
-        document = _read_events(path)
-        if document is not None:
-            return document
-    return read_document(path, _size(max_size))
-
-
-def _stdin_event_log():
-    """Standard input as an event log, when its first bytes say it is one."""
-    from .sources.eventlog.files import SNIFF_SIZE, events_codec, stream_event_log
-    from .sources.reading import peek_stdin, stdin_stream
-
-    if sys.stdin.closed:
-        return None
-    try:
-        head = peek_stdin(SNIFF_SIZE)
-    except OSError as error:
-        raise InspectError(f"cannot read: {error.strerror or error}", source="<stdin>") from None
-    codec = events_codec(head, "<stdin>") if head else None
-    return None if codec is None else stream_event_log("<stdin>", codec, stdin_stream())
-
-
-def _read_events(path: str):
-    """An event log (file or directory; a stream of its executions) or saved History Server
-    JSON (a Document), told by content; None for anything else (the text reader takes it)."""
-    from .sources.eventlog import stream_event_logs
-    from .sources.eventlog.files import SNIFF_SIZE, events_codec
-    from .sources.eventlog.history import looks_like_history_json, read_history
-
-    if os.path.isdir(path):
-        return stream_event_logs(path)  # says so when the folder holds no event log
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(SNIFF_SIZE)
-    except OSError:
-        return None  # the text reader says what is wrong, as for any file
-    if looks_like_history_json(head):
-        with open(path, "rb") as handle:
-            return read_history(handle.read(), path)
-    if head and events_codec(head, path) is not None:  # the bytes already read tell
-        return stream_event_logs(path)
-    return None
+    return read_input(path, _size(max_size))
 
 
 def _read_url(url: str):
-    from .sources.eventlog.history import fetch, read_history
+    from .sources.routing import read_url
 
-    data, target, app_id = fetch(url)
-    return read_history(data, target, app_id)
+    return read_url(url)
 
 
 def _select(read, selector: Optional[str], required: bool = True):

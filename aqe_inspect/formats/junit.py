@@ -6,6 +6,8 @@ where in the input it failed, and the rewrites the failing queries do hold. A di
 case per query, passing, with its rewrites as the case's output. Times are 0: a check judges a
 plan, it does not time one, and a report that differs run to run is no use in a snapshot.
 Characters XML 1.0 cannot hold (control characters, lone surrogates) are written escaped.
+The output validates against the JUnit schema of Jenkins' xUnit plugin, which takes no `file`
+or `line` on a test case: where a failure is in the input is in its text instead.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def _suite(name: str, tests: int, failures: int) -> ET.Element:
 
 def _write(suite: ET.Element, stream: TextIO) -> None:
     root = _element("testsuites", name="aqe-inspect", tests=suite.get("tests"),
-                    failures=suite.get("failures"), errors=0, skipped=0, time="0")
+                    failures=suite.get("failures"), errors=0, time="0")
     root.append(suite)
     ET.indent(root)
     stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
@@ -72,10 +74,7 @@ class JunitFormat(Format):
             expectation = outcome.expectation
             location = outcome.location
             case = _element("testcase", suite, name=expectation.id,
-                            classname=f"aqe-inspect.{expectation.kind}",
-                            file=location.path if location and location.has_file else None,
-                            line=location.line if location and location.line else None,
-                            time="0")
+                            classname=f"aqe-inspect.{expectation.kind}", time="0")
             if outcome.passed:
                 continue
             detail: List[str] = [outcome.message,
@@ -110,8 +109,8 @@ class JunitFormat(Format):
         _properties(suite, report.source, report.application)
         for name, file, line, lines in cases:
             case = _element("testcase", suite, name=name, classname="aqe-inspect.diff",
-                            file=file or None, line=line or None, time="0")
-            _element("system-out", case, "\n".join(lines))
+                            time="0")
+            _element("system-out", case, "\n".join([f"at {file}:{line}", *lines]))
         if report.notes:
             _element("system-out", suite, "\n".join(f"note: {n}" for n in report.notes))
         _write(suite, stream)

@@ -1,0 +1,81 @@
+"""Any input a user names, to what reads it, told by content rather than by name: a Spark
+event log (file, rolling directory, or standard input; any codec) is read as a stream of its
+SQL executions; saved History Server JSON as a Document; anything else as text (explain output,
+logs, pasted plans)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Union
+
+from ..errors import InspectError
+from ..model import Document
+from .reading import DEFAULT_MAX_SIZE, STDIN
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .eventlog import LogStream
+
+
+def read_input(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Union[Document, "LogStream"]:
+    """What `path` (or `-`) holds: a `LogStream` for an event log, else a `Document`."""
+    from . import read_document
+
+    if path == STDIN:
+        if sys.stdin is None:  # started with standard input closed (`<&-`)
+            raise InspectError("cannot read: standard input is closed", source="<stdin>")
+        log = _stdin_event_log()
+        if log is not None:
+            from .eventlog import LogStream
+
+            return LogStream("<stdin>", [log])
+    else:
+        found = _read_events(path)
+        if found is not None:
+            return found
+    return read_document(path, max_size)
+
+
+def read_url(url: str) -> Document:
+    """The SQL executions of a History Server (or live Spark UI) application."""
+    from .eventlog.history import fetch, read_history
+
+    data, target, app_id = fetch(url)
+    return read_history(data, target, app_id)
+
+
+def _stdin_event_log():
+    """Standard input as an event log, when its first bytes say it is one."""
+    from .eventlog.files import SNIFF_SIZE, events_codec, stream_event_log
+    from .reading import peek_stdin, stdin_stream
+
+    if sys.stdin.closed:
+        return None
+    try:
+        head = peek_stdin(SNIFF_SIZE)
+    except OSError as error:
+        raise InspectError(f"cannot read: {error.strerror or error}", source="<stdin>") from None
+    codec = events_codec(head, "<stdin>") if head else None
+    return None if codec is None else stream_event_log("<stdin>", codec, stdin_stream())
+
+
+def _read_events(path: str):
+    """An event log (file or directory; a stream of its executions) or saved History Server
+    JSON (a Document), told by content; None for anything else (the text reader takes it)."""
+    from .eventlog import stream_event_logs
+    from .eventlog.files import SNIFF_SIZE, events_codec
+    from .eventlog.history import looks_like_history_json, read_history
+
+    if os.path.isdir(path):
+        return stream_event_logs(path)  # says so when the folder holds no event log
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_SIZE)
+    except OSError:
+        return None  # the text reader says what is wrong, as for any file
+    if looks_like_history_json(head):
+        with open(path, "rb") as handle:
+            return read_history(handle.read(), path)
+    if head and events_codec(head, path) is not None:  # the bytes already read tell
+        return stream_event_logs(path)
+    return None
