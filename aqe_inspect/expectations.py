@@ -113,8 +113,12 @@ class Expectation:
     @property
     def id(self) -> str:
         """A stable name for reports (a JUnit test case, a SARIF result): what and where."""
-        scope = f" [{self.name or self.scope.text}]" if self.scope is not None else ""
-        return f"{self.text}{scope}"
+        if self.scope is None:
+            return self.text
+        scope = self.scope
+        label = self.name or (f"query {scope.number}" if scope.number is not None
+                              else f"/{scope.text}/")
+        return f"{self.text} [{label}]"
 
 
 def parse_expectation(text: str, *, forbid: bool = False, scope: Optional[Selector] = None,
@@ -351,6 +355,11 @@ class _Locator:
         pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
         for number in range(start, end):
             if pattern.match(self.lines[number - 1]):
+                return number
+        # A sub-table (`[query.x]`) is a header of its own after the table's.
+        header = re.compile(rf"^\s*\[\[?[^\]]*\.\s*[\"']?{re.escape(key)}[\"']?\s*\]")
+        for number in range(start + 1, len(self.lines) + 1):
+            if header.match(self.lines[number - 1]):
                 return number
         return start
 
