@@ -165,10 +165,12 @@ def parse_expectation(text: str, *, forbid: bool = False, scope: Optional[Select
 def find_config(directory: str = ".") -> Optional[str]:
     """`aqe-expect.toml` in `directory`, else its `pyproject.toml` when that has a
     `[tool.aqe-inspect]` table; None when neither."""
-    candidate = os.path.join(directory, CONFIG_NAME)
+    place = (lambda name: name) if directory == "." else \
+        (lambda name: os.path.join(directory, name))
+    candidate = place(CONFIG_NAME)
     if os.path.isfile(candidate):
         return candidate
-    candidate = os.path.join(directory, PYPROJECT)
+    candidate = place(PYPROJECT)
     if os.path.isfile(candidate):
         text = _read_text(candidate)
         if re.search(r"(?m)^\s*\[\[?\s*tool\s*\.\s*[\"']?aqe-inspect", text):

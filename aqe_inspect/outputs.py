@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import tempfile
 
 from .errors import InspectError, OutputError
 
@@ -69,6 +68,8 @@ class AtomicFile:
         self._temporary = ""
 
     def __enter__(self) -> "AtomicFile":
+        import tempfile
+
         directory = os.path.dirname(os.path.abspath(self.path))
         if os.path.isdir(self.path):
             raise InspectError("cannot write the report: is a directory", source=self.path)

@@ -35,7 +35,7 @@ else:
 EXAMPLES = ROOT / "examples" / "ci"
 JOB = EXAMPLES / "aqe_job.py"
 EXPECTATIONS = EXAMPLES / "aqe-expect.toml"
-README_SECTION = EXAMPLES / "README-section.md"
+README_SECTION = ROOT / "README.md"
 GITHUB_JOB = ROOT / ".github" / "workflows" / "aqe-check.yml"
 GITLAB_JOB = ROOT / ".gitlab-ci.yml"
 EVENT_LOG_DIR = "spark-events"
