@@ -95,18 +95,26 @@ def parse_command(
         print_document_tree(document, _output())
 
 
+# Options `diff` and `check` share (typer takes one declaration in several commands).
+FORMAT_OPTION = typer.Option("text", "--format", "-f", help=FORMAT_HELP)
+OUTPUT_OPTION = typer.Option(None, "--output", "-o", help=OUTPUT_HELP)
+MAX_SIZE_OPTION = typer.Option("256M", "--max-size", help=MAX_SIZE_HELP)
+QUERY_OPTION = typer.Option(None, "--query", "-q", help=QUERY_HELP)
+URL_OPTION = typer.Option(
+    None, "--url", help="Read the SQL executions from a running History Server or Spark UI: "
+    "the application's URL (http://host:18080/api/v1/applications/APP) or its /sql URL.")
+
+
 @app.command("diff")
 def diff_command(
     paths: Optional[List[str]] = typer.Argument(
         None, help="One plan text, event log or History Server JSON (- for stdin), or two: "
         "the INITIAL and the FINAL plan."),
-    output_format: ReportFormat = typer.Option("text", "--format", "-f", help=FORMAT_HELP),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
-    max_size: str = typer.Option("256M", "--max-size", help=MAX_SIZE_HELP),
-    query: Optional[str] = typer.Option(None, "--query", "-q", help=QUERY_HELP),
-    url: Optional[str] = typer.Option(
-        None, "--url", help="Read the SQL executions from a running History Server or Spark "
-        "UI: the application's URL (http://host:18080/api/v1/applications/APP) or its /sql URL."),
+    output_format: ReportFormat = FORMAT_OPTION,
+    output: Optional[str] = OUTPUT_OPTION,
+    max_size: str = MAX_SIZE_OPTION,
+    query: Optional[str] = QUERY_OPTION,
+    url: Optional[str] = URL_OPTION,
 ) -> None:
     """Say what AQE changed between the initial and the final plan, with the evidence."""
     from .api import diff_pair
@@ -138,12 +146,11 @@ def check_command(
         "./aqe-expect.toml (else ./pyproject.toml's [tool.aqe-inspect]) is read."),
     each: bool = typer.Option(False, "--each", help="Hold every query on its own to the "
                               "command line's expectations, rather than their sum."),
-    output_format: ReportFormat = typer.Option("text", "--format", "-f", help=FORMAT_HELP),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
-    max_size: str = typer.Option("256M", "--max-size", help=MAX_SIZE_HELP),
-    query: Optional[str] = typer.Option(None, "--query", "-q", help=QUERY_HELP),
-    url: Optional[str] = typer.Option(
-        None, "--url", help="Check the SQL executions of a History Server application."),
+    output_format: ReportFormat = FORMAT_OPTION,
+    output: Optional[str] = OUTPUT_OPTION,
+    max_size: str = MAX_SIZE_OPTION,
+    query: Optional[str] = QUERY_OPTION,
+    url: Optional[str] = URL_OPTION,
 ) -> None:
     """Fail (exit 1) when AQE did not rewrite as expected; exit 0 when every expectation holds."""
     from .check import check

@@ -65,6 +65,10 @@ def startup(runs: int, small_plan: Path) -> None:
         ("aqe-inspect diff SMALL --format json",
          wall([*cli, "diff", str(small_plan), "--format", "json"], runs), typer_lark, 2.0,
          'python -c "import typer, lark"'),
+        # A CI step: one expectation, the SARIF report (the heaviest format to build).
+        ("aqe-inspect check SMALL -e coalesced -f sarif",
+         wall([*cli, "check", str(small_plan), "-e", "coalesced", "-f", "sarif"], runs),
+         typer_lark, 2.0, 'python -c "import typer, lark"'),
     ]
     print(f"start-up (median of {runs} runs; SMALL = {small_plan.name}, "
           f"{small_plan.stat().st_size} bytes)")
