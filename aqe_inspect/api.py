@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Union
+from typing import TYPE_CHECKING, Iterable, Optional, Union
 
 from .engine import diff_document, diff_initial_final
 from .errors import InspectError
 from .model import Document
 from .parsing import parse_text
 from .report import Report
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .check import CheckResult
 
 
 def parse(text: str, source: str = "") -> Document:
@@ -53,3 +56,22 @@ def _looks_final(document: Document) -> bool:
     """Whether a text's plans are final: every adaptive plan says isFinalPlan=true."""
     flags = [query.is_final_plan for query in document.queries if query.adaptive]
     return bool(flags) and all(flags)
+
+
+def check(plan: Union[str, Document, Report], expect: Iterable[str] = (),
+          forbid: Iterable[str] = (), query: Optional[str] = None,
+          each: bool = False) -> "CheckResult":
+    """Hold a plan text, Document or Report to expectations written as on the command line
+    (`expect=["coalesced>=2"]`, `forbid=["skew-join"]`), over the queries `query` selects
+    (an execution id or a regular expression; all when None). `result.passed` says whether
+    every one holds; `result.failures` what did not, and why."""
+    from .check import check as hold
+    from .expectations import command_line_expectations
+    from .selection import Selector
+
+    expectations = command_line_expectations(
+        expect, forbid, Selector.parse(query) if query is not None else None, each)
+    if not expectations:
+        raise InspectError("nothing to check: give expect=[...] or forbid=[...]")
+    report = plan if isinstance(plan, Report) else diff(plan)
+    return hold(report, expectations)

@@ -37,6 +37,14 @@ class Outcome:
     shown: Tuple[QueryReport, ...] = ()
     location: Optional[Location] = None
 
+    @property
+    def name(self) -> str:
+        """The expectation's id, and with `each` the query's: unique within a check (JUnit
+        readers drop test cases of one name)."""
+        if self.expectation.each and self.query_ids:
+            return f"{self.expectation.id} @ query {self.query_ids[0]}"
+        return self.expectation.id
+
 
 @dataclass(frozen=True)
 class CheckResult:

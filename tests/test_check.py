@@ -131,6 +131,8 @@ def _check_json(result, text: str, path: Path) -> None:
 def _check_junit(result, text: str, path: Path) -> None:
     validate_junit(text)
     assert text.count("<testcase ") == len(result.outcomes)
+    names = re.findall(r'<testcase name="([^"]*)"', text)
+    assert len(set(names)) == len(names), "GitLab drops test cases of one name"
     assert text.count("<failure ") == len(result.failures)
 
 

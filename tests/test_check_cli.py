@@ -269,3 +269,17 @@ def test_check_reads_standard_input_event_logs(monkeypatch):
     monkeypatch.setattr("sys.stdin", stdin)
     code, out, _ = run("-", "--expect", "smj-to-bhj", "--format", "github")
     assert code == 0 and "PASS smj-to-bhj" in out
+
+
+# ---- the library -------------------------------------------------------------------------
+
+def test_the_library_checks_a_plan_text_as_the_command_line_does():
+    from aqe_inspect.api import check
+
+    result = check(PLAN.read_text("utf-8"), expect=["coalesced", "smj-to-bhj=2"],
+                   forbid=["skew-join"], query="1")
+    assert [o.passed for o in result.outcomes] == [True, False, True]
+    assert result.failures[0].message == ("expected exactly 2 smj-to-bhj in query 1, found 1 "
+                                          "in 1 query")
+    with pytest.raises(Exception, match="unknown rewrite kind"):
+        check(PLAN.read_text("utf-8"), expect=["broadcast"])

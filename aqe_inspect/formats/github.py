@@ -68,7 +68,7 @@ class GithubFormat(Format):
         for outcome in result.outcomes:
             expectation = outcome.expectation
             if outcome.passed:
-                stream.write(_plain(f"PASS {expectation.id}: {outcome.message}") + "\n")
+                stream.write(_plain(f"PASS {outcome.name}: {outcome.message}") + "\n")
                 continue
             detail = [outcome.message, f"expectation from {expectation.origin}"]
             for report in outcome.shown:
@@ -76,7 +76,7 @@ class GithubFormat(Format):
                                   if count) or "none"
                 detail.append(f"query {report.id} rewrites: {found}")
             stream.write(command("error", "\n".join(detail), outcome.location,
-                                 title=f"aqe-inspect: {expectation.id}") + "\n")
+                                 title=f"aqe-inspect: {outcome.name}") + "\n")
         shown = result.shown_queries
         if shown:
             from .text import FORMAT as TEXT

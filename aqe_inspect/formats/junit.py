@@ -73,7 +73,7 @@ class JunitFormat(Format):
         for outcome in result.outcomes:
             expectation = outcome.expectation
             location = outcome.location
-            case = _element("testcase", suite, name=expectation.id,
+            case = _element("testcase", suite, name=outcome.name,
                             classname=f"aqe-inspect.{expectation.kind}", time="0")
             if outcome.passed:
                 continue

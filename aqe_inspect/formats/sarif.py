@@ -95,7 +95,7 @@ class SarifFormat(Format):
                 "ruleId": expectation.kind,
                 "level": "error",
                 "message": {"text": outcome.message},
-                "properties": {"expectation": expectation.id, "actual": outcome.actual,
+                "properties": {"expectation": outcome.name, "actual": outcome.actual,
                                "queries": list(outcome.query_ids)},
             }
             place = physical(outcome.location)

@@ -23,7 +23,7 @@ class TextFormat(Format):
 
     def write_check(self, result: CheckResult, stream: TextIO) -> None:
         out = Screen(stream)
-        width = max((len(o.expectation.id) for o in result.outcomes), default=0)
+        width = max((len(o.name) for o in result.outcomes), default=0)
         for outcome in result.outcomes:
             _outcome(out, outcome, width)
         shown_queries = result.shown_queries
@@ -57,7 +57,7 @@ def _outcome(out: Screen, outcome: Outcome, width: int) -> None:
         location = outcome.location
         where.insert(0, f"at {shown(location.path or '<input>')}"
                         + (f":{location.line}" if location.line else ""))
-    out.paragraph([mark, (f" {shown(expectation.id).ljust(width)}  ", "bold"),
+    out.paragraph([mark, (f" {shown(outcome.name).ljust(width)}  ", "bold"),
                    (shown(outcome.message), ""), (f" ({', '.join(where)})", "dim")])
 
 
