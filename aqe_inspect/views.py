@@ -1,0 +1,372 @@
+"""What the terminal and the HTML page show of a diff, before either draws it.
+
+- `side_by_side_rows(pair)`: one adaptive plan's initial and final trees as rows that line up.
+  Each `Row` holds an operator of the initial tree, one of the final tree, or both, each with
+  its depth, and the rewrite kinds marked on either side. Read down one side, the rows give
+  that tree in printed order (depth first), so either side draws as a tree on its own.
+- `node_label(node)`: an operator's heading, each word once (Spark 4 prints `coalesced` both on
+  the tree line and in `Arguments`, `(skew=true)` in the heading and the arguments).
+- `node_facts(node)`: what ran, apart from the label: runtime statistics, partition counts
+  before and after a shuffle read, the SQL metrics an event log recorded.
+- `finding_line(rewrite)`: one line per rewrite, with its numbers.
+- `marks(query_report)`: the rewrite kinds on each operator, final and initial side.
+
+Nothing here walks a tree recursively: trees 5,000 levels deep are fine.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+
+from .detectors.base import PlanPair, exchange_below
+from .model import Node
+from .operators import family, is_query_stage, is_shuffle_read, partition_count, \
+    shuffle_read_modes
+from .report import REWRITE_KINDS, QueryReport, Rewrite, describe
+
+#: Arguments longer than this are cut with `...` in a label.
+SUMMARY_WIDTH = 160
+
+
+# ---- marks ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Marks:
+    """Rewrite kinds by operator (keyed by `id(node)`), on the final and the initial side, each
+    kind once per operator in report order."""
+
+    final: Mapping[int, Tuple[str, ...]] = field(default_factory=dict)
+    initial: Mapping[int, Tuple[str, ...]] = field(default_factory=dict)
+
+    def on_final(self, node: Optional[Node]) -> Tuple[str, ...]:
+        return self.final.get(id(node), ()) if node is not None else ()
+
+    def on_initial(self, node: Optional[Node]) -> Tuple[str, ...]:
+        return self.initial.get(id(node), ()) if node is not None else ()
+
+
+def rewrite_marks(rewrites: Iterable[Rewrite]) -> Marks:
+    """The marks of these rewrites: each on its final node and its initial node; a skew join's
+    kind also on the skewed reads below it (a "coalesced and skewed" read carries both)."""
+    final: Dict[int, List[str]] = {}
+    initial: Dict[int, List[str]] = {}
+
+    def put(where: Dict[int, List[str]], node: Optional[Node], kind: str) -> None:
+        if node is not None:
+            kinds = where.setdefault(id(node), [])
+            if kind not in kinds:
+                kinds.append(kind)
+
+    for rewrite in rewrites:
+        put(final, rewrite.final_node, rewrite.kind)
+        put(initial, rewrite.initial_node, rewrite.kind)
+        if rewrite.kind == "skew-join" and rewrite.final_node is not None:
+            for read in skewed_reads(rewrite.final_node):
+                put(final, read, rewrite.kind)
+    order = {kind: number for number, kind in enumerate(REWRITE_KINDS)}
+
+    def frozen(where: Dict[int, List[str]]) -> Dict[int, Tuple[str, ...]]:
+        return {key: tuple(sorted(kinds, key=lambda k: order.get(k, len(order))))
+                for key, kinds in where.items()}
+
+    return Marks(final=frozen(final), initial=frozen(initial))
+
+
+def marks(query_report: QueryReport) -> Marks:
+    """The rewrite kinds on each operator of one query, both sides."""
+    return rewrite_marks(query_report.rewrites)
+
+
+def skewed_reads(join: Node) -> List[Node]:
+    """The shuffle reads below a skew join that split skewed partitions (as the skew-join
+    detector finds them)."""
+    return [below for below in join.walk(inner=False)
+            if is_shuffle_read(below) and "skewed" in shuffle_read_modes(below)]
+
+
+# ---- side by side ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Row:
+    """One line of a side-by-side view. `aligned` is True when both sides are the same
+    operator (paired by operator id, structure or join keys); False when a side is empty, or
+    when an operator only the initial plan had stands beside one only the final plan has."""
+
+    initial: Optional[Node]
+    initial_depth: Optional[int]
+    final: Optional[Node]
+    final_depth: Optional[int]
+    initial_marks: Tuple[str, ...] = ()
+    final_marks: Tuple[str, ...] = ()
+    aligned: bool = False
+
+
+def _preorder(root: Optional[Node]) -> List[Tuple[Node, int]]:
+    """The operators of one plan in printed order with their depth: children only (inner
+    plans and nested adaptive plans are views of their own)."""
+    if root is None:
+        return []
+    out: List[Tuple[Node, int]] = []
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        out.append((node, depth))
+        if node is not root and node.is_adaptive_root:
+            continue
+        stack.extend((child, depth + 1) for child in reversed(node.children))
+    return out
+
+
+def _increasing(pairs: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    """The longest run of (final index, initial index) pairs, in final order, whose initial
+    indexes increase too: the matches both trees can show on the same rows."""
+    tails: List[int] = []  # initial index ending the best run of each length
+    tail_at: List[int] = []  # which pair ends it
+    before: List[int] = [-1] * len(pairs)
+    for number, (_, initial) in enumerate(pairs):
+        length = bisect.bisect_left(tails, initial)
+        if length == len(tails):
+            tails.append(initial)
+            tail_at.append(number)
+        else:
+            tails[length] = initial
+            tail_at[length] = number
+        before[number] = tail_at[length - 1] if length else -1
+    kept: List[Tuple[int, int]] = []
+    at = tail_at[-1] if tail_at else -1
+    while at >= 0:
+        kept.append(pairs[at])
+        at = before[at]
+    kept.reverse()
+    return kept
+
+
+def side_by_side_rows(pair: PlanPair, rewrites: Optional[Iterable[Rewrite]] = None,
+                      marked: Optional[Marks] = None) -> List[Row]:
+    """The initial and final trees of `pair` as aligned rows, in the final tree's printed
+    order. Query stages and shuffle reads (which only the final plan has) are final-only rows;
+    an operator only the initial plan had (the Sort and Exchange a broadcast switch removed)
+    stands beside the final-only operators between the same two aligned rows, or on a row
+    of its own after the aligned row before it.
+
+    Marks come from `marked`, else from `rewrites`, else from running the detectors on `pair`.
+    """
+    if marked is None:
+        if rewrites is None:
+            from .detectors import DETECTORS
+
+            rewrites = [r for detector in DETECTORS for r in detector.detect(pair)]
+        marked = rewrite_marks(rewrites)
+    finals = _preorder(pair.final)
+    initials = _preorder(pair.initial)
+    initial_index = {id(node): number for number, (node, _) in enumerate(initials)}
+    # A switched join pairs with the sort-merge join it was (by keys), before any structure.
+    joins = {id(final): initial for initial, final in pair.sort_merge_joins} \
+        if pair.initial is not None else {}
+    taken = set()
+    matches: List[Tuple[int, int]] = []
+    if initials:
+        for number, (node, _) in enumerate(finals):
+            if is_query_stage(node) or is_shuffle_read(node):
+                continue
+            counterpart = joins.get(id(node)) or pair.initial_for(node)
+            if counterpart is None or id(counterpart) in taken or \
+                    id(counterpart) not in initial_index:
+                continue
+            taken.add(id(counterpart))
+            matches.append((number, initial_index[id(counterpart)]))
+    kept = _increasing(matches)
+
+    rows: List[Row] = []
+
+    def row(initial: Optional[Tuple[Node, int]], final: Optional[Tuple[Node, int]],
+            aligned: bool = False) -> Row:
+        return Row(initial=initial[0] if initial else None,
+                   initial_depth=initial[1] if initial else None,
+                   final=final[0] if final else None,
+                   final_depth=final[1] if final else None,
+                   initial_marks=marked.on_initial(initial[0]) if initial else (),
+                   final_marks=marked.on_final(final[0]) if final else (),
+                   aligned=aligned)
+
+    def gap(final_from: int, final_to: int, initial_from: int, initial_to: int) -> None:
+        only_final = finals[final_from:final_to]
+        only_initial = initials[initial_from:initial_to]
+        for number in range(max(len(only_final), len(only_initial))):
+            rows.append(row(only_initial[number] if number < len(only_initial) else None,
+                            only_final[number] if number < len(only_final) else None))
+
+    final_at = initial_at = 0
+    for final_number, initial_number in kept:
+        gap(final_at, final_number, initial_at, initial_number)
+        rows.append(row(initials[initial_number], finals[final_number], aligned=True))
+        final_at, initial_at = final_number + 1, initial_number + 1
+    gap(final_at, len(finals), initial_at, len(initials))
+    return rows
+
+
+# ---- labels and facts -----------------------------------------------------------------------
+
+def node_label(node: Node, summary_width: int = SUMMARY_WIDTH) -> str:
+    """`AQEShuffleRead (20) coalesced`, `SortMergeJoin(skew=true) (14) Inner`: the heading,
+    the operator id, then its arguments, each word once. Statistics and metrics are not in
+    it (see `node_facts`)."""
+    title = node.title or node.name
+    label = title if node.id is None else f"{title} ({node.id})"
+    summary = node_summary(node)
+    if len(summary) > summary_width:
+        summary = summary[: max(0, summary_width - 3)] + "..."
+    return f"{label} {summary}" if summary else label
+
+
+def node_summary(node: Node) -> str:
+    """An operator's arguments as one text, without what its heading already says: the
+    tree line's arguments (or the `Arguments` detail when the line has none) and the text
+    after its id, each once."""
+    title = node.title or node.name
+    extra = title[len(node.name):].strip() if title.startswith(node.name) else ""
+    pieces: List[str] = []
+    for piece in (node.args if node.args not in title else "",
+                  node.details.get("Arguments", "") if not node.args else "",
+                  node.description or ""):
+        piece = piece.strip()
+        if extra and piece.startswith(extra):
+            piece = piece[len(extra):].strip()
+        if piece and not any(piece in seen for seen in pieces):
+            pieces.append(piece)
+    return " ".join(pieces)
+
+
+_STAT = re.compile(r"(\w+)=([^,()]+(?:\([^()]*\))?)")
+
+
+def short_statistics(statistics: str) -> str:
+    """`sizeInBytes=168.0 B, rowCount=7` -> `168.0 B, 7 rows`; other fields as printed."""
+    parts = []
+    for name, value in _STAT.findall(statistics):
+        value = value.strip()
+        if name == "sizeInBytes":
+            parts.append(value)
+        elif name == "rowCount":
+            parts.append(f"{value} rows")
+        else:
+            parts.append(f"{name}={value}")
+    return ", ".join(parts) if parts else statistics
+
+
+def size_text(count: int) -> str:
+    """Bytes as people read them: `512 B`, `7.4 KiB`, `3.0 GiB`."""
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{count} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{count} B"  # pragma: no cover - the loop returns
+
+
+#: Metrics already said by a fact of their own, or not worth a line.
+_FOLDED = {"number of partitions", "number of skewed partitions",
+           "number of skewed partition splits", "partition data size"}
+
+
+def node_facts(node: Node) -> List[Tuple[str, str]]:
+    """What ran, as (name, value) pairs in a stable order: `statistics` (a query stage's
+    runtime size), `partitions` (`20 -> 4` for a shuffle read whose counts are known, the
+    count of an exchange), `data` (bytes read), `skewed` (`1 split into 2`), then the other
+    metrics an event log recorded, by the Spark UI's names."""
+    facts: List[Tuple[str, str]] = []
+    if node.statistics:
+        facts.append(("statistics", short_statistics(node.statistics)))
+    metrics = node.metrics
+    after = metrics.get("number of partitions")
+    if is_shuffle_read(node):
+        exchange = exchange_below(node)
+        before = None
+        if exchange is not None:
+            before = exchange.metrics.get("number of partitions", partition_count(exchange))
+        if before is not None and after is not None:
+            facts.append(("partitions", f"{before} -> {after}"))
+        elif after is not None:
+            facts.append(("partitions", str(after)))
+    else:
+        if after is None and partition_count(node) is not None and family(node) == "Exchange":
+            after = partition_count(node)
+        if after is not None:
+            facts.append(("partitions", str(after)))
+    if "partition data size" in metrics:
+        facts.append(("data", size_text(metrics["partition data size"])))
+    if metrics.get("number of skewed partitions"):
+        facts.append(("skewed", f"{metrics['number of skewed partitions']} split into "
+                                f"{metrics.get('number of skewed partition splits', '?')}"))
+    for name, value in metrics.items():
+        if name not in _FOLDED:
+            facts.append((name, size_text(value) if "size" in name else str(value)))
+    return facts
+
+
+# ---- findings -------------------------------------------------------------------------------
+
+def finding_line(rewrite: Rewrite) -> str:
+    """One line for one rewrite: its kind, where, and its numbers.
+
+    `coalesced: AQEShuffleRead (20): 20 -> 7 partitions of Exchange (18) (was Exchange (30));
+    stage 168.0 B, 7 rows`, `smj-to-bhj: SortMergeJoin (27) -> BroadcastHashJoin (15):
+    BuildRight; Inner; keys [k#84L] = [k#90L]`.
+    """
+    numbers = rewrite.numbers
+    final, initial = describe(rewrite.final_node), describe(rewrite.initial_node)
+    where = final or initial or "-"
+    details: List[str] = []
+    kind = rewrite.kind
+    stats = numbers.get("statistics")
+    if kind in ("coalesced", "local-read"):
+        node = rewrite.final_node
+        exchange = describe(exchange_below(node)) if node is not None else None
+        source = exchange or "its shuffle"
+        was = f" (was {initial})" if initial else ""
+        before, after = numbers.get("partitions_before"), numbers.get("partitions_after")
+        count = numbers.get("shuffle_partitions")
+        if kind == "coalesced":
+            if before is not None and after is not None:
+                details.append(f"{before} -> {after} partitions of {source}{was}")
+            elif count is not None:
+                details.append(f"coalesces the {count} partitions of {source}{was}")
+            else:
+                details.append(f"coalesces the partitions of {source}{was}")
+            if node is not None and "skewed" in shuffle_read_modes(node):
+                details.append("skewed partitions split too")
+        else:
+            details.append(f"reads {source}{was} locally, no shuffle by key")
+            if count is not None:
+                details.append(f"{count} partitions")
+    elif kind == "skew-join":
+        if initial and initial != final:
+            where = f"{where} (was {initial})"
+        if "keys" in numbers:
+            details.append(f"keys {numbers['keys']}")
+        if "skewed_partitions" in numbers:
+            details.append(f"{numbers['skewed_partitions']} skewed partition(s) split into "
+                           f"{numbers.get('skewed_splits', '?')} tasks")
+        reads = [describe(read) for read in skewed_reads(rewrite.final_node)] \
+            if rewrite.final_node is not None else []
+        details.append(f"skewed reads: {', '.join(reads)}" if reads
+                       else f"{numbers.get('skewed_reads', 0)} skewed read(s)")
+    elif kind in ("smj-to-bhj", "smj-to-shj"):
+        where = f"{initial or '-'} -> {final or '-'}"
+        for name in ("build_side", "join_type"):
+            if name in numbers:
+                details.append(str(numbers[name]))
+        if "keys" in numbers:
+            details.append(f"keys {numbers['keys']}")
+    else:
+        message = rewrite.message
+        # The message starts with the operator's name; said once.
+        if final and message.startswith(final):
+            message = message[len(final):].strip()
+        details.append(message)
+    if stats:
+        details.append(f"stage {short_statistics(str(stats))}")
+    return f"{kind}: {where}" + (f": {'; '.join(details)}" if details else "")
