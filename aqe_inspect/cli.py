@@ -100,6 +100,9 @@ FORMAT_OPTION = typer.Option("text", "--format", "-f", help=FORMAT_HELP)
 OUTPUT_OPTION = typer.Option(None, "--output", "-o", help=OUTPUT_HELP)
 MAX_SIZE_OPTION = typer.Option("256M", "--max-size", help=MAX_SIZE_HELP)
 QUERY_OPTION = typer.Option(None, "--query", "-q", help=QUERY_HELP)
+WIDTH_OPTION = typer.Option(
+    None, "--width", help="Print text this many columns wide (default: the terminal's; when "
+    "not a terminal, COLUMNS, else 100).")
 URL_OPTION = typer.Option(
     None, "--url", help="Read the SQL executions from a running History Server or Spark UI: "
     "the application's URL (http://host:18080/api/v1/applications/APP) or its /sql URL.")
@@ -115,12 +118,25 @@ def diff_command(
     max_size: str = MAX_SIZE_OPTION,
     query: Optional[str] = QUERY_OPTION,
     url: Optional[str] = URL_OPTION,
+    tree: bool = typer.Option(False, "--tree", help="Text: each query's final plan as a tree, "
+                              "the rewritten operators marked."),
+    side_by_side: bool = typer.Option(
+        False, "--side-by-side", help="Text: each query's initial and final plans in two "
+        "columns, aligned, the rewritten operators marked in both."),
+    width: Optional[int] = WIDTH_OPTION,
 ) -> None:
     """Say what AQE changed between the initial and the final plan, with the evidence."""
     from .api import diff_pair
     from .formats import get_format
 
+    if tree and side_by_side:
+        raise InspectError("--tree and --side-by-side are two views; choose one")
     chosen = get_format(output_format.value)
+    if (tree or side_by_side) and not chosen.for_people:
+        raise InspectError(f"--{'tree' if tree else 'side-by-side'} is a view of the text "
+                           f"format, not of --format {chosen.name}")
+    chosen = chosen.configured("tree" if tree else "side-by-side" if side_by_side else None,
+                               _width(width))
     paths = paths or []
     if len(paths) == 2 and url is None:
         report = diff_pair(_document(_read(paths[0], max_size)),
@@ -151,13 +167,14 @@ def check_command(
     max_size: str = MAX_SIZE_OPTION,
     query: Optional[str] = QUERY_OPTION,
     url: Optional[str] = URL_OPTION,
+    width: Optional[int] = WIDTH_OPTION,
 ) -> None:
     """Fail (exit 1) when AQE did not rewrite as expected; exit 0 when every expectation holds."""
     from .check import check
     from .expectations import command_line_expectations, find_config, load_config
     from .formats import get_format
 
-    chosen = get_format(output_format.value)
+    chosen = get_format(output_format.value).configured(None, _width(width))
     # Expectations first: a typo fails at once, before a long input is read.
     expectations = command_line_expectations(expect, forbid, None, each)
     if config is None and not expectations:
@@ -175,6 +192,15 @@ def check_command(
           summary=_check_summary(result) if output is not None else None)
     if not result.passed:
         raise typer.Exit(1)
+
+
+def _width(width: Optional[int]) -> Optional[int]:
+    from .render import SMALLEST_WIDTH
+
+    if width is not None and not SMALLEST_WIDTH <= width <= 10_000:
+        raise InspectError(f"--width: expected a number of columns from {SMALLEST_WIDTH} to "
+                           f"10000, found {width}")
+    return width
 
 
 def _check_summary(result) -> str:
@@ -241,12 +267,28 @@ def _document(read):
 
 
 @app.command("rules")
-def rules_command() -> None:
+def rules_command(
+    kind: Optional[str] = typer.Argument(None, help="One rewrite kind (e.g. skew-join): print "
+                                         "only its detector."),
+) -> None:
     """List the rewrite detectors: what Spark rule each mirrors and what it looks for."""
     from .detectors import DETECTORS
     from .render import print_rules
 
-    print_rules(DETECTORS, _output())
+    chosen = DETECTORS
+    if kind is not None:
+        import difflib
+
+        from .expectations import rewrite_kinds
+
+        chosen = tuple(detector for detector in DETECTORS if detector.kind == kind)
+        if not chosen:
+            kinds = rewrite_kinds()
+            close = difflib.get_close_matches(kind, kinds, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise InspectError(f"rules: unknown rewrite kind {printable(kind)!r}; {hint}the "
+                               f"kinds are {', '.join(kinds)}")
+    print_rules(chosen, _output())
 
 
 def _read(path: str, max_size: str):

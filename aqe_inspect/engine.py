@@ -15,6 +15,10 @@ JOIN_SWITCH_NOTE = (
     + ") cannot be judged without the initial plan; this text holds only the final one"
 )
 
+#: A plan explained before its action ran: isFinalPlan=false and no query stage yet.
+BEFORE_ACTION_NOTE = ("printed before its action ran: AQE has not re-planned yet; explain it "
+                      "again after the action (or read the event log)")
+
 
 def plan_pairs(query: Query) -> List[PlanPair]:
     """Every adaptive plan of the query (main, subqueries, cached plans) as a PlanPair.
@@ -80,6 +84,9 @@ def _notes(pairs: Iterable[PlanPair]) -> List[str]:
                 if is_empty_relation(node) and family(node) != "EmptyRelation":
                     notes.append(f"{describe(node)} is an empty relation; without the initial "
                                  "plan it cannot be told whether AQE or the optimizer made it")
+        elif pair.is_final_plan is False and not any(
+                is_query_stage(node) for node in pair.final_nodes()):
+            notes.append(f"{pair.where}: {BEFORE_ACTION_NOTE}")
         elif pair.is_final_plan is False:
             notes.append(f"{pair.where}: isFinalPlan=false, AQE has not finished re-planning; "
                          "rewrites shown are those made so far")

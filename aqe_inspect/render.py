@@ -20,18 +20,29 @@ import re
 import sys
 from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
+from . import views
 from .errors import printable
 from .model import Document, Node
 
-PLAIN_WIDTH = 200
+#: The width of output that is not a terminal (a pipe, a file, a CI log) when COLUMNS does not
+#: say: 100 columns. Wide enough for a plan's operator lines 12 levels deep without folding
+#: them, and what a CI log viewer or a code review shows without scrolling sideways; 80 (the
+#: classic terminal) folds most operator lines of a real plan, 200 (the old default) runs off
+#: every viewer.
+PLAIN_WIDTH = 100
 #: A terminal narrower than this (or a COLUMNS that is not a number) is taken as FALLBACK_WIDTH.
 MIN_WIDTH = 40
 FALLBACK_WIDTH = 80
-#: Beside deep guides a label is printed whole on its line rather than wrapped into a column
-#: narrower than this (rich folded it into slivers a few characters wide, or dropped it).
-MIN_LABEL_WIDTH = 40
-#: Summaries longer than this are cut with `...` in tree labels.
-SUMMARY_WIDTH = 160
+#: `--width` below this is refused: no tree can be drawn in fewer columns.
+SMALLEST_WIDTH = 20
+#: The fewest columns a tree keeps for an operator's label: deeper than that, the guides of
+#: the levels above are shown as a depth (`57:`) and the last few levels.
+MIN_LABEL_WIDTH = 32
+#: The same, in one column of a side-by-side view.
+MIN_COLUMN_LABEL_WIDTH = 12
+#: A side-by-side column draws two columns a level while this many stay for the labels
+#: of its deepest operators, else one.
+ROOMY_COLUMN = 24
 
 #: A run of text and its style: names from STYLES separated by spaces, or "" for none.
 Span = Tuple[str, str]
@@ -39,16 +50,20 @@ Span = Tuple[str, str]
 STYLES = {"bold": "1", "dim": "2", "italic": "3", "reverse": "7", "green": "32",
           "yellow": "33", "magenta": "35", "cyan": "36", "red": "31"}
 
-#: Tree guides (space, continue, fork, end), as rich draws them, and their ASCII form for an
-#: output encoding without box-drawing characters.
-GUIDES = ("    ", "│   ", "├── ", "└── ")
-ASCII_GUIDES = ("    ", "|   ", "+-- ", "`-- ")
+#: Tree guides (space, continue, fork, end), three columns a level as Spark draws its own, and
+#: their ASCII form for an output encoding without box-drawing characters; the two-column
+#: ones of a side-by-side view.
+GUIDES = ("   ", "│  ", "├─ ", "└─ ")
+ASCII_GUIDES = ("   ", "|  ", "+- ", "`- ")
+NARROW_GUIDES = ("  ", "│ ", "├ ", "└ ")
+ASCII_NARROW_GUIDES = ("  ", "| ", "+ ", "` ")
+TIGHT_GUIDES = (" ", "│", "├", "└")
+ASCII_TIGHT_GUIDES = (" ", "|", "+", "`")
 SPACE, CONTINUE, FORK, END = range(4)
 
-#: Table borders: (left, line, divider, right) of the top, header-row, header-rule, body-row and
-#: bottom lines.
-BOX = ("┏━┳┓", "┃ ┃┃", "┡━╇┩", "│ ││", "└─┴┘")
-ASCII_BOX = ("+--+", "| ||", "|-+|", "| ||", "+--+")
+#: Styles of what a view highlights.
+MARKED = "reverse green"
+MARK_NOTE = "green"
 
 
 def shown(text: str) -> str:
@@ -71,9 +86,10 @@ _WORD = re.compile(r"\s*\S+\s*")
 
 def wrap(text: str, width: int) -> List[Tuple[int, int]]:
     """Where to cut one line of `text` (no newline) into lines of at most `width` cells, as
-    (start, end) offsets; the same cuts as rich's word wrap. A word (with the spaces after it)
-    goes on the current line if its letters fit, else starts a new line; a word wider than a
-    line is cut into pieces a line wide. Spaces ending a line are kept while they fit."""
+    (start, end) offsets, cutting at spaces only. A word (with the spaces after it) goes on
+    the current line if its letters fit, else starts a new line; a word wider than a line
+    stands alone on its line and runs past the width (cut, it would read as two words).
+    Spaces ending a line are kept while they fit."""
     if width < 1 or cell_width(text) <= width:
         return [(0, len(text))]
     starts = [0]
@@ -83,17 +99,9 @@ def wrap(text: str, width: int) -> List[Tuple[int, int]]:
         letters = cell_width(word.rstrip())
         if letters <= width - used:
             used += cell_width(word)
-        elif letters > width:
-            pieces = _chop(word, width)
-            for piece in pieces[:-1]:
-                if start:
-                    starts.append(start)
-                start += len(piece)
-            if start:
+        else:
+            if used and start:
                 starts.append(start)
-            used = cell_width(pieces[-1])
-        elif used and start:
-            starts.append(start)
             used = cell_width(word)
     lines = []
     for start, end in zip(starts, [*starts[1:], len(text)]):
@@ -104,35 +112,21 @@ def wrap(text: str, width: int) -> List[Tuple[int, int]]:
     return lines
 
 
-def _chop(word: str, width: int) -> List[str]:
-    """`word` cut into pieces of at most `width` cells."""
-    if word.isascii():
-        return [word[i:i + width] for i in range(0, len(word), width)]
-    pieces, piece, used = [], [], 0
-    for char in word:
-        size = cell_width(char)
-        if piece and used + size > width:
-            pieces.append("".join(piece))
-            piece, used = [], 0
-        piece.append(char)
-        used += size
-    pieces.append("".join(piece))
-    return pieces
-
-
 class Screen:
     """Where output for people goes: a stream, its width, colours or not, box characters or
     ASCII. Lines are gathered and written in blocks."""
 
-    def __init__(self, stream: Optional[TextIO] = None):
+    def __init__(self, stream: Optional[TextIO] = None, width: Optional[int] = None):
         self.stream = stream if stream is not None else sys.stdout
-        plain = bool(os.environ.get("NO_COLOR")) or not _isatty(self.stream)
-        self.color = not plain and os.environ.get("TERM", "") != "dumb"
-        self.width = PLAIN_WIDTH if plain else terminal_width(self.stream)
+        tty = _isatty(self.stream)
+        self.color = tty and not os.environ.get("NO_COLOR") and \
+            os.environ.get("TERM", "") != "dumb"
+        self.width = width if width is not None else output_width(self.stream, tty)
         encoding = (getattr(self.stream, "encoding", None) or "utf-8").lower()
         self.unicode = encoding.startswith("utf")
         self.guides = GUIDES if self.unicode else ASCII_GUIDES
-        self.box = BOX if self.unicode else ASCII_BOX
+        self.narrow_guides = NARROW_GUIDES if self.unicode else ASCII_NARROW_GUIDES
+        self.tight_guides = TIGHT_GUIDES if self.unicode else ASCII_TIGHT_GUIDES
         self._pending: List[str] = []
         self._size = 0
 
@@ -168,28 +162,40 @@ class Screen:
             f"\x1b[{';'.join(STYLES[name] for name in style.split())}m{text}\x1b[0m"
             if style else text for style, text in runs)
 
-    def paragraph(self, spans: Sequence[Span]) -> None:
-        """Print text wrapped to the width, each of its lines on its own."""
-        self.block(spans, "", "", self.width)
+    def lines(self, spans: Sequence[Span], width: int) -> List[Tuple[str, int]]:
+        """`spans` wrapped to `width`: each line styled, with the cells its text takes."""
+        plain = "".join(text for text, _ in spans)
+        out: List[Tuple[str, int]] = []
+        offset = 0
+        for line in plain.split("\n"):
+            for start, end in wrap(line, max(1, width)):
+                end = start + len(line[start:end].rstrip())  # no spaces ending a line
+                out.append((self.styled(spans, offset + start, offset + end),
+                            cell_width(line[start:end])))
+            offset += len(line) + 1
+        return out
+
+    def paragraph(self, spans: Sequence[Span], first: str = "", rest: str = "") -> None:
+        """Print text wrapped to the width, its first line after `first`, the others after
+        `rest` (a hanging indent)."""
+        self.block(spans, first, rest, self.width - max(cell_width(first), cell_width(rest)))
 
     def block(self, spans: Sequence[Span], first: str, rest: str, width: int) -> None:
         """`spans` wrapped to `width`, the first line after `first`, the others after `rest`."""
-        plain = "".join(text for text, _ in spans)
         prefix = first
-        offset = 0
-        for line in plain.split("\n"):
-            for start, end in wrap(line, width) if width >= MIN_LABEL_WIDTH else [(0, len(line))]:
-                self.write_line(prefix + self.styled(spans, offset + start, offset + end))
-                prefix = rest
-            offset += len(line) + 1
+        for text, _ in self.lines(spans, width):
+            self.write_line(prefix + text)
+            prefix = rest
 
     # ---- trees -------------------------------------------------------------------------------
     def tree(self, root: Node, highlight: Optional[Dict[int, str]] = None) -> None:
         """The tree under `root`, drawn with guides; `highlight` maps id(node) to a note."""
         top = ("node", root, highlight)
-        self.block(_item_label(top), "", "", self.width)
+        self.block(self._item_label(top), "", "", self.width)
         stack: List[Tuple[List[tuple], int]] = [(_item_children(top), 0)]
         trail: List[str] = []  # the guide of each open level: continue or space
+        size = len(self.guides[0])
+        levels = max(3, (self.width - MIN_LABEL_WIDTH) // size)
         while stack:
             items, index = stack[-1]
             if index == len(items):
@@ -200,83 +206,37 @@ class Screen:
             stack[-1] = (items, index + 1)
             last = index == len(items) - 1
             item = items[index]
-            above = "".join(trail)
-            self.block(_item_label(item), above + self.guides[END if last else FORK],
+            above = clamp_guides(trail, levels, size)
+            self.block(self._item_label(item), above + self.guides[END if last else FORK],
                        above + self.guides[SPACE if last else CONTINUE],
-                       self.width - 4 * (len(trail) + 1))
+                       self.width - cell_width(above) - size)
             below = _item_children(item)
             if below:
                 trail.append(self.guides[SPACE if last else CONTINUE])
                 stack.append((below, 0))
 
-    # ---- tables ------------------------------------------------------------------------------
-    def table(self, title: str, headers: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
-        """A table with a centred title, a bold header row and cells wrapped in their columns."""
-        headers = [shown(h) for h in headers]
-        rows = [[shown(cell) for cell in row] for row in rows]
-        room = self.width - 2 - (len(headers) - 1)  # edges and dividers
-        natural = [0] * len(headers)
-        for row in (headers, *rows):
-            for index, cell in enumerate(row):
-                longest = max((cell_width(line) for line in cell.split("\n")), default=0)
-                natural[index] = max(natural[index], min(longest + 2, room))
-        widths = _fit([width or 1 for width in natural], room)
-        table_width = sum(widths) + 2 + len(widths) - 1
-        title = shown(title)
-        for start, end in wrap(title, table_width):
-            line = title[start:end]
-            left = (table_width - cell_width(line)) // 2
-            self.write_line(" " * left + self.styled([(line, "italic")])
-                            + " " * (table_width - left - cell_width(line)))
-        top, head, rule, body, bottom = self.box
-        self.write_line(_rule(top, widths))
-        self._row(head, widths, headers, "bold", bottom_aligned=True)
-        self.write_line(_rule(rule, widths))
-        for row in rows:
-            self._row(body, widths, row, "")
-        self.write_line(_rule(bottom, widths))
-
-    def _row(self, box: str, widths: List[int], cells: Sequence[str], style: str,
-             bottom_aligned: bool = False) -> None:
-        columns = []
-        for width, cell in zip(widths, cells):
-            inner = max(1, width - 2)
-            lines = []
-            for part in cell.split("\n"):
-                lines.extend(part[start:end] for start, end in wrap(part, inner))
-            columns.append(lines)
-        height = max(len(lines) for lines in columns)
-        for number in range(height):
-            pieces = []
-            for width, lines in zip(widths, columns):
-                at = number - (height - len(lines)) if bottom_aligned else number
-                text = lines[at] if 0 <= at < len(lines) else ""
-                padding = " " * max(0, width - 2 - cell_width(text))
-                pieces.append(" " + self.styled([(text, style)]) + padding + " ")
-            self.write_line(box[0] + box[2].join(pieces) + box[3])
+    def _item_label(self, item: tuple) -> List[Span]:
+        """An item of a drawn tree is ("node", node, highlight) or ("heading", spans, node,
+        highlight), a heading line with `node` under it."""
+        if item[0] == "heading":
+            return item[1]
+        _, node, highlight = item
+        label = node_label(node)
+        if highlight and id(node) in highlight:
+            label = [(text, f"{MARKED} {style}".strip()) for text, style in label]
+            if not self.color:
+                label.insert(0, ("* ", ""))
+            label += [("  ", ""), (f"<- {shown(highlight[id(node)])}", MARK_NOTE)]
+        return label
 
 
-def _rule(box: str, widths: List[int]) -> str:
-    return box[0] + box[2].join(box[1] * width for width in widths) + box[3]
-
-
-def _fit(widths: List[int], room: int) -> List[int]:
-    """Column widths narrowed to fit `room`: the widest columns are narrowed first, down to the
-    next widest, the cut shared among them (left ones first when it does not divide)."""
-    widths = list(widths)
-    excess = sum(widths) - room
-    while excess > 0 and max(widths) > 0:
-        top = max(widths)
-        below = max((width for width in widths if width != top), default=0)
-        widest = [index for index, width in enumerate(widths) if width == top]
-        remaining, count = excess, len(widest)
-        for index in widest:
-            cut = min(top - below, excess, round(remaining / count))
-            widths[index] -= cut
-            remaining -= cut
-            count -= 1
-        excess = sum(widths) - room
-    return widths
+def clamp_guides(trail: Sequence[str], levels: int, size: int) -> str:
+    """The guides of the open levels `trail`, at most `levels` of them wide: deeper, the
+    depth (`57:`) in the room of two levels, then the guides of the last levels."""
+    if len(trail) + 1 <= levels:
+        return "".join(trail)
+    marker = f"{len(trail) + 1}:".ljust(2 * size)
+    return marker + "".join(trail[len(trail) - max(0, levels - 3):])
 
 
 def _isatty(stream) -> bool:
@@ -286,13 +246,19 @@ def _isatty(stream) -> bool:
         return False
 
 
-def terminal_width(stream=None) -> int:
-    """COLUMNS when it is a sane number, else the terminal's own width, else 80."""
+def _columns() -> int:
+    """COLUMNS when it is a sane number, else 0."""
     try:
         columns = int(os.environ.get("COLUMNS", ""))
     except ValueError:  # not a number, or one of thousands of digits
         columns = 0
-    if columns >= MIN_WIDTH:
+    return columns if columns >= MIN_WIDTH else 0
+
+
+def terminal_width(stream=None) -> int:
+    """COLUMNS when it is a sane number, else the terminal's own width, else 80."""
+    columns = _columns()
+    if columns:
         return columns
     try:
         columns = os.get_terminal_size((stream or sys.stdout).fileno()).columns
@@ -301,23 +267,37 @@ def terminal_width(stream=None) -> int:
     return columns if columns >= MIN_WIDTH else FALLBACK_WIDTH
 
 
+def output_width(stream=None, tty: Optional[bool] = None) -> int:
+    """The width to print at: the terminal's; when not a terminal, COLUMNS if it is a sane
+    number, else PLAIN_WIDTH."""
+    if tty is None:
+        tty = _isatty(stream or sys.stdout)
+    if tty:
+        return terminal_width(stream)
+    return _columns() or PLAIN_WIDTH
+
+
 # ---- what the tree shows --------------------------------------------------------------------
 
 def node_label(node: Node) -> List[Span]:
+    """An operator's label in a tree: `views.node_label`'s words, styled, then its statistics,
+    run-time figures and code generation stage."""
     title = shown(node.title or node.name)
     spans: List[Span] = [(title, "bold")]
     if node.id is not None:
         spans += [(" ", ""), (f"({node.id})", "cyan")]
-    summary = node.args if node.args not in (node.title or node.name) else ""
-    summary = summary or node.details.get("Arguments", "")
-    if node.description:
-        summary = f"{summary} {node.description}".strip()
+    summary = views.node_summary(node)
+    if len(summary) > views.SUMMARY_WIDTH:
+        summary = summary[: views.SUMMARY_WIDTH - 3] + "..."
     if summary:
-        if len(summary) > SUMMARY_WIDTH:
-            summary = summary[: SUMMARY_WIDTH - 3] + "..."
         spans += [(" ", ""), (shown(summary), "")]
     if node.statistics:
         spans += [(" ", ""), (f"Statistics({shown(node.statistics)})", "magenta")]
+    if node.metrics:
+        facts = [f"{name} {value}" for name, value in views.node_facts(node)
+                 if name != "statistics"]
+        if facts:
+            spans += [(" ", ""), (f"[{shown(', '.join(facts))}]", "magenta")]
     if node.is_adaptive_root and "isFinalPlan" not in summary:
         spans += [(" ", ""), (f"isFinalPlan={str(node.is_final_plan).lower()}", "yellow")]
     if node.codegen_stage is not None:
@@ -329,19 +309,6 @@ INNER_PLAN: List[Span] = [("inner plan", "dim")]
 FINAL_PLAN: List[Span] = [("== Final Plan ==", "bold yellow")]
 CURRENT_PLAN: List[Span] = [("== Current Plan ==", "bold yellow")]
 INITIAL_PLAN: List[Span] = [("== Initial Plan ==", "bold yellow")]
-
-
-def _item_label(item: tuple) -> List[Span]:
-    """An item of a drawn tree is ("node", node, highlight) or ("heading", spans, node,
-    highlight), a heading line with `node` under it."""
-    if item[0] == "heading":
-        return item[1]
-    _, node, highlight = item
-    label = node_label(node)
-    if highlight and id(node) in highlight:
-        label = [(text, f"reverse green {style}".strip()) for text, style in label]
-        label += [("  ", ""), (f"<- {shown(highlight[id(node)])}", "green")]
-    return label
 
 
 def _item_children(item: tuple) -> List[tuple]:
@@ -357,6 +324,97 @@ def _item_children(item: tuple) -> List[tuple]:
         return below
     below.extend(("node", child, highlight) for child in node.children)
     return below
+
+
+# ---- the side-by-side view ------------------------------------------------------------------
+
+def _side_cells(out: Screen, rows: Sequence[views.Row], initial: bool, width: int
+                ) -> List[Tuple[List[Tuple[str, int]], str]]:
+    """One side of a side-by-side view: for each row, its cell's lines (styled text, cells),
+    guides included, at most `width` cells wide unless one word is wider, and the guides
+    that continue the cell on the lines the other side's cell needs more of."""
+    entries = [(number, row.initial if initial else row.final,
+                row.initial_depth if initial else row.final_depth,
+                row.initial_marks if initial else row.final_marks)
+               for number, row in enumerate(rows)
+               if (row.initial if initial else row.final) is not None]
+    deepest = max((entry[2] for entry in entries), default=0)
+    guides = out.narrow_guides if width - 2 * deepest >= ROOMY_COLUMN else out.tight_guides
+    size = len(guides[0])
+    levels = max(3, (width - MIN_COLUMN_LABEL_WIDTH) // size)
+    # Whether each operator is the last child of its parent: read backwards, a later sibling
+    # is a later operator of the same depth before any shallower one.
+    last = [True] * len(entries)
+    following: List[bool] = []
+    for index in range(len(entries) - 1, -1, -1):
+        depth = entries[index][2]
+        del following[depth + 1:]
+        following.extend([False] * (depth + 1 - len(following)))
+        last[index] = not following[depth]
+        following[depth] = True
+    cells: List[List[Tuple[str, int]]] = [[] for _ in rows]
+    fillers: List[str] = [""] * len(rows)
+    opened: List[bool] = []  # by depth: whether the operator on the path has later siblings
+    previous = 0
+    summary_width = max(20, width - MIN_COLUMN_LABEL_WIDTH)
+    for index, (number, node, depth, kinds) in enumerate(entries):
+        del opened[depth:]
+        opened.extend([False] * (depth - len(opened)))
+        trail = [guides[CONTINUE] if opened[level] else guides[SPACE]
+                 for level in range(1, depth)]
+        above = clamp_guides(trail, levels, size)
+        if depth:
+            first = above + guides[END if last[index] else FORK]
+            rest = above + guides[SPACE if last[index] else CONTINUE]
+            passing = above + guides[CONTINUE]
+        else:
+            first = rest = passing = ""
+        for before in range(previous, number):  # the guides down to this operator
+            fillers[before] = passing
+        previous = number
+        opened.append(not last[index])
+        label: List[Span] = [(shown(views.node_label(node, summary_width)), "bold")]
+        if node.metrics:
+            facts = [f"{name} {value}" for name, value in views.node_facts(node)
+                     if name != "statistics"]
+            if facts:
+                label += [(f" [{shown(', '.join(facts))}]", "magenta")]
+        if kinds:
+            label = [(text, MARKED) for text, _ in label]
+            if not out.color:
+                label.insert(0, ("* ", ""))
+            label.append((f" [{', '.join(kinds)}]", MARK_NOTE))
+        room = width - max(cell_width(first), cell_width(rest))
+        lines = out.lines(label, room)
+        cells[number] = [(first + lines[0][0], cell_width(first) + lines[0][1])] + \
+            [(rest + text, cell_width(rest) + used) for text, used in lines[1:]]
+    for number in range(len(rows)):
+        if not cells[number]:
+            cells[number] = [(fillers[number], cell_width(fillers[number]))]
+    return list(zip(cells, fillers))
+
+
+def print_side_by_side(out: Screen, rows: Sequence[views.Row], initial_shown: bool) -> None:
+    """Two columns, the initial plan left and the final plan right, row by row."""
+    divider = " │ " if out.unicode else " | "
+    width = max(SMALLEST_WIDTH // 2, (out.width - len(divider)) // 2)
+    left = _side_cells(out, rows, True, width)
+    right = _side_cells(out, rows, False, width)
+    heading_left = "Initial plan" if initial_shown else "Initial plan: not in this text"
+
+    def line(text: str, cells: int, other: str) -> str:
+        return (text + " " * max(0, width - cells) + divider + other).rstrip()
+
+    out.write_line(line(out.styled([(heading_left, "bold yellow")]), len(heading_left),
+                        out.styled([("Final plan", "bold yellow")])))
+    rule = "─" if out.unicode else "-"
+    out.write_line(rule * width + divider.replace(" ", rule) + rule * width)
+    for (cell_left, filler_left), (cell_right, filler_right) in zip(left, right):
+        for at in range(max(len(cell_left), len(cell_right))):
+            text, cells = cell_left[at] if at < len(cell_left) else \
+                (filler_left, cell_width(filler_left))
+            other = cell_right[at][0] if at < len(cell_right) else filler_right
+            out.write_line(line(text, cells, other))
 
 
 # ---- the commands' output -------------------------------------------------------------------
@@ -388,7 +446,9 @@ def print_rules(detectors: Iterable, stream: Optional[TextIO] = None) -> None:
     out = Screen(stream)
     for detector in detectors:
         out.paragraph([(detector.kind, "bold"), (f": {detector.summary}", "")])
-        out.paragraph([(inspect.cleandoc(detector.doc), "")])
+        for line in inspect.cleandoc(detector.doc).split("\n"):
+            # The docstrings' before/after drawings keep their lines; prose wraps.
+            out.paragraph([(line, "")], "", "    " if not line.startswith(" ") else "")
         out.paragraph([])
     out.flush()
 
@@ -405,12 +465,42 @@ def execution_line(execution) -> str:
     return ", ".join(parts)
 
 
-def print_report(report, stream: Optional[TextIO] = None) -> None:
-    """Each query: its final tree with rewritten operators marked beside their initial form,
-    then a table of rewrites with the evidence, then what is information only."""
-    from .report import REWRITE_KINDS, describe
+#: The views of `diff`'s text: one line per rewrite, the annotated final tree, or the initial
+#: and final trees side by side.
+VIEWS = ("compact", "tree", "side-by-side")
 
-    out = Screen(stream)
+#: Information, folded into the counts line: (kind, one, many).
+INFO_NAMES = (("query-stage", "query stage", "query stages"),
+              ("reused-exchange", "reused exchange", "reused exchanges"),
+              ("reused-subquery", "reused subquery", "reused subqueries"),
+              ("dynamic-pruning", "operator with dynamic pruning",
+               "operators with dynamic pruning"))
+
+PLANS_HINT = ("the plans: --side-by-side shows the initial and final plans aligned, --tree "
+              "the final plan annotated")
+
+
+def counts_line(query_report) -> str:
+    """`Counts: coalesced=1, local-read=2; 5 query stages, 1 reused exchange`."""
+    counts = query_report.counts
+    found = [f"{kind}={count}" for kind, count in counts.items() if count]
+    text = "Counts: " + (", ".join(found) if found else "no AQE rewrite")
+    seen: Dict[str, int] = {}
+    for observation in query_report.info:
+        seen[observation.kind] = seen.get(observation.kind, 0) + 1
+    info = [f"{seen[kind]} {one if seen[kind] == 1 else many}"
+            for kind, one, many in INFO_NAMES if seen.get(kind)]
+    info += [f"{count} {kind}" for kind, count in seen.items()
+             if kind not in {name for name, _, _ in INFO_NAMES}]
+    return text + (f"; {', '.join(info)}" if info else "")
+
+
+def print_report(report, stream: Optional[TextIO] = None, view: str = "compact",
+                 width: Optional[int] = None, hint: bool = True) -> None:
+    """Each query: a header, then (`tree`) its final tree with rewritten operators marked, or
+    (`side-by-side`) its initial and final trees aligned, then one line per rewrite with its
+    numbers, the counts (information folded in) and the notes."""
+    out = Screen(stream, width)
     app = getattr(report, "application", None)
     if app is not None:
         # A cut or partial log may lack the events that name the application.
@@ -418,44 +508,68 @@ def print_report(report, stream: Optional[TextIO] = None) -> None:
             (f" ({shown(app.name)})" if app.name else "")
         version = f", Spark {shown(app.spark_version)}" if app.spark_version else ""
         out.paragraph([("Application", "bold"), (named + version, "")])
+    initial_plans = False
     for query_report in report.queries:
         query = query_report.query
-        source = shown(query.source or report.source or "<input>")
-        out.paragraph([(f"Query {query_report.id}", "bold"),
-                       (f" ({source} line {query.line}, "
-                        f"{'adaptive' if query.adaptive else 'static'}, "
-                        f"isFinalPlan={str(query.is_final_plan).lower()})", "")])
-        if query.execution is not None:
-            out.paragraph([(execution_line(query.execution), "")])
-        marks: Dict[int, str] = {}
-        for rewrite in query_report.rewrites:
-            if rewrite.final_node is None:
-                continue
-            was = f" (was {describe(rewrite.initial_node)})" if rewrite.initial_node else ""
-            note = f"{rewrite.kind}{was}"
-            key = id(rewrite.final_node)
-            marks[key] = f"{marks[key]}; {note}" if key in marks else note
-        out.tree(query.final, highlight=marks)
+        initial_plans = initial_plans or query.initial is not None
+        _query(out, query_report, shown(query.source or report.source or "<input>"), view)
+    if hint and view == "compact" and initial_plans:
+        out.paragraph([(f"See {PLANS_HINT}.", "dim")])
+    for note in report.notes:
+        out.paragraph([(f"note: {shown(note)}", "yellow")], "", "  ")
+    out.flush()
+
+
+def _query(out: Screen, query_report, source: str, view: str) -> None:
+    from .engine import plan_pairs
+
+    query = query_report.query
+    header = f"{source}:{query.line}, " + \
+        (f"adaptive, isFinalPlan={str(query.is_final_plan).lower()}" if query.adaptive
+         else "static")
+    out.paragraph([(f"Query {query_report.id}", "bold"), (f": {header}", "")], "", "  ")
+    if query.execution is not None:
+        out.paragraph([(execution_line(query.execution), "")], "  ", "    ")
+    marked = views.marks(query_report)
+    if view == "tree":
+        highlight = _highlights(query_report, marked)
+        out.tree(query.final, highlight=highlight)
         for sub in query.subqueries:
             if sub.tree is not None:
                 out.paragraph([(f"Subquery {sub.index}", "bold")])
-                out.tree(sub.tree, highlight=marks)
-        if query_report.rewrites:
-            out.table(f"AQE rewrites in query {query_report.id}",
-                      ("kind", "final", "initial", "what changed", "evidence"),
-                      ((rewrite.kind, describe(rewrite.final_node) or "-",
-                        describe(rewrite.initial_node) or "-", rewrite.message,
-                        "; ".join(rewrite.evidence)) for rewrite in query_report.rewrites))
-        else:
-            out.paragraph([("No AQE rewrite found.", "")])
-        counts = query_report.counts
-        out.paragraph([("Counts: " + ", ".join(f"{kind}={counts[kind]}"
-                                               for kind in REWRITE_KINDS), "")])
-        for observation in query_report.info:
-            out.paragraph([(f"info: {shown(observation.message)}", "dim")])
-        for note in query_report.notes:
-            out.paragraph([(f"note: {shown(note)}", "yellow")])
-        out.paragraph([])
-    for note in report.notes:
-        out.paragraph([(f"note: {shown(note)}", "yellow")])
-    out.flush()
+                out.tree(sub.tree, highlight=highlight)
+    elif view == "side-by-side":
+        pairs = plan_pairs(query)
+        if not pairs:
+            out.paragraph([("A static plan (no AQE): its tree", "dim")])
+            out.tree(query.final)
+        for pair in pairs:
+            if pair.where != "main":
+                out.paragraph([(shown(pair.where), "bold")])
+            print_side_by_side(out, views.side_by_side_rows(pair, marked=marked),
+                               pair.initial is not None)
+    for rewrite in query_report.rewrites:
+        line = views.finding_line(rewrite)
+        kind = rewrite.kind
+        out.paragraph([(kind, "bold green"), (shown(line[len(kind):]), "")], "  ", "    ")
+    out.paragraph([(counts_line(query_report), "")], "  ", "    ")
+    for note in query_report.notes:
+        out.paragraph([(f"note: {shown(note)}", "yellow")], "  ", "    ")
+    out.paragraph([])
+
+
+def _highlights(query_report, marked: "views.Marks") -> Dict[int, str]:
+    """The note beside each marked operator of the final tree: `coalesced (was Exchange
+    (30))`, kinds marked without a rewrite of their own (a skewed read's) after."""
+    from .report import describe
+
+    notes: Dict[int, List[str]] = {}
+    for rewrite in query_report.rewrites:
+        if rewrite.final_node is None:
+            continue
+        was = f" (was {describe(rewrite.initial_node)})" if rewrite.initial_node else ""
+        notes.setdefault(id(rewrite.final_node), []).append(f"{rewrite.kind}{was}")
+    for key, kinds in marked.final.items():
+        said = notes.setdefault(key, [])
+        said.extend(kind for kind in kinds if not any(note.startswith(kind) for note in said))
+    return {key: "; ".join(said) for key, said in notes.items() if said}

@@ -218,7 +218,7 @@ def node_label(node: Node, summary_width: int = SUMMARY_WIDTH) -> str:
     label = title if node.id is None else f"{title} ({node.id})"
     summary = node_summary(node)
     if len(summary) > summary_width:
-        summary = summary[: max(0, summary_width - 3)] + "..."
+        summary = shortened(summary, summary_width)
     return f"{label} {summary}" if summary else label
 
 
@@ -238,6 +238,19 @@ def node_summary(node: Node) -> str:
         if piece and not any(piece in seen for seen in pieces):
             pieces.append(piece)
     return " ".join(pieces)
+
+
+def shortened(text: str, width: int) -> str:
+    """`text` cut to about `width` characters at a space, `...` after: no word is cut in two
+    (a first word longer than `width` is kept whole)."""
+    if len(text) <= width:
+        return text
+    cut = text.rfind(" ", 0, max(1, width - 3) + 1)
+    if cut <= 0:
+        cut = text.find(" ")
+        if cut < 0:
+            return text
+    return text[:cut].rstrip(" ,") + " ..."
 
 
 _STAT = re.compile(r"(\w+)=([^,()]+(?:\([^()]*\))?)")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator
+from typing import Dict, Iterator, Optional, Tuple
 
-from ..operators import family, is_empty_relation, normalized_text
+from ..model import Node
+from ..operators import family, is_empty_relation, is_query_stage, is_shuffle_read, \
+    normalized_text
 from ..report import Rewrite, describe
 from .base import Detector, PlanPair
 
@@ -42,6 +44,7 @@ class EmptyRelation(Detector):
         # for one final empty relation of the same text.
         static = Counter(normalized_text(node) for node in pair.initial_nodes()
                          if is_empty_relation(node))
+        parents: Optional[Dict[int, Tuple[Node, int]]] = None
         for node in pair.final_nodes():
             if not is_empty_relation(node):
                 continue
@@ -51,9 +54,45 @@ class EmptyRelation(Detector):
                 continue
             if pair.initial is None and family(node) != "EmptyRelation":
                 continue  # final-only: a LocalTableScan <empty> may be static; see notes
-            replaced = "the whole plan" if node is pair.final else "a subtree"
+            if parents is None:
+                parents = _parents(pair.final)
+            whole, initial = replaced_operator(pair, node, parents)
+            what = "the whole plan" if whole else "a subtree"
+            if initial is not None:
+                size = sum(1 for _ in initial.walk(inner=False))
+                what += f", {describe(initial)} of the initial plan" + \
+                    (f" and the {size - 1} operator(s) below it" if size > 1 else "")
             yield Rewrite(
-                kind=self.kind, final_node=node, initial_node=None,
-                message=f"{describe(node)} replaced {replaced} that produced no rows at run time",
+                kind=self.kind, final_node=node, initial_node=initial,
+                message=f"{describe(node)} replaced {what}, which produced no rows at run time",
                 evidence=(f"{node.name} {node.args}".strip()[:200],),
             )
+
+
+def _parents(root: Node) -> Dict[int, Tuple[Node, int]]:
+    """Each operator's parent and its place among the parent's children (by id(node))."""
+    parents: Dict[int, Tuple[Node, int]] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for index, child in enumerate(node.children):
+            parents[id(child)] = (node, index)
+            stack.append(child)
+    return parents
+
+
+def replaced_operator(pair: PlanPair, node: Node, parents: Dict[int, Tuple[Node, int]]
+                      ) -> Tuple[bool, Optional[Node]]:
+    """(whether `node` stands for the whole plan, the initial operator it replaced if known):
+    above it, through the query stages and shuffle reads AQE put in, the first operator the
+    initial plan had too; the replaced operator is that one's child in the same place."""
+    below, above = node, parents.get(id(node))
+    while above is not None and (is_query_stage(above[0]) or is_shuffle_read(above[0])):
+        below, above = above[0], parents.get(id(above[0]))
+    if above is None:
+        return True, pair.initial
+    parent, index = above
+    counterpart = pair.initial_for(parent)
+    if counterpart is None or index >= len(counterpart.children):
+        return False, None
+    return False, counterpart.children[index]

@@ -14,7 +14,7 @@ written) and a check result (`write_check`). Every format writes both:
 from __future__ import annotations
 
 import importlib
-from typing import Dict, TextIO, Tuple
+from typing import Dict, Optional, TextIO, Tuple
 
 from ..errors import InspectError
 
@@ -32,6 +32,11 @@ class Format:
     escapes_json = False
     #: Whether the format prints for a terminal (styles, width) rather than for a program.
     for_people = False
+
+    def configured(self, view: Optional[str] = None, width: Optional[int] = None) -> "Format":
+        """This format with the terminal options `--tree`/`--side-by-side` (`view`) and
+        `--width`; formats for programs take none and are returned as they are."""
+        return self
 
     def write_report(self, report, stream: TextIO) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -1,11 +1,15 @@
-"""text: for people. A diff is each query's tree with its rewrites marked, then a table; a
-check is one line per expectation (PASS or FAIL, what was expected and found, where it was
-written), then the plan diff of each query that shows why an expectation failed, then a summary
-line, last, where a CI log's reader looks first."""
+"""text: for people. A diff is, per query, a header and one line per rewrite with its numbers
+(the compact view), or the annotated final tree (`--tree`), or the initial and final trees
+side by side (`--side-by-side`). A check is one line per expectation (PASS or FAIL, what was
+expected and found, where it was written), then, for each query a failure is about, its
+initial and final plans side by side with the rewrites marked (what AQE started from is what
+tells why a rewrite did or did not happen), then a summary line, last, where a CI log's reader
+looks first."""
 
 from __future__ import annotations
 
-from typing import TextIO
+import dataclasses
+from typing import Optional, TextIO
 
 from ..check import CheckResult, Outcome
 from .. import render
@@ -14,15 +18,26 @@ from ..report import Report
 from . import Format
 
 
+@dataclasses.dataclass(frozen=True)
 class TextFormat(Format):
+    """`view`: one of `render.VIEWS` for `diff`; `width`: the columns to print in, or None for
+    the terminal's (COLUMNS, or 100, when not a terminal)."""
+
+    view: str = "compact"
+    width: Optional[int] = None
     name = "text"
     for_people = True
 
+    def configured(self, view: Optional[str] = None, width: Optional[int] = None
+                   ) -> "TextFormat":
+        return dataclasses.replace(self, view=view or self.view,
+                                   width=width if width is not None else self.width)
+
     def write_report(self, report, stream: TextIO) -> None:
-        render.print_report(report, stream)
+        render.print_report(report, stream, self.view, self.width)
 
     def write_check(self, result: CheckResult, stream: TextIO) -> None:
-        out = Screen(stream)
+        out = Screen(stream, self.width)
         width = max((len(o.name) for o in result.outcomes), default=0)
         for outcome in result.outcomes:
             _outcome(out, outcome, width)
@@ -32,7 +47,8 @@ class TextFormat(Format):
             out.paragraph([("Why: the plans of the queries the failures are about", "bold")])
             out.paragraph([])
             out.flush()
-            render.print_report(Report(shown_queries, result.source, (), result.application), stream)
+            render.print_report(Report(shown_queries, result.source, (), result.application),
+                                stream, "side-by-side", self.width, hint=False)
         for note in result.notes:
             out.paragraph([(f"note: {shown(note)}", "yellow")])
         out.paragraph([])
