@@ -235,7 +235,7 @@ def clamp_guides(trail: Sequence[str], levels: int, size: int) -> str:
     depth (`57:`) in the room of two levels, then the guides of the last levels."""
     if len(trail) + 1 <= levels:
         return "".join(trail)
-    marker = f"{len(trail) + 1}:".ljust(2 * size)
+    marker = f"{len(trail) + 1}: ".ljust(2 * size)
     return marker + "".join(trail[len(trail) - max(0, levels - 3):])
 
 
@@ -328,8 +328,8 @@ def _item_children(item: tuple) -> List[tuple]:
 
 # ---- the side-by-side view ------------------------------------------------------------------
 
-def _side_cells(out: Screen, rows: Sequence[views.Row], initial: bool, width: int
-                ) -> List[Tuple[List[Tuple[str, int]], str]]:
+def _side_cells(out: Screen, rows: Sequence[views.Row], initial: bool, width: int,
+                guides: Sequence[str]) -> List[Tuple[List[Tuple[str, int]], str]]:
     """One side of a side-by-side view: for each row, its cell's lines (styled text, cells),
     guides included, at most `width` cells wide unless one word is wider, and the guides
     that continue the cell on the lines the other side's cell needs more of."""
@@ -338,8 +338,6 @@ def _side_cells(out: Screen, rows: Sequence[views.Row], initial: bool, width: in
                 row.initial_marks if initial else row.final_marks)
                for number, row in enumerate(rows)
                if (row.initial if initial else row.final) is not None]
-    deepest = max((entry[2] for entry in entries), default=0)
-    guides = out.narrow_guides if width - 2 * deepest >= ROOMY_COLUMN else out.tight_guides
     size = len(guides[0])
     levels = max(3, (width - MIN_COLUMN_LABEL_WIDTH) // size)
     # Whether each operator is the last child of its parent: read backwards, a later sibling
@@ -374,9 +372,9 @@ def _side_cells(out: Screen, rows: Sequence[views.Row], initial: bool, width: in
         previous = number
         opened.append(not last[index])
         label: List[Span] = [(shown(views.node_label(node, summary_width)), "bold")]
-        if node.metrics:
+        if node.metrics:  # in a column, only what AQE decided: partitions, skew splits
             facts = [f"{name} {value}" for name, value in views.node_facts(node)
-                     if name != "statistics"]
+                     if name in ("partitions", "skewed") and views.is_shuffle_read(node)]
             if facts:
                 label += [(f" [{shown(', '.join(facts))}]", "magenta")]
         if kinds:
@@ -397,16 +395,22 @@ def _side_cells(out: Screen, rows: Sequence[views.Row], initial: bool, width: in
 def print_side_by_side(out: Screen, rows: Sequence[views.Row], initial_shown: bool) -> None:
     """Two columns, the initial plan left and the final plan right, row by row."""
     divider = " │ " if out.unicode else " | "
-    width = max(SMALLEST_WIDTH // 2, (out.width - len(divider)) // 2)
-    left = _side_cells(out, rows, True, width)
-    right = _side_cells(out, rows, False, width)
+    width = max(1, (out.width - len(divider)) // 2)
+    deepest = max((depth for row in rows for depth in (row.initial_depth, row.final_depth)
+                    if depth is not None), default=0)
+    guides = out.narrow_guides if width - 2 * deepest >= ROOMY_COLUMN else out.tight_guides
+    left = _side_cells(out, rows, True, width, guides)
+    right = _side_cells(out, rows, False, width, guides)
     heading_left = "Initial plan" if initial_shown else "Initial plan: not in this text"
 
     def line(text: str, cells: int, other: str) -> str:
         return (text + " " * max(0, width - cells) + divider + other).rstrip()
 
-    out.write_line(line(out.styled([(heading_left, "bold yellow")]), len(heading_left),
-                        out.styled([("Final plan", "bold yellow")])))
+    heads = (out.lines([(heading_left, "bold yellow")], width),
+             out.lines([("Final plan", "bold yellow")], width))
+    for at in range(max(map(len, heads))):
+        text, cells = heads[0][at] if at < len(heads[0]) else ("", 0)
+        out.write_line(line(text, cells, heads[1][at][0] if at < len(heads[1]) else ""))
     rule = "─" if out.unicode else "-"
     out.write_line(rule * width + divider.replace(" ", rule) + rule * width)
     for (cell_left, filler_left), (cell_right, filler_right) in zip(left, right):

@@ -25,6 +25,9 @@ from .detectors.base import PlanPair, exchange_below
 from .model import Node
 from .operators import family, is_query_stage, is_shuffle_read, partition_count, \
     shuffle_read_modes
+
+__all__ = ["Marks", "Row", "finding_line", "is_shuffle_read", "marks", "node_facts",
+           "node_label", "node_summary", "rewrite_marks", "side_by_side_rows", "skewed_reads"]
 from .report import REWRITE_KINDS, QueryReport, Rewrite, describe
 
 #: Arguments longer than this are cut with `...` in a label.
@@ -250,7 +253,7 @@ def shortened(text: str, width: int) -> str:
         cut = text.find(" ")
         if cut < 0:
             return text
-    return text[:cut].rstrip(" ,") + " ..."
+    return text[:cut].rstrip(" ") + " ..."
 
 
 _STAT = re.compile(r"(\w+)=([^,()]+(?:\([^()]*\))?)")
@@ -316,7 +319,8 @@ def node_facts(node: Node) -> List[Tuple[str, str]]:
                                 f"{metrics.get('number of skewed partition splits', '?')}"))
     for name, value in metrics.items():
         if name not in _FOLDED:
-            facts.append((name, size_text(value) if "size" in name else str(value)))
+            facts.append((name, size_text(value) if "size" in name
+                          else f"{value} ms" if name.startswith("time") else str(value)))
     return facts
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import re
 import json
 import os
 from contextlib import redirect_stderr, redirect_stdout
@@ -84,7 +85,10 @@ def test_a_failure_prints_the_query_plan_diff():
     code, out, _ = run(str(PLAN), "--forbid", "local-read")
     assert code == 1
     assert "FAIL forbid local-read" in out
-    assert "<- local-read (was Exchange (23))" in out  # the marked tree of the query
+    # The query's initial and final plans side by side, the rewritten operators marked in
+    # both, and the finding's line.
+    assert re.search(r"\* Exchange \(23\).*[│|]", out) and "* AQEShuffleRead (6) local" in out
+    assert "local-read: AQEShuffleRead (6): reads Exchange (4) (was Exchange (23))" in out
     assert out.rstrip().endswith("1 of 1 expectation(s) not met (1 query read from "
                                  f"{PLAN})")
 

@@ -109,8 +109,11 @@ def test_diff_cli_json_and_text():
         assert set(rewrite) >= {"kind", "final_node", "initial_node", "message"}
     text = subprocess.run([sys.executable, "-m", "aqe_inspect", "diff", str(path)],
                           capture_output=True, timeout=60, env={"NO_COLOR": "1"}).stdout.decode()
-    assert "skew-join" in text and "<- skew-join" in text
+    assert "\n  skew-join: SortMergeJoin (14) " in text  # one line per rewrite
     assert "\x1b[" not in text
+    tree = subprocess.run([sys.executable, "-m", "aqe_inspect", "diff", str(path), "--tree"],
+                          capture_output=True, timeout=60, env={"NO_COLOR": "1"}).stdout.decode()
+    assert "<- skew-join" in tree and "\x1b[" not in tree
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=scenario_id)

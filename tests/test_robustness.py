@@ -94,7 +94,8 @@ def big_plan(tmp_path_factory) -> Path:
     return path
 
 
-COMMANDS = [["parse"], ["parse", "--format", "json"], ["diff"], ["diff", "--format", "json"]]
+COMMANDS = [["parse"], ["parse", "--format", "json"], ["diff"], ["diff", "--format", "json"],
+            ["diff", "--tree"], ["diff", "--side-by-side"]]
 
 
 # ---- exit codes and I/O, as a shell sees them ----------------------------------------------
@@ -251,14 +252,12 @@ def test_columns_on_a_terminal(columns):
     assert process.wait(timeout=120) == 0
     assert process.stderr.read() == b""
     out = re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode("utf-8"))
-    for operator in ("BroadcastHashJoin", "AQEShuffleRead", "ShuffleQueryStage",
-                     "HashedRelationBroadcastMode"):
+    for operator in ("BroadcastHashJoin", "AQEShuffleRead", "smj-to-bhj", "local-read"):
         assert operator in out  # whole, not folded into slivers
-    border = next(line for line in out.splitlines() if line.startswith("┏"))
-    assert 40 <= len(border) <= 200
+    assert 40 <= max(len(line) for line in out.splitlines()) <= 80  # the fallback width
 
 
-def test_plain_output_ignores_columns():
+def test_plain_output_ignores_columns_that_are_not_a_width():
     assert run("diff", str(SAMPLE), env={"COLUMNS": "1"}).stdout == run("diff", str(SAMPLE)).stdout
 
 
@@ -357,13 +356,13 @@ def test_a_deep_tree_in_every_output_format():
     document = Document(queries=(Query(root=chain(DEPTH), line=1),), source="deep.txt")
     report = diff_document(document)
     with recursion_limit(300):
-        tree = Sink("Project [a#1L, b#2L] [codegen 1]", "└── ")
+        tree = Sink("Project [a#1L, b#2L] [codegen 1]", "└─ ")
         print_document_tree(document, tree)
-        assert tree.needles == {"Project [a#1L, b#2L] [codegen 1]": DEPTH - 1, "└── ": DEPTH - 1}
+        assert tree.needles == {"Project [a#1L, b#2L] [codegen 1]": DEPTH - 1, "└─ ": DEPTH - 1}
         text = Sink("Project [a#1L, b#2L] [codegen 1]")
-        print_report(report, text)
+        print_report(report, text, "tree")
         assert text.needles["Project [a#1L, b#2L] [codegen 1]"] == DEPTH - 1
-        assert "No AQE rewrite found." in text.tail or "Counts:" in text.tail
+        assert "Counts: no AQE rewrite" in text.tail
         parsed = Sink('"name": "Project"', '"name": "Range"')
         write_document_json(document, parsed)
         assert parsed.needles == {'"name": "Project"': DEPTH - 1, '"name": "Range"': 1}
@@ -630,5 +629,6 @@ def test_wrapped_lines_fit_and_drop_only_spaces(text, width):
     assert cuts[0][0] == 0
     for (start, end), (following, _) in zip(cuts, [*cuts[1:], (len(text), 0)]):
         assert start <= end <= following
-        assert cell_width(text[start:end]) <= width or len(cuts) == 1
+        # Wider than the width only as one word: no word is cut in two.
+        assert cell_width(text[start:end]) <= width or len(text[start:end].split()) == 1
         assert not text[end:following].strip()  # what a cut drops is spaces

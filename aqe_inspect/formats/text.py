@@ -56,12 +56,13 @@ class TextFormat(Format):
         total = len(result.outcomes)
         read = f"{result.query_count} {'query' if result.query_count == 1 else 'queries'} " \
                f"read from {shown(result.source or '<input>')}"
+        # One line, however long: the last line of a CI log, read first and grepped.
         if failed:
-            out.paragraph([(f"{failed} of {total} expectation(s) not met", "bold red"),
-                           (f" ({read})", "")])
+            out.write_line(out.styled([(f"{failed} of {total} expectation(s) not met",
+                                        "bold red"), (f" ({read})", "")]))
         else:
-            out.paragraph([(f"All {total} expectation(s) met", "bold green"),
-                           (f" ({read})", "")])
+            out.write_line(out.styled([(f"All {total} expectation(s) met", "bold green"),
+                                       (f" ({read})", "")]))
         out.flush()
 
 
@@ -74,7 +75,7 @@ def _outcome(out: Screen, outcome: Outcome, width: int) -> None:
         where.insert(0, f"at {shown(location.path or '<input>')}"
                         + (f":{location.line}" if location.line else ""))
     out.paragraph([mark, (f" {shown(outcome.name).ljust(width)}  ", "bold"),
-                   (shown(outcome.message), ""), (f" ({', '.join(where)})", "dim")])
+                   (shown(outcome.message), ""), (f" ({', '.join(where)})", "dim")], "", "     ")
 
 
 FORMAT = TextFormat()
