@@ -131,7 +131,7 @@ def test_shell_pipe_into_head_exits_0(big_plan):
                              f"{shlex.quote(str(big_plan))} | head -1"],
                             capture_output=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
     assert (result.returncode, result.stderr) == (0, b"")
-    assert result.stdout.startswith(b"Query 1 ")
+    assert result.stdout.startswith(b"Query 1: ")
 
 
 @pytest.mark.skipif(not POSIX, reason="signals as POSIX sends them")
@@ -282,12 +282,12 @@ def test_a_file_name_with_a_newline_is_one_line(tmp_path):
 
 # ---- what the input holds is printed as given ----------------------------------------------
 
-@pytest.mark.parametrize("command", [["parse"], ["diff"]], ids=" ".join)
+@pytest.mark.parametrize("command", [["parse"], ["diff", "--tree"]], ids=" ".join)
 def test_markup_in_paths_and_plans_prints_literally(odd_names, command):
-    result = run(*command, str(odd_names))
+    result = run(*command, str(odd_names), env={"COLUMNS": "10000"})  # one line each
     assert result.returncode == 0, result.stderr
     out = result.stdout.decode("utf-8")
-    assert f"{odd_names} line 1" in out
+    assert (f"{odd_names} line 1" if command == ["parse"] else f"{odd_names}:1") in out
     assert "[plan_id=545] [bold]x[/bold] 漢字" in out
     assert "Rangé (0, 20000" in out
 
@@ -296,8 +296,8 @@ def test_control_characters_in_a_plan_are_escaped(tmp_path):
     path = tmp_path / "plan.txt"
     path.write_text(SAMPLE.read_text("utf-8").replace(
         "splits=2)", "splits=2) \x1b[31mred\x07\x1b]0;title\x07 tab\there"), "utf-8")
-    for command in (["parse"], ["diff"]):
-        result = run(*command, str(path))
+    for command in (["parse"], ["diff", "--tree"], ["diff", "--side-by-side"]):
+        result = run(*command, str(path), env={"COLUMNS": "10000"})
         assert result.returncode == 0, result.stderr
         assert b"\x1b" not in result.stdout and b"\x07" not in result.stdout
         assert b"\\x1b[31mred\\x07\\x1b]0;title\\x07 tab\\there" in result.stdout
