@@ -23,6 +23,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 from . import views
 from .errors import printable
 from .model import Document, Node
+from .operators import is_shuffle_read
 
 #: The width of output that is not a terminal (a pipe, a file, a CI log) when COLUMNS does not
 #: say: 100 columns. Wide enough for a plan's operator lines 12 levels deep without folding
@@ -374,7 +375,7 @@ def _side_cells(out: Screen, rows: Sequence[views.Row], initial: bool, width: in
         label: List[Span] = [(shown(views.node_label(node, summary_width)), "bold")]
         if node.metrics:  # in a column, only what AQE decided: partitions, skew splits
             facts = [f"{name} {value}" for name, value in views.node_facts(node)
-                     if name in ("partitions", "skewed") and views.is_shuffle_read(node)]
+                     if name in ("partitions", "skewed") and is_shuffle_read(node)]
             if facts:
                 label += [(f" [{shown(', '.join(facts))}]", "magenta")]
         if kinds:

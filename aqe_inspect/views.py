@@ -26,8 +26,8 @@ from .model import Node
 from .operators import family, is_query_stage, is_shuffle_read, partition_count, \
     shuffle_read_modes
 
-__all__ = ["Marks", "Row", "finding_line", "is_shuffle_read", "marks", "node_facts",
-           "node_label", "node_summary", "rewrite_marks", "side_by_side_rows", "skewed_reads"]
+__all__ = ["Marks", "Row", "finding_line", "marks", "node_facts", "node_label", "node_summary",
+           "rewrite_marks", "side_by_side_rows", "skewed_reads"]
 from .report import REWRITE_KINDS, QueryReport, Rewrite, describe
 
 #: Arguments longer than this are cut with `...` in a label.
