@@ -55,7 +55,8 @@ class ParseFormat(str, Enum):
 
 # The output formats as typer takes choices (an Enum).
 ReportFormat = Enum("ReportFormat", {name: name for name in FORMAT_NAMES}, type=str)
-FORMAT_HELP = "text (for people), json, junit, github (Actions annotations) or sarif."
+FORMAT_HELP = ("text (for people), json, junit, github (Actions annotations), sarif or html "
+               "(one self-contained page).")
 OUTPUT_HELP = ("Write the report to this file instead of standard output (written whole, or not "
                "at all).")
 
