@@ -508,12 +508,13 @@ class HtmlFormat(Format):
         read = f"{result.query_count} {'query' if result.query_count == 1 else 'queries'} " \
                f"read from {source}"
         out(f'<header><h1 class="{"fail" if failed else "pass"}" id="verdict">{_e(verdict)}'
-            f'</h1><p class="src">{_e(read)}</p>{_application(result.application)}</header>\n')
-        out('<main>\n<table class="outcomes"><thead><tr><th></th><th>expectation</th>'
+            f'</h1><p class="src">{_e(read)}</p>{_application(result.application)}\n')
+        # The outcomes head the page, above the list of the queries they show.
+        out('<table class="outcomes"><thead><tr><th></th><th>expectation</th>'
             "<th>result</th><th>written at</th><th>failed at</th></tr></thead><tbody>\n")
         for outcome in result.outcomes:
             out(_outcome_row(outcome))
-        out("</tbody></table>\n")
+        out("</tbody></table></header>\n<main>\n")
         shown = result.shown_queries
         if shown:
             out("<h2 class=\"why\">Why: the plans of the queries the failures are about</h2>\n")
@@ -605,10 +606,9 @@ background:none;color:var(--dim);cursor:pointer;text-align:left}
 .back{text-decoration:none;margin-left:.3em}
 .sbs td.sb::before,.sbs td.so::after{content:"";position:absolute;pointer-events:none;top:0;
 bottom:0;right:2px;border:0 solid var(--stage)}
-.sbs td.sb::before{left:calc(var(--d)*1.1em - .1rem);border-left-width:2px;
+.sbs td.sb::before{left:calc(var(--d)*1.1em - .95em);border-left-width:2px;
 border-right-width:2px}
-.sbs td.sb0::before{top:1px;border-top-width:2px;border-radius:4px 4px 0 0;
-left:calc(var(--d)*1.1em - .1rem)}
+.sbs td.sb0::before{top:1px;border-top-width:2px;border-radius:4px 4px 0 0}
 .sbs td.sb1::before{bottom:1px;border-bottom-width:2px;border-radius:0 0 4px 4px}
 .sbs td.sb0.sb1::before{border-radius:4px}
 .sbs td.so::after{left:.15rem;border-left-width:1px;opacity:.5}
