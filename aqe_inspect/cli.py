@@ -55,7 +55,8 @@ class ParseFormat(str, Enum):
 
 # The output formats as typer takes choices (an Enum).
 ReportFormat = Enum("ReportFormat", {name: name for name in FORMAT_NAMES}, type=str)
-FORMAT_HELP = "text (for people), json, junit, github (Actions annotations) or sarif."
+FORMAT_HELP = ("text (for people), json, junit, github (Actions annotations), sarif or html "
+               "(one self-contained page).")
 OUTPUT_HELP = ("Write the report to this file instead of standard output (written whole, or not "
                "at all).")
 
@@ -143,7 +144,7 @@ def diff_command(
                            _document(_read(paths[1], max_size)))
     else:
         report = _diff(_select(_read_input(paths, url, max_size, "diff"), query),
-                       json=chosen.name == "json")
+                       json=chosen.name == "json", replans=chosen.keeps_replans)
     _emit(chosen, output, lambda stream: chosen.write_report(report, stream))
 
 
@@ -186,7 +187,8 @@ def check_command(
     if config is not None:
         expectations = load_config(config) + expectations
     read = _read_input([path] if path is not None else [], url, max_size, "check")
-    report = _diff(_select(read, query, required=False), json=False)
+    report = _diff(_select(read, query, required=False), json=False,
+                   replans=chosen.keeps_replans)
     result = check(report, expectations, selected_by=query)
     _emit(chosen, output, lambda stream: chosen.write_check(result, stream),
           summary=_check_summary(result) if output is not None else None)
@@ -237,16 +239,19 @@ def _emit(chosen, output: Optional[str], write, summary: Optional[str] = None) -
         _output().write(summary + "\n")
 
 
-def _diff(read, json: bool = False):
+def _diff(read, json: bool = False, replans: bool = False):
     """A Document's report; for an event log's stream, a report diffed as it is read, its
     first query already read (so a `--query` that matches nothing fails before any output,
-    and the application, whose events Spark writes first, is known for the header)."""
+    and the application, whose events Spark writes first, is known for the header). With
+    `replans`, an event log's every AQE update is kept for a timeline."""
     from .api import diff
     from .engine import diff_queries
     from .report import ReportStream
 
     if not isinstance(read, _stream_type()):
         return diff(read)
+    if replans:
+        read.keep_replans()
     # Unselected, each execution is diffed where it is built (in the pool for a long log).
     # For JSON, the process that diffs an execution writes it too (only text comes back).
     reports = diff_queries(read.queries) if read.selected else read.reports(json=json)

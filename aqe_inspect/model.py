@@ -184,12 +184,29 @@ class Execution:
     finished: Optional[bool] = None
     status: str = ""
     configs: Mapping[str, str] = field(default_factory=dict)
+    #: Each AQE update in order, what changed at it (see `timeline`): only when the reader
+    #: was asked to keep them (the HTML page), else empty.
+    timeline: Tuple["Replan", ...] = ()
 
     @property
     def duration_ms(self) -> Optional[int]:
         if self.start_time is None or self.end_time is None:
             return None
         return self.end_time - self.start_time
+
+
+@dataclass(frozen=True)
+class Replan:
+    """One AQE update of an SQL execution (`SparkListenerSQLAdaptiveExecutionUpdate`): its
+    number (1 is the first), the line of its event, whether the plan was final, the rewrites
+    found in it by kind (`counts`, kinds with none left out) and what changed since the update
+    before, in words."""
+
+    number: int
+    line: int
+    is_final_plan: Optional[bool]
+    counts: Tuple[Tuple[str, int], ...] = ()
+    changes: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -167,8 +167,17 @@ def _check_github(result, text: str, path: Path) -> None:
     assert "\n::endgroup::\n" in text or not result.shown_queries
 
 
+def _check_html(result, text: str, path: Path) -> None:
+    verdicts = re.findall(r'data-outcome="(PASS|FAIL)"', text)
+    assert verdicts == ["PASS" if o.passed else "FAIL" for o in result.outcomes]
+    shown = re.findall(r'<section class="query" id="[^"]*" data-query="([^"]*)"', text)
+    assert shown == [report.id for report in result.shown_queries]
+    assert text.count("data-rewrite-kind=") == sum(len(r.rewrites)
+                                                    for r in result.shown_queries)
+
+
 CHECKS = {"text": _check_text, "json": _check_json, "junit": _check_junit,
-          "sarif": _check_sarif, "github": _check_github}
+          "sarif": _check_sarif, "github": _check_github, "html": _check_html}
 
 
 def test_every_format_is_checked():
@@ -195,6 +204,8 @@ def test_every_format_writes_a_diff(format_name):
         assert text.count("::notice file=") == rewrites
     elif format_name == "json":
         assert json.loads(text)["schema"] == "aqe-inspect/report/v1"
+    elif format_name == "html":
+        assert text.count("data-rewrite-kind=") == rewrites
     else:
         # The compact view: one line per rewrite, each starting with its kind.
         assert sum(line.startswith(tuple(f"  {kind}: " for kind in REWRITE_KINDS))

@@ -17,7 +17,8 @@ from aqe_inspect.formats import FORMAT_NAMES
 from .conftest import IN_CI, ROOT
 
 SNAPSHOTS = ROOT / "tests" / "snapshots" / "formats"
-SUFFIX = {"text": "txt", "json": "json", "junit": "xml", "github": "log", "sarif": "sarif"}
+SUFFIX = {"text": "txt", "json": "json", "junit": "xml", "github": "log", "sarif": "sarif",
+          "html": "html"}
 LOG = "sample_plans/spark-4.3.0/multi_rewrite/eventlog.json"
 PLAN = "sample_plans/spark-4.3.0/multi_rewrite/formatted_after.txt"
 CONFIG = "tests/fixtures/check/aqe-expect.toml"

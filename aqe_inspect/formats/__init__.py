@@ -8,7 +8,8 @@ written) and a check result (`write_check`). Every format writes both:
 - json: `aqe-inspect/report/v1` and `aqe-inspect/check/v1`, stable contracts;
 - junit: JUnit XML (Jenkins, GitLab, most CI): a test case per expectation, or per query;
 - github: GitHub Actions workflow commands, annotations at the plan's line;
-- sarif: SARIF 2.1.0 (GitHub code scanning, IDEs): a rule per rewrite kind.
+- sarif: SARIF 2.1.0 (GitHub code scanning, IDEs): a rule per rewrite kind;
+- html: one self-contained page (trees side by side, findings linked to operators).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from typing import Dict, Optional, TextIO, Tuple
 from ..errors import InspectError
 
 #: The format names, in the order `--help` lists them; each is the module of that name.
-FORMAT_NAMES: Tuple[str, ...] = ("text", "json", "junit", "github", "sarif")
+FORMAT_NAMES: Tuple[str, ...] = ("text", "json", "junit", "github", "sarif", "html")
 _MODULES = {"text": "text", "json": "json_format", "junit": "junit", "github": "github",
-            "sarif": "sarif"}
+            "sarif": "sarif", "html": "html"}
 
 
 class Format:
@@ -32,6 +33,8 @@ class Format:
     escapes_json = False
     #: Whether the format prints for a terminal (styles, width) rather than for a program.
     for_people = False
+    #: Whether an event log's reader keeps every AQE update of an execution (a timeline).
+    keeps_replans = False
 
     def configured(self, view: Optional[str] = None, width: Optional[int] = None) -> "Format":
         """This format with the terminal options `--tree`/`--side-by-side` (`view`) and

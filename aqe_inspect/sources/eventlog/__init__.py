@@ -62,6 +62,7 @@ class LogStream:
         self._workers = workers
         self._scanner = None
         self._diff = self._json = False
+        self._keep_replans = False
         self.selected = False
         self.queries: Iterator[Query] = self._read()
 
@@ -74,6 +75,12 @@ class LogStream:
             raise ValueError("the queries of this stream are selected: diff them one by one")
         self._diff, self._json = True, json
         return self.queries
+
+    def keep_replans(self) -> None:
+        """Keep every AQE update of each execution and say what changed at each
+        (`Execution.timeline`): costs a parse per update, so only the HTML page asks.
+        Call before the queries are walked."""
+        self._keep_replans = True
 
     def select(self, keep: Callable[[Iterator[Query]], Iterator[Query]]) -> None:
         """Only the queries `keep` passes on (a generator over the queries)."""
@@ -90,7 +97,7 @@ class LogStream:
         from .events import Scanner, build_queries
 
         for log in self._logs:
-            self._scanner = Scanner(log, self.notes)
+            self._scanner = Scanner(log, self.notes, keep_replans=self._keep_replans)
             found = 0
             for query, query_notes in build_queries(self._scanner, self._workers,
                                                     POOL_MIN_EXECUTIONS, self._diff, self._json):

@@ -46,6 +46,8 @@ EXECUTION_ID = re.compile(rb'"executionId":(\d+)')
 ID_WINDOW = 400
 
 ORIGIN = "event log"
+#: The AQE updates of one execution a timeline keeps (the rest are counted, with a note).
+MAX_REPLANS_KEPT = 32
 
 #: The settings that decide what AQE does, kept from the application's properties and each
 #: execution's `modifiedConfigs`.
@@ -90,6 +92,9 @@ class RawExecution:
     accumulators: Dict[int, int] = field(default_factory=dict)
     end_time: Optional[int] = None
     finished: bool = False
+    #: With `Scanner(keep_replans=True)`: each update's (line, plan text), the first
+    #: MAX_REPLANS_KEPT of them.
+    replans: List[Tuple[int, str]] = field(default_factory=list)
 
 
 def _part_name(part: Any) -> str:
@@ -100,8 +105,11 @@ class Scanner:
     """Finds the kept events of one event log, chunk by chunk; `executions()` yields each SQL
     execution as it ends. Notes (malformed events, a cut last line) go to `notes`."""
 
-    def __init__(self, log: Any, notes: List[str], chunk_size: int = 8 << 20):
+    def __init__(self, log: Any, notes: List[str], chunk_size: int = 8 << 20,
+                 keep_replans: bool = False):
         self.log = log
+        #: Keep every update's plan text (the HTML page's timeline); off, only the last is.
+        self.keep_replans = keep_replans
         self.notes = notes
         self.chunk_size = chunk_size
         self.app = AppState()
@@ -200,6 +208,10 @@ class Scanner:
                     raw = self._open[number] = RawExecution(number, _part_name(part))
                 raw.update, raw.update_line = text, line
                 raw.updates += 1
+                if self.keep_replans and len(raw.replans) < MAX_REPLANS_KEPT:
+                    event = self._decode(text, part, line)
+                    plan = event.get("physicalPlanDescription") if event is not None else None
+                    raw.replans.append((line, plan if isinstance(plan, str) else ""))
         elif kind.startswith(ACCUMS) or kind.startswith(END):
             event = self._decode(text, part, line)
             if event is None:
@@ -291,6 +303,10 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
         replans=raw.updates, start_time=_int(start.get("time")), end_time=_int(raw.end_time),
         finished=raw.finished, status="COMPLETED" if raw.finished else "RUNNING",
         configs=configs)
+    if raw.replans:
+        from ...timeline import replan_steps
+
+        execution = dataclasses.replace(execution, timeline=replan_steps(raw.replans, source))
     event, line = (update, raw.update_line) if update is not None else (start, raw.start_line)
     text = event.get("physicalPlanDescription")
     query_notes: List[str] = []
@@ -299,6 +315,9 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
                            "cut); its plan is the latest one logged")
     if raw.start is None:
         query_notes.append(f"{label}: its start event is not in this log")
+    if raw.replans and raw.updates > len(raw.replans):
+        query_notes.append(f"{label}: the timeline shows the first {len(raw.replans)} of its "
+                           f"{raw.updates} AQE updates")
     query, note = read_description(text, source, f"{raw.part}:{line}: the plan description "
                                    f"of {label}", "sparkPlanInfo")
     if note:
