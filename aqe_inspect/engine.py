@@ -126,11 +126,23 @@ def diff_initial_final(initial: Node, query: Query, query_id: str,
     apart (two files). The main plan's initial tree is `initial`, paired by structure, since
     two explains number their operators apart; nested adaptive plans (subqueries, cached
     relations) bring their own initial trees."""
+    pairs = _pairs_with_initial(query, initial)
+    return QueryReport(id=query_id, query=query, rewrites=_detect(pairs),
+                       info=tuple(_observations(query)),
+                       notes=(*notes, *query.notes, *_notes(pairs)), initial=initial)
+
+
+def report_pairs(report: QueryReport) -> List[PlanPair]:
+    """The adaptive plans a report was diffed from, as the views draw them: the query's own,
+    or, for two files, the main plan paired with the initial tree given apart."""
+    if report.initial is None:
+        return plan_pairs(report.query)
+    return _pairs_with_initial(report.query, report.initial)
+
+
+def _pairs_with_initial(query: Query, initial: Node) -> List[PlanPair]:
     main = PlanPair(final=query.final, initial=initial, is_final_plan=query.is_final_plan,
                     where="main", same_ids=False)
     nested = [pair for pair in plan_pairs(query) if pair.final is not query.final
               and pair.where != "main (final plan only)"]
-    pairs = [main, *nested]
-    return QueryReport(id=query_id, query=query, rewrites=_detect(pairs),
-                       info=tuple(_observations(query)),
-                       notes=(*notes, *query.notes, *_notes(pairs)))
+    return [main, *nested]

@@ -526,7 +526,7 @@ def print_report(report, stream: Optional[TextIO] = None, view: str = "compact",
 
 
 def _query(out: Screen, query_report, source: str, view: str) -> None:
-    from .engine import plan_pairs
+    from .engine import report_pairs
 
     query = query_report.query
     header = f"{source}:{query.line}, " + \
@@ -544,7 +544,7 @@ def _query(out: Screen, query_report, source: str, view: str) -> None:
                 out.paragraph([(f"Subquery {sub.index}", "bold")])
                 out.tree(sub.tree, highlight=highlight)
     elif view == "side-by-side":
-        pairs = plan_pairs(query)
+        pairs = report_pairs(query_report)
         if not pairs:
             out.paragraph([("A static plan (no AQE): its tree", "dim")])
             out.tree(query.final)

@@ -51,6 +51,9 @@ class QueryReport:
     info: Tuple[Observation, ...] = ()
     #: What could not be judged from this text, said rather than guessed.
     notes: Tuple[str, ...] = ()
+    #: The main plan's initial tree when it was given apart (`diff BEFORE AFTER`); None when
+    #: the query's own text holds it.
+    initial: Optional[Node] = None
 
     @property
     def counts(self) -> Dict[str, int]:

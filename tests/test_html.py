@@ -529,3 +529,16 @@ def test_in_chromium_check_page(browser, monkeypatch, tmp_path):
     assert opened.errors == []
     opened.screenshot("check")
     opened.page.close()
+
+
+def test_two_files_draw_the_before_files_initial_tree(tmp_path):
+    """`diff BEFORE AFTER`: the initial tree drawn (and marked) is the BEFORE file's, which the
+    AFTER file does not print: its SortMergeJoin carries the join switch's mark."""
+    scenario = SAMPLES / "spark-4.3.0" / "smj_to_bhj"
+    target = tmp_path / "pair.html"
+    code = main(["diff", str(scenario / "simple_before.txt"), str(scenario / "simple_after.txt"),
+                 "--format", "html", "--output", str(target)])
+    assert code == 0
+    page = target.read_text("utf-8")
+    initial_cells = re.findall(r'<td class="i[^"]*"[^>]*data-rewrite="([^"]+)"', page)
+    assert "smj-to-bhj" in initial_cells, initial_cells

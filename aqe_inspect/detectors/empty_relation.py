@@ -86,9 +86,9 @@ def replaced_operator(pair: PlanPair, node: Node, parents: Dict[int, Tuple[Node,
     """(whether `node` stands for the whole plan, the initial operator it replaced if known):
     above it, through the query stages and shuffle reads AQE put in, the first operator the
     initial plan had too; the replaced operator is that one's child in the same place."""
-    below, above = node, parents.get(id(node))
+    above = parents.get(id(node))
     while above is not None and (is_query_stage(above[0]) or is_shuffle_read(above[0])):
-        below, above = above[0], parents.get(id(above[0]))
+        above = parents.get(id(above[0]))
     if above is None:
         return True, pair.initial
     parent, index = above

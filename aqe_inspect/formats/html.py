@@ -34,7 +34,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from ..check import CheckResult, Outcome
 from ..detectors.base import PlanPair
-from ..engine import plan_pairs
+from ..engine import report_pairs
 from ..model import Application, Node, Query
 from ..operators import is_query_stage
 from ..report import REWRITE_KINDS, QueryReport, Rewrite, describe
@@ -101,12 +101,7 @@ def _pairs(report: QueryReport) -> List[Tuple[PlanPair, str]]:
     (main, subqueries, nested ones), then what is printed but not adaptive (subqueries,
     inner plans, adaptively optimized-out exchanges) as final-only trees."""
     query = report.query
-    pairs = [(pair, pair.where) for pair in plan_pairs(query)]
-    given = getattr(report, "initial", None)  # `diff BEFORE AFTER`: the main initial tree
-    if given is not None and pairs and pairs[0][0].final is query.final:
-        main = pairs[0][0]
-        pairs[0] = (PlanPair(final=main.final, initial=given, is_final_plan=main.is_final_plan,
-                             where=main.where, same_ids=False), main.where)
+    pairs = [(pair, pair.where) for pair in report_pairs(report)]
     drawn = {id(pair.final) for pair, _ in pairs}
     if not pairs or not query.adaptive:
         if id(query.root) not in drawn and not (pairs and pairs[0][0].final is query.root):
