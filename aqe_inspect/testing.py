@@ -1,0 +1,221 @@
+"""Assertions about what AQE did to a live PySpark DataFrame, for tests: `assert_aqe`.
+
+The plans are read from the running session, never by running the query again:
+
+- a DataFrame's own plan: after an action on the DataFrame itself (`collect`, `toPandas`,
+  `foreach`, `toLocalIterator`...), its `QueryExecution` holds the `AdaptiveSparkPlanExec`
+  that ran, final and initial plan both; its `formatted` explain string is read (the same
+  text `df.explain("formatted")` prints, on PySpark 3.5 and 4.x alike);
+- `query=`: an action that builds a Dataset of its own (`df.count()`, `df.write...`) leaves
+  the DataFrame's plan unrun; its plan is the SQL execution Spark recorded in the session's
+  SQL status store (what the UI's SQL tab shows: `physicalPlanDescription`, rewritten by
+  every AQE update), chosen as `check --query` chooses: an execution id, or a regular
+  expression searched in the execution's description (`setJobDescription`, else the call
+  site such as `count at test_x.py:12`).
+
+Spark Connect DataFrames have no plan on the client side; `assert_aqe` says so and what to
+do instead. PySpark is never imported here (a DataFrame brings its own py4j objects), so
+`import aqe_inspect.testing` works without the `spark` extra.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from typing import Any, Iterable, List, Optional, Sequence
+
+from .check import CheckResult, check as hold
+from .engine import diff_document
+from .errors import InspectError
+from .expectations import Expectation, Origin, command_line_expectations
+from .model import Document, Execution, Query
+from .report import Report
+from .selection import Selector
+
+#: How sources name what was read, in messages.
+DATAFRAME_SOURCE = "the DataFrame's executed plan"
+EXECUTIONS_SOURCE = "the session's SQL executions"
+
+NOT_RUN = (
+    "the plan of this DataFrame has not run yet (AdaptiveSparkPlan isFinalPlan=false): AQE "
+    "has rewritten nothing so far. Run an action on the DataFrame itself first (df.collect(), "
+    "df.toPandas(), df.foreach(...)); an action that builds a new Dataset (df.count(), "
+    "df.write...) runs a plan of its own: select its SQL execution with query=<execution id "
+    "or a regular expression on its description, e.g. one set with "
+    "spark.sparkContext.setJobDescription(...)>")
+
+CONNECT = (
+    "a Spark Connect DataFrame: the client is sent neither the initial nor the final plan of "
+    "an action (DataFrame.executionInfo holds operator names and metrics only), so what AQE "
+    "rewrote cannot be read here. Run the test on a classic session "
+    "(SparkSession.builder.master('local[2]')), or check the application's event log "
+    "(spark.eventLog.enabled=true): aqe-inspect check EVENT_LOG --expect ...")
+
+
+def assert_aqe(df: Any, expect: Iterable[str] = (), forbid: Iterable[str] = (),
+               query: Optional[str] = None, each: bool = False) -> CheckResult:
+    """Assert what AQE did when `df` ran: `expect=["coalesced", "smj-to-bhj>=1"]`,
+    `forbid=["skew-join"]`, the kinds and counted forms of `aqe-inspect check`. Reads the
+    DataFrame's own executed plan, or with `query` (an SQL execution id or a regular
+    expression on the description) the executions the session recorded (`df` may then be
+    the SparkSession, or None for the active one). Returns the `CheckResult` when every
+    expectation holds; raises AssertionError with what failed and the plans otherwise."""
+    __tracebackhide__ = True
+    return hold_expectations(plan_report(df, query),
+                             expectations(expect, forbid, query, each, "assert_aqe"))
+
+
+def expectations(expect: Iterable[str], forbid: Iterable[str], query: Optional[str],
+                 each: bool, origin: str) -> List[Expectation]:
+    """The expectations as `check` reads them from its command line, saying `origin` (the
+    call or the marker) is where they were written."""
+    scope = Selector.parse(str(query), "query=") if query is not None else None
+    found = command_line_expectations(_strings(expect, "expect"), _strings(forbid, "forbid"),
+                                      scope, each)
+    if not found:
+        raise InspectError(f"{origin}: nothing to check: give expect=[...] or forbid=[...]")
+    return [dataclasses.replace(e, origin=Origin(origin)) for e in found]
+
+
+def _strings(values: Iterable[str], name: str) -> List[str]:
+    if isinstance(values, str):  # expect="coalesced": one expectation, not nine letters
+        return [values]
+    return [str(value) for value in values]
+
+
+def hold_expectations(report: Report, wanted: Sequence[Expectation]) -> CheckResult:
+    """The check of `report` against `wanted`; AssertionError (the failures, then the plans
+    of the queries they are about, side by side) when one does not hold."""
+    __tracebackhide__ = True
+    result = hold(report, wanted)
+    if not result.passed:
+        message = failure_message(result)
+        if report.source == EXECUTIONS_SOURCE and any(o.query_count == 0
+                                                       for o in result.failures):
+            message += f"\nThe session's SQL executions (id, description): {_listing(report)}"
+        raise AssertionError(message)
+    return result
+
+
+def failure_message(result: CheckResult) -> str:
+    """What `aqe-inspect check` prints for a failed check, for an AssertionError."""
+    from .formats import get_format
+
+    stream = io.StringIO()
+    get_format("text").write_check(result, stream)
+    failed = len(result.failures)
+    return (f"AQE did not do what the test expects ({failed} of {len(result.outcomes)} "
+            f"expectation(s) not met)\n\n{stream.getvalue().rstrip()}")
+
+
+# ---- reading plans from the session ----------------------------------------------------------
+
+def plan_report(df: Any, query: Optional[str] = None) -> Report:
+    """What AQE did: in `df`'s executed plan, or, with `query`, in every SQL execution the
+    session recorded (the expectations' scope then picks among them)."""
+    __tracebackhide__ = True
+    if query is not None:
+        return diff_document(recorded_executions(_session_of(df)))
+    _check_classic(df)
+    text = dataframe_plan_text(df)
+    report = diff_document(_parse(text, DATAFRAME_SOURCE))
+    main = report.queries[0].query if report.queries else None
+    if main is not None and main.adaptive and not main.is_final_plan:
+        raise AssertionError(NOT_RUN)
+    return report
+
+
+def selected(report: Report, query: Optional[str]) -> Report:
+    """The queries of `report` that `query` selects (all when None)."""
+    if query is None:
+        return report
+    selector = Selector.parse(str(query), "query=")
+    chosen = tuple(r for index, r in enumerate(report.queries, 1)
+                   if selector.selects(index, r.query))
+    if not chosen:
+        raise AssertionError(f"no SQL execution of the session matches query={query!r}; "
+                             f"recorded: {_listing(report)}")
+    return Report(chosen, report.source, report.notes, report.application)
+
+
+def dataframe_plan_text(df: Any) -> str:
+    """`df.explain("formatted")`'s text, read from its QueryExecution (not printed, not run):
+    after an action on `df` itself, the adaptive plan that ran, final and initial trees."""
+    execution = df._jdf.queryExecution()
+    jvm = df.sparkSession._jvm
+    mode = jvm.org.apache.spark.sql.execution.ExplainMode.fromString("formatted")
+    return execution.explainString(mode)
+
+
+def recorded_executions(session: Any) -> Document:
+    """Every SQL execution the session's status store holds (the UI's SQL tab, kept up to
+    `spark.sql.ui.retainedExecutions`), each with its latest plan description. Events reach
+    the store through the listener bus; it is drained first so the last action is in."""
+    from .sources.eventlog.planinfo import read_description
+
+    jsession = session._jsparkSession
+    jsession.sparkContext().listenerBus().waitUntilEmpty()
+    records = jsession.sharedState().statusStore().executionsList().iterator()
+    queries: List[Query] = []
+    notes: List[str] = []
+    while records.hasNext():
+        record = records.next()
+        number = int(record.executionId())
+        completion = record.completionTime()
+        execution = Execution(execution_id=number, description=str(record.description() or ""),
+                              start_time=int(record.submissionTime()),
+                              finished=bool(completion.isDefined()))
+        label = f"execution {number}"
+        parsed, _ = read_description(record.physicalPlanDescription(), EXECUTIONS_SOURCE,
+                                     f"the plan description of {label}", "nothing")
+        if parsed is None:
+            notes.append(f"{label} ({execution.description!r}) has no readable plan "
+                         "description; skipped")
+            continue
+        queries.append(dataclasses.replace(
+            parsed, source=EXECUTIONS_SOURCE, label=execution.description or label,
+            origin="SQL status store", execution=execution))
+    return Document(tuple(queries), EXECUTIONS_SOURCE, tuple(notes))
+
+
+def _listing(report: Report) -> str:
+    """`0 'collect at t.py:9', 1 'nightly join'`: the executions a selector chose among."""
+    shown = [f"{r.id} {r.query.execution.description!r}" if r.query.execution else r.id
+             for r in report.queries]
+    return ", ".join(shown) or "none"
+
+
+def _parse(text: str, source: str) -> Document:
+    from .parsing import parse_text
+
+    return parse_text(text, source)
+
+
+def _check_classic(df: Any) -> None:
+    """A classic PySpark DataFrame, else a TypeError that says what was given and why not."""
+    module = type(df).__module__ or ""
+    if module.startswith("pyspark.sql.connect"):
+        raise TypeError(f"assert_aqe: {CONNECT}")
+    if not hasattr(df, "_jdf"):
+        raise TypeError(f"assert_aqe takes a PySpark DataFrame, got {type(df).__module__}."
+                        f"{type(df).__qualname__}")
+
+
+def _session_of(df: Any) -> Any:
+    """The SparkSession whose executions `query=` chooses among: `df`'s, `df` itself, or the
+    active one."""
+    if df is None:
+        from pyspark.sql import SparkSession
+
+        session = SparkSession.getActiveSession()
+        if session is None:
+            raise TypeError("assert_aqe(None, query=...): there is no active SparkSession")
+        return session
+    if (type(df).__module__ or "").startswith("pyspark.sql.connect"):
+        raise TypeError(f"assert_aqe: {CONNECT}")
+    if hasattr(df, "_jsparkSession"):
+        return df
+    if hasattr(df, "_jdf"):
+        return df.sparkSession
+    raise TypeError(f"assert_aqe(query=...) takes a DataFrame, a SparkSession or None, got "
+                    f"{type(df).__module__}.{type(df).__qualname__}")
