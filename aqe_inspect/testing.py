@@ -69,6 +69,7 @@ def expectations(expect: Iterable[str], forbid: Iterable[str], query: Optional[s
                  each: bool, origin: str) -> List[Expectation]:
     """The expectations as `check` reads them from its command line, saying `origin` (the
     call or the marker) is where they were written."""
+    __tracebackhide__ = True
     scope = Selector.parse(str(query), "query=") if query is not None else None
     found = command_line_expectations(_strings(expect, "expect"), _strings(forbid, "forbid"),
                                       scope, each)
