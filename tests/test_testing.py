@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from aqe_inspect.testing import assert_aqe, recorded_executions
+from aqe_inspect.testing import assert_aqe, plan_report, recorded_executions, selected
 
 pytest_plugins = ["pytester"]
 
@@ -59,6 +59,15 @@ def test_a_spark_connect_dataframe_is_refused_with_what_to_do():
     assert "aqe-inspect check EVENT_LOG" in str(error.value)
     with pytest.raises(TypeError, match="Spark Connect"):
         assert_aqe(connect(), expect=["coalesced"], query="0")
+
+
+def test_the_plugin_is_registered_through_pytest11():
+    from importlib import metadata
+
+    points = metadata.entry_points()
+    group = (points.select(group="pytest11") if hasattr(points, "select")
+             else points.get("pytest11", ()))
+    assert "aqe_inspect.pytest_plugin" in {point.value for point in group}
 
 
 def test_something_else_than_a_dataframe_is_a_type_error():
@@ -132,6 +141,9 @@ def test_query_selects_a_recorded_execution_after_count(spark):
     assert [outcome.query_ids for outcome in result.outcomes] != [()]
     number = result.outcomes[0].query_ids[0]
     assert assert_aqe(scoped, expect=["coalesced"], query=number).passed  # by execution id
+    # What a snapshot with query= reads: that execution alone.
+    chosen = selected(plan_report(scoped, "aqe-testing: grouped"), "aqe-testing: grouped")
+    assert [report.id for report in chosen.queries] == [number]
     with pytest.raises(AssertionError) as error:
         assert_aqe(df, expect=["coalesced"], query="no such description")
     assert "'aqe-testing: grouped count'" in str(error.value)  # the executions to choose from
