@@ -408,9 +408,13 @@ def _check_structure(lines: List[str], source: str) -> None:
                                  f"reads (v{FORMAT_VERSION}): upgrade aqe-inspect")
             fail(number, f"not an aqe-inspect snapshot: expected a header "
                          f"'{HEADER_PREFIX}{FORMAT_VERSION} | mode: ...'")
-        if int(match.group("version")) != FORMAT_VERSION:
-            fail(number, f"snapshot format v{match.group('version')} is not one this "
-                         f"aqe-inspect reads (v{FORMAT_VERSION})")
+        version = int(match.group("version"))
+        if version > FORMAT_VERSION:
+            fail(number, f"snapshot format v{version} is newer than this aqe-inspect reads "
+                         f"(v{FORMAT_VERSION}): upgrade aqe-inspect")
+        if version != FORMAT_VERSION:
+            fail(number, f"snapshot format v{version} is not one this aqe-inspect reads "
+                         f"(v{FORMAT_VERSION})")
 
     blocks = [number for number, line in enumerate(lines, 1) if _QUERY_LINE.match(line)]
     if not blocks:
