@@ -10,7 +10,7 @@ rewrite gives a readable diff.
 
 A snapshot of one query reads::
 
-    # aqe-inspect snapshot v1 | mode: formatted | plan: final | rewrites: coalesced=1, smj-to-bhj=1
+    # aqe-inspect snapshot v1 | mode: formatted | plan: final | rewrites: coalesced=1, ...
     rewrite coalesced: AQEShuffleRead (2)
     rewrite smj-to-bhj: SortMergeJoin -> BroadcastHashJoin (7)
     final plan:
@@ -468,10 +468,10 @@ def outcome(snapshot_path: str, report: Report, expected: str) -> "Outcome":
     expectation = Expectation(SNAPSHOT_KIND, "==", 0, f"snapshot {snapshot_path}",
                               origin=Origin(snapshot_path))
     if found is None:
-        message = f"the plan matches the snapshot {snapshot_path}"
+        message = "the final plan and the rewrites match"
     else:
-        message = (f"the plan does not match the snapshot {snapshot_path}: {changed} line(s) "
-                   "differ (see the diff)")
+        message = (f"the final plan or the rewrites differ from the snapshot: {changed} "
+                   "line(s) changed (see the diff)")
     return Outcome(expectation, changed, found is None, message, len(queries), queries,
                    location=Location(report.source) if report.source else None,
                    detail=found or "")

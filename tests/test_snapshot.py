@@ -30,8 +30,8 @@ from .schemas import validate_junit, validate_sarif
 sys.path.insert(0, str(ROOT / "bench"))
 import shapes  # noqa: E402  (bench/shapes.py: the worst plan shapes)
 
-PLAN_FILES = sorted(p for pattern in ("*/*/formatted_*.txt", "*/*/simple_*.txt")
-                    for p in SAMPLE_PLANS.glob(pattern) if p.parent.parent.name.startswith("spark-"))
+PLAN_FILES = sorted(p for pattern in ("spark-*/*/formatted_*.txt", "spark-*/*/simple_*.txt")
+                    for p in SAMPLE_PLANS.glob(pattern))
 SPARK_LINES = sorted(p.name for p in SAMPLE_PLANS.glob("spark-*"))
 
 
