@@ -36,6 +36,9 @@ class Outcome:
     #: rewrite, else those in scope without enough of it.
     shown: Tuple[QueryReport, ...] = ()
     location: Optional[Location] = None
+    #: What a reader needs beyond the message: for a snapshot (`check --snapshot`), the
+    #: unified diff between the snapshot and the plan; empty otherwise.
+    detail: str = ""
 
     @property
     def name(self) -> str:

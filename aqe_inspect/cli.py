@@ -169,16 +169,26 @@ def check_command(
     query: Optional[str] = QUERY_OPTION,
     url: Optional[str] = URL_OPTION,
     width: Optional[int] = WIDTH_OPTION,
+    snapshot: Optional[str] = typer.Option(
+        None, "--snapshot", "-s", help="A snapshot file (from `aqe-inspect snapshot`): fail "
+        "when the final plan's structure or AQE's rewrites differ from it, with the diff. "
+        "With --snapshot alone, no expectation file is looked for."),
 ) -> None:
-    """Fail (exit 1) when AQE did not rewrite as expected; exit 0 when every expectation holds."""
+    """Fail (exit 1) when AQE did not rewrite as expected (or the plan differs from --snapshot);
+    exit 0 when every expectation holds."""
     from .check import check
     from .expectations import command_line_expectations, find_config, load_config
     from .formats import get_format
 
     chosen = get_format(output_format.value).configured(None, _width(width))
-    # Expectations first: a typo fails at once, before a long input is read.
+    # Expectations and the snapshot first: a typo fails at once, before a long input is read.
     expectations = command_line_expectations(expect, forbid, None, each)
-    if config is None and not expectations:
+    expected_snapshot = None
+    if snapshot is not None:
+        from .snapshot import load as load_snapshot
+
+        expected_snapshot = load_snapshot(snapshot)
+    if config is None and not expectations and snapshot is None:
         config = find_config(".")
         if config is None:
             raise InspectError("nothing to check: give --expect KIND or --forbid KIND, or "
@@ -189,11 +199,30 @@ def check_command(
     read = _read_input([path] if path is not None else [], url, max_size, "check")
     report = _diff(_select(read, query, required=False), json=False,
                    replans=chosen.keeps_replans)
-    result = check(report, expectations, selected_by=query)
+    if expected_snapshot is not None:
+        result = _check_with_snapshot(report, expectations, query, snapshot, expected_snapshot)
+    else:
+        result = check(report, expectations, selected_by=query)
     _emit(chosen, output, lambda stream: chosen.write_check(result, stream),
           summary=_check_summary(result) if output is not None else None)
     if not result.passed:
         raise typer.Exit(1)
+
+
+def _check_with_snapshot(report, expectations, query: Optional[str], path: str, expected: str):
+    """The expectations' outcomes, then the snapshot's: the report is read whole first (a
+    snapshot is of every query selected, in order)."""
+    import dataclasses
+
+    from .check import check
+    from .report import Report
+    from .snapshot import outcome
+
+    queries = tuple(report.queries)
+    whole = Report(queries, report.source, tuple(report.notes), report.application)
+    result = check(whole, expectations, selected_by=query)
+    return dataclasses.replace(result, outcomes=(*result.outcomes,
+                                                 outcome(path, whole, expected)))
 
 
 def _width(width: Optional[int]) -> Optional[int]:
@@ -269,6 +298,35 @@ def _stream_type():
 def _document(read):
     """A Document, whatever was read: an event log's stream read whole."""
     return read.document() if isinstance(read, _stream_type()) else read
+
+
+@app.command("snapshot")
+def snapshot_command(
+    path: str = typer.Argument(..., help="A plan text, log, event log or History Server JSON; "
+                               "- for stdin."),
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", help="Write the snapshot to this file instead of standard "
+        "output (written whole, or not at all)."),
+    max_size: str = MAX_SIZE_OPTION,
+    query: Optional[str] = QUERY_OPTION,
+) -> None:
+    """Write the final plan, normalised (ids renumbered; paths, sizes, partition counts
+    masked), with AQE's rewrites: a snapshot for `check --snapshot`. Every query of the input,
+    in order, unless --query chooses."""
+    from .snapshot import take_all
+
+    report = _diff(_select(_read(path, max_size), query))
+    from .report import Report
+
+    text = take_all(Report(tuple(report.queries), report.source, tuple(report.notes),
+                           report.application))
+    if output is None:
+        _output().write(text)
+        return
+    from .outputs import AtomicFile
+
+    with AtomicFile(output) as stream:
+        stream.write(text)
 
 
 @app.command("rules")

@@ -10,7 +10,7 @@ rewrite gives a readable diff.
 
 A snapshot of one query reads::
 
-    # aqe-inspect snapshot v1 | mode: formatted | plan: final | rewrites: coalesced=1, smj-to-bhj=1
+    # aqe-inspect snapshot v1 | mode: formatted | plan: final | rewrites: coalesced=1, ...
     rewrite coalesced: AQEShuffleRead (2)
     rewrite smj-to-bhj: SortMergeJoin -> BroadcastHashJoin (7)
     final plan:
@@ -50,17 +50,22 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
 from .errors import InspectError
 from .model import Node, Query
 from .report import REWRITE_KINDS, QueryReport, Report, Rewrite
 from .views import node_summary
 
-__all__ = ["FORMAT_VERSION", "HEADER_PREFIX", "SnapshotModeError", "compare", "load", "modes",
-           "take", "take_all"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .check import Outcome
+
+__all__ = ["FORMAT_VERSION", "HEADER_PREFIX", "SNAPSHOT_KIND", "SnapshotModeError", "compare",
+           "load", "mode_of", "modes", "outcome", "take", "take_all"]
 
 FORMAT_VERSION = 1
+#: The kind of a `check --snapshot` outcome, beside the rewrite kinds of expectations.
+SNAPSHOT_KIND = "snapshot"
 HEADER_PREFIX = "# aqe-inspect snapshot v"
 _HEADER = re.compile(r"^# aqe-inspect snapshot v(?P<version>\d+) \| mode: (?P<mode>[\w-]+) "
                      r"\| plan: (?P<plan>[^|]+) \| rewrites: (?P<rewrites>.*)$")
@@ -403,9 +408,13 @@ def _check_structure(lines: List[str], source: str) -> None:
                                  f"reads (v{FORMAT_VERSION}): upgrade aqe-inspect")
             fail(number, f"not an aqe-inspect snapshot: expected a header "
                          f"'{HEADER_PREFIX}{FORMAT_VERSION} | mode: ...'")
-        if int(match.group("version")) != FORMAT_VERSION:
-            fail(number, f"snapshot format v{match.group('version')} is not one this "
-                         f"aqe-inspect reads (v{FORMAT_VERSION})")
+        version = int(match.group("version"))
+        if version > FORMAT_VERSION:
+            fail(number, f"snapshot format v{version} is newer than this aqe-inspect reads "
+                         f"(v{FORMAT_VERSION}): upgrade aqe-inspect")
+        if version != FORMAT_VERSION:
+            fail(number, f"snapshot format v{version} is not one this aqe-inspect reads "
+                         f"(v{FORMAT_VERSION})")
 
     blocks = [number for number, line in enumerate(lines, 1) if _QUERY_LINE.match(line)]
     if not blocks:
@@ -434,4 +443,36 @@ def _check_structure(lines: List[str], source: str) -> None:
 def mode_of(report: Report) -> List[str]:
     """The explain mode of each query of a report, in order."""
     return [query_report.query.mode for query_report in report.queries]
+
+
+def outcome(snapshot_path: str, report: Report, expected: str) -> "Outcome":
+    """`check --snapshot`: the report's snapshot held against the snapshot file's text
+    `expected`, as an outcome beside the expectations' (kind `snapshot`; the diff, when they
+    differ, in `detail`). Raises `SnapshotModeError` for plans of another explain mode."""
+    from .check import Outcome
+    from .expectations import Expectation, Origin
+    from .locations import Location
+
+    actual = take_all(report)
+    expected_modes, actual_modes = set(modes(expected)), set(mode_of(report))
+    if expected_modes and actual_modes and expected_modes != actual_modes:
+        raise SnapshotModeError(
+            f"the snapshot was taken from a {'/'.join(sorted(expected_modes))}-mode plan and "
+            f"{report.source or 'the input'} holds a {'/'.join(sorted(actual_modes))}-mode "
+            "plan: check a plan printed in the snapshot's explain mode (or take the snapshot "
+            "anew)", source=snapshot_path, line=1)
+    found = compare(expected, actual, snapshot_path, report.source or "<stdin>")
+    changed = 0 if found is None else sum(
+        1 for line in found.splitlines()[2:] if line[:1] in "+-")
+    queries = tuple(query_report.id for query_report in report.queries)
+    expectation = Expectation(SNAPSHOT_KIND, "==", 0, f"snapshot {snapshot_path}",
+                              origin=Origin(snapshot_path))
+    if found is None:
+        message = "the final plan and the rewrites match"
+    else:
+        message = (f"the final plan or the rewrites differ from the snapshot: {changed} "
+                   "line(s) changed (see the diff)")
+    return Outcome(expectation, changed, found is None, message, len(queries), queries,
+                   location=Location(report.source) if report.source else None,
+                   detail=found or "")
 

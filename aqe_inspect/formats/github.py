@@ -75,6 +75,8 @@ class GithubFormat(Format):
                 found = ", ".join(f"{kind}={count}" for kind, count in report.counts.items()
                                   if count) or "none"
                 detail.append(f"query {report.id} rewrites: {found}")
+            if outcome.detail:
+                detail.append(outcome.detail.rstrip("\n"))
             stream.write(command("error", "\n".join(detail), outcome.location,
                                  title=f"aqe-inspect: {outcome.name}") + "\n")
         shown = result.shown_queries

@@ -532,8 +532,16 @@ def _outcome_row(outcome: Outcome) -> str:
     return (f'<tr class="outcome {mark.lower()}" data-outcome="{mark}" '
             f'data-kind="{_e(expectation.kind)}" data-shown="{_e(shown)}">'
             f'<td class="mark">{mark}</td><td>{_e(outcome.name)}</td>'
-            f"<td>{_e(outcome.message)}</td><td>{_e(written)}</td><td>{_e(failed_at)}</td>"
-            "</tr>\n")
+            f"<td>{_e(outcome.message)}{_detail(outcome)}</td><td>{_e(written)}</td>"
+            f"<td>{_e(failed_at)}</td></tr>\n")
+
+
+def _detail(outcome: Outcome) -> str:
+    """A snapshot's diff under its message (empty for an expectation)."""
+    if not outcome.detail or outcome.passed:
+        return ""
+    return f'<pre class="detail">{_e(outcome.detail)}</pre>'
+
 
 
 CSS = """

@@ -7,7 +7,9 @@ check is `aqe-inspect/check/v1`:
                        "count": 2, "scope": {"match": ..., "id": ...} | null, "each": false,
                        "name": "", "origin": {"file": ..., "line": 3} | null,
                        "passed": false, "actual": 1, "message": ..., "query_count": 1,
-                       "queries": ["1"], "shown": ["1"], "location": {"file", "line"} | null}],
+                       "queries": ["1"], "shown": ["1"], "location": {"file", "line"} | null,
+                       "detail": "--- a.snap ..." (only `check --snapshot`'s, kind "snapshot":
+                                 the unified diff)}],
      "queries": [the report/v1 query objects of every query a failure shows],
      "notes": [...]}
 """
@@ -43,7 +45,7 @@ def outcome_to_json(outcome: Outcome) -> Dict[str, Any]:
     expectation = outcome.expectation
     scope = expectation.scope
     origin = expectation.origin
-    return {
+    found = {
         "expectation": expectation.text,
         "kind": expectation.kind,
         "operator": "==" if expectation.operator == "=" else expectation.operator,
@@ -62,6 +64,9 @@ def outcome_to_json(outcome: Outcome) -> Dict[str, Any]:
         "shown": [report.id for report in outcome.shown],
         "location": _location(outcome.location),
     }
+    if outcome.detail:  # a snapshot's diff (kind "snapshot"); absent from expectations
+        found["detail"] = outcome.detail
+    return found
 
 
 def _location(location: Optional[Location]) -> Optional[Dict[str, Any]]:

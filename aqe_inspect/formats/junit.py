@@ -88,6 +88,8 @@ class JunitFormat(Format):
                               for r in report.rewrites)
                 if not report.rewrites:
                     detail.append("  none")
+            if outcome.detail:
+                detail.append(outcome.detail.rstrip("\n"))
             _element("failure", case, "\n".join(detail), message=outcome.message,
                      type=expectation.kind)
         if result.notes:

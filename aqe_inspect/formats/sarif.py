@@ -64,8 +64,25 @@ def physical(location: Optional[Location], message: str = "") -> Optional[Dict[s
     return place
 
 
+#: The rule of a `check --snapshot` mismatch (listed only in a log that holds one).
+SNAPSHOT_RULE = {
+    "id": "snapshot",
+    "name": "PlanSnapshot",
+    "shortDescription": {"text": "The final plan or AQE's rewrites differ from the snapshot"},
+    "fullDescription": {"text": "The query's final plan, normalised (ids renumbered; paths, "
+                                "sizes and partition counts masked), or the rewrites AQE made "
+                                "differ from the snapshot file given to check --snapshot."},
+    "help": {"text": "Review the diff; take the snapshot anew with aqe-inspect snapshot PLAN "
+                     "-o FILE when the change is wanted."},
+    "helpUri": AQE_DOCS,
+    "properties": {"tags": ["spark", "aqe", "snapshot"]},
+}
+
+
 def _log(results: List[Dict[str, Any]], notes, properties: Dict[str, Any]) -> Dict[str, Any]:
     rule_list = rules()
+    if any(result["ruleId"] == SNAPSHOT_RULE["id"] for result in results):
+        rule_list.append(SNAPSHOT_RULE)
     index = {rule["id"]: number for number, rule in enumerate(rule_list)}
     for result in results:
         result["ruleIndex"] = index[result["ruleId"]]
@@ -98,6 +115,10 @@ class SarifFormat(Format):
                 "properties": {"expectation": outcome.name, "actual": outcome.actual,
                                "queries": list(outcome.query_ids)},
             }
+            if outcome.detail:
+                entry["message"]["markdown"] = f"{outcome.message}\n\n```diff\n" \
+                                               f"{outcome.detail}```"
+                entry["properties"]["detail"] = outcome.detail
             place = physical(outcome.location)
             if place is not None:
                 entry["locations"] = [place]

@@ -41,6 +41,9 @@ class TextFormat(Format):
         width = max((len(o.name) for o in result.outcomes), default=0)
         for outcome in result.outcomes:
             _outcome(out, outcome, width)
+        for outcome in result.failures:
+            if outcome.detail:
+                _detail(out, outcome)
         shown_queries = result.shown_queries
         if shown_queries:
             out.paragraph([])
@@ -76,6 +79,16 @@ def _outcome(out: Screen, outcome: Outcome, width: int) -> None:
                         + (f":{location.line}" if location.line else ""))
     out.paragraph([mark, (f" {shown(outcome.name).ljust(width)}  ", "bold"),
                    (shown(outcome.message), ""), (f" ({', '.join(where)})", "dim")], "", "     ")
+
+
+def _detail(out: Screen, outcome: Outcome) -> None:
+    """A snapshot's unified diff, as it is (lines are not wrapped: a diff is read by column)."""
+    out.paragraph([])
+    out.paragraph([(f"Why: {shown(outcome.name)} differs", "bold")])
+    styles = {"+": "green", "-": "red", "@": "cyan"}
+    for line in outcome.detail.splitlines():
+        style = "bold" if line.startswith(("+++", "---")) else styles.get(line[:1], "")
+        out.write_line(out.styled([(shown(line), style)]))
 
 
 FORMAT = TextFormat()
