@@ -23,7 +23,7 @@ pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Where the README's pytest example lives (the coordinator moves it into README.md).
-README_EXAMPLE = ROOT / "docs" / "issue14-pytest.md"
+README_EXAMPLE = ROOT / "README.md"
 
 
 def ran(generator, session, name, overrides=None):
