@@ -342,7 +342,7 @@ def rules_command(
     if kind is not None:
         import difflib
 
-        from .expectations import rewrite_kinds
+        from .report import rewrite_kinds
 
         chosen = tuple(detector for detector in DETECTORS if detector.kind == kind)
         if not chosen:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from .errors import InspectError
+from .report import rewrite_kinds
 from .selection import Selector, compile_pattern
 
 #: The file `check` reads from the working directory when no expectation is given.
@@ -55,11 +56,6 @@ _QUERY_KEYS = {"name": str, "match": str, "id": int, "each": bool, "expect": lis
                "forbid": list}
 _TOP_KEYS = {"expect": list, "forbid": list, "each": bool, "query": list}
 
-
-def rewrite_kinds() -> Tuple[str, ...]:
-    from .detectors import DETECTORS
-
-    return tuple(detector.kind for detector in DETECTORS)
 
 
 @dataclass(frozen=True)

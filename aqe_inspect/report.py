@@ -7,9 +7,22 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from .model import Application, Node, Query
 
-#: The rewrite kinds, in the order reports list them (a stable contract).
-REWRITE_KINDS = ("coalesced", "skew-join", "smj-to-bhj", "smj-to-shj", "empty-relation",
-                 "local-read")
+def rewrite_kinds() -> Tuple[str, ...]:
+    """The rewrite kinds, in the order reports list them (a stable contract), read from
+    `detectors.DETECTORS`, the only list of kinds (lazily: the detectors import this module).
+    Also importable as `REWRITE_KINDS`."""
+    kinds = globals().get("REWRITE_KINDS")
+    if kinds is None:
+        from .detectors import DETECTORS
+
+        kinds = globals()["REWRITE_KINDS"] = tuple(detector.kind for detector in DETECTORS)
+    return kinds
+
+
+def __getattr__(name: str):
+    if name == "REWRITE_KINDS":
+        return rewrite_kinds()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def describe(node: Optional[Node]) -> Optional[str]:
@@ -57,7 +70,7 @@ class QueryReport:
 
     @property
     def counts(self) -> Dict[str, int]:
-        counts = {kind: 0 for kind in REWRITE_KINDS}
+        counts = {kind: 0 for kind in rewrite_kinds()}
         for rewrite in self.rewrites:
             counts[rewrite.kind] += 1
         return counts
