@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, Hashable, List, Optional, Tuple
 
 from .model import Node
 from .operators import family, is_query_stage, is_shuffle_read, normalized_text
@@ -72,26 +72,24 @@ class Alignment:
                 if node.id is not None:
                     self._by_id.setdefault(node.id, node)
 
+    def _grouped(self, key: Callable[[Node], Hashable]) -> Dict[Hashable, List[Node]]:
+        """The initial plan's nodes by `key`, each group in printed order."""
+        index: Dict[Hashable, List[Node]] = {}
+        for node in self._nodes:
+            index.setdefault(key(node), []).append(node)
+        return index
+
     @functools.cached_property
     def _by_signature(self) -> Dict[int, List[Node]]:
-        index: Dict[int, List[Node]] = {}
-        for node in self._nodes:
-            index.setdefault(self._signatures.of(node), []).append(node)
-        return index
+        return self._grouped(self._signatures.of)
 
     @functools.cached_property
     def _by_shallow(self) -> Dict[Tuple[str, str], List[Node]]:
-        index: Dict[Tuple[str, str], List[Node]] = {}
-        for node in self._nodes:
-            index.setdefault((family(node), self._text(node)), []).append(node)
-        return index
+        return self._grouped(lambda node: (family(node), self._text(node)))
 
     @functools.cached_property
     def _by_shape(self) -> Dict[int, List[Node]]:
-        index: Dict[int, List[Node]] = {}
-        for node in self._nodes:
-            index.setdefault(self._shapes.of(node), []).append(node)
-        return index
+        return self._grouped(self._shapes.of)
 
     @functools.cached_property
     def _by_expression(self) -> Dict[Tuple[str, str], List[Node]]:

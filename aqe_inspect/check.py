@@ -67,6 +67,21 @@ class CheckResult:
         return tuple(outcome for outcome in self.outcomes if not outcome.passed)
 
     @property
+    def verdict(self) -> str:
+        """`2 of 5 expectation(s) not met`, or `all 5 expectation(s) met`: how every report
+        sums the check up."""
+        failed, total = len(self.failures), len(self.outcomes)
+        if failed:
+            return f"{failed} of {total} expectation(s) not met"
+        return f"all {total} expectation(s) met"
+
+    @property
+    def queries_read(self) -> str:
+        """`4 queries read from app.zstd`."""
+        noun = "query" if self.query_count == 1 else "queries"
+        return f"{self.query_count} {noun} read from {self.source or '<input>'}"
+
+    @property
     def shown_queries(self) -> Tuple[QueryReport, ...]:
         """The queries failed outcomes show, each once, in input order."""
         seen: Dict[int, QueryReport] = {}

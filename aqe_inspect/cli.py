@@ -145,7 +145,7 @@ def diff_command(
     else:
         report = _diff(_select(_read_input(paths, url, max_size, "diff"), query),
                        json=chosen.name == "json", replans=chosen.keeps_replans)
-    _emit(chosen, output, lambda stream: chosen.write_report(report, stream))
+    _emit(output, lambda stream: chosen.write_report(report, stream), chosen.escapes_json)
 
 
 @app.command("check")
@@ -203,8 +203,8 @@ def check_command(
         result = _check_with_snapshot(report, expectations, query, snapshot, expected_snapshot)
     else:
         result = check(report, expectations, selected_by=query)
-    _emit(chosen, output, lambda stream: chosen.write_check(result, stream),
-          summary=_check_summary(result) if output is not None else None)
+    _emit(output, lambda stream: chosen.write_check(result, stream), chosen.escapes_json,
+          summary=f"aqe-inspect check: {result.verdict}" if output is not None else None)
     if not result.passed:
         raise typer.Exit(1)
 
@@ -215,11 +215,10 @@ def _check_with_snapshot(report, expectations, query: Optional[str], path: str, 
     import dataclasses
 
     from .check import check
-    from .report import Report
+    from .report import read_whole
     from .snapshot import outcome
 
-    queries = tuple(report.queries)
-    whole = Report(queries, report.source, tuple(report.notes), report.application)
+    whole = read_whole(report)
     result = check(whole, expectations, selected_by=query)
     return dataclasses.replace(result, outcomes=(*result.outcomes,
                                                  outcome(path, whole, expected)))
@@ -232,13 +231,6 @@ def _width(width: Optional[int]) -> Optional[int]:
         raise InspectError(f"--width: expected a number of columns from {SMALLEST_WIDTH} to "
                            f"10000, found {width}")
     return width
-
-
-def _check_summary(result) -> str:
-    failed = len(result.failures)
-    if failed:
-        return f"aqe-inspect check: {failed} of {len(result.outcomes)} expectation(s) not met"
-    return f"aqe-inspect check: all {len(result.outcomes)} expectation(s) met"
 
 
 def _read_input(paths: List[str], url: Optional[str], max_size: str, command: str):
@@ -254,15 +246,17 @@ def _read_input(paths: List[str], url: Optional[str], max_size: str, command: st
     return _read(paths[0], max_size)
 
 
-def _emit(chosen, output: Optional[str], write, summary: Optional[str] = None) -> None:
+def _emit(output: Optional[str], write, json: bool = False,
+          summary: Optional[str] = None) -> None:
     """Write with `write(stream)`: to standard output, or whole to the file `output` (a
-    temporary file beside it, renamed when complete; removed on any failure)."""
+    temporary file beside it, renamed when complete; removed on any failure). `json`: what
+    the encoding cannot hold is written as JSON escapes."""
     if output is None:
-        write(_output(json=chosen.escapes_json))
+        write(_output(json=json))
         return
     from .outputs import AtomicFile
 
-    with AtomicFile(output, json=chosen.escapes_json) as stream:
+    with AtomicFile(output, json=json) as stream:
         write(stream)
     if summary is not None:
         _output().write(summary + "\n")
@@ -313,20 +307,11 @@ def snapshot_command(
     """Write the final plan, normalised (ids renumbered; paths, sizes, partition counts
     masked), with AQE's rewrites: a snapshot for `check --snapshot`. Every query of the input,
     in order, unless --query chooses."""
+    from .report import read_whole
     from .snapshot import take_all
 
-    report = _diff(_select(_read(path, max_size), query))
-    from .report import Report
-
-    text = take_all(Report(tuple(report.queries), report.source, tuple(report.notes),
-                           report.application))
-    if output is None:
-        _output().write(text)
-        return
-    from .outputs import AtomicFile
-
-    with AtomicFile(output) as stream:
-        stream.write(text)
+    text = take_all(read_whole(_diff(_select(_read(path, max_size), query))))
+    _emit(output, lambda stream: stream.write(text))
 
 
 @app.command("rules")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from .model import Application, Node, Query
 
@@ -84,6 +84,14 @@ class Report:
     notes: Tuple[str, ...] = ()
     #: The application, when read from an event log or the History Server.
     application: Optional[Application] = None
+
+
+def read_whole(report: Union[Report, "ReportStream"]) -> Report:
+    """The report with every query read: a stream's walked now (its notes are whole after)."""
+    if isinstance(report, Report):
+        return report
+    queries = tuple(report.queries)
+    return Report(queries, report.source, tuple(report.notes), report.application)
 
 
 class ReportStream:

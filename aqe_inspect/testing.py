@@ -104,9 +104,8 @@ def failure_message(result: CheckResult) -> str:
 
     stream = io.StringIO()
     get_format("text").write_check(result, stream)
-    failed = len(result.failures)
-    return (f"AQE did not do what the test expects ({failed} of {len(result.outcomes)} "
-            f"expectation(s) not met)\n\n{stream.getvalue().rstrip()}")
+    return (f"AQE did not do what the test expects ({result.verdict})\n\n"
+            f"{stream.getvalue().rstrip()}")
 
 
 # ---- reading plans from the session ----------------------------------------------------------

@@ -230,14 +230,13 @@ def test_columns_of_any_value_give_a_sane_width(monkeypatch, columns):
         assert width == int(columns)
 
 
-@pytest.mark.skipif(not POSIX, reason="a pseudo-terminal")
-@pytest.mark.parametrize("columns", ["0", "1", "-5", "abc", "9" * 5000])
-def test_columns_on_a_terminal(columns):
+def on_a_terminal(argv, env, cwd=None):
+    """Run `argv` with its standard output on a pseudo-terminal: (exit code, what it wrote
+    there, its standard error)."""
     import pty
 
     master, child = pty.openpty()
-    process = subprocess.Popen([*CLI, "diff", str(SAMPLE)], stdout=child,
-                               stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": columns})
+    process = subprocess.Popen(argv, stdout=child, stderr=subprocess.PIPE, env=env, cwd=cwd)
     os.close(child)
     chunks = []
     while True:
@@ -249,9 +248,18 @@ def test_columns_on_a_terminal(columns):
             break
         chunks.append(data)
     os.close(master)
-    assert process.wait(timeout=120) == 0
-    assert process.stderr.read() == b""
-    out = re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode("utf-8"))
+    code = process.wait(timeout=120)
+    return code, b"".join(chunks), process.stderr.read()
+
+
+@pytest.mark.skipif(not POSIX, reason="a pseudo-terminal")
+@pytest.mark.parametrize("columns", ["0", "1", "-5", "abc", "9" * 5000])
+def test_columns_on_a_terminal(columns):
+    code, written, err = on_a_terminal([*CLI, "diff", str(SAMPLE)],
+                                       {**os.environ, "COLUMNS": columns})
+    assert code == 0
+    assert err == b""
+    out = re.sub(r"\x1b\[[0-9;]*m", "", written.decode("utf-8"))
     for operator in ("BroadcastHashJoin", "AQEShuffleRead", "smj-to-bhj", "local-read"):
         assert operator in out  # whole, not folded into slivers
     assert 40 <= max(len(line) for line in out.splitlines()) <= 80  # the fallback width

@@ -25,7 +25,7 @@ from aqe_inspect.model import Node
 from aqe_inspect.render import PLAIN_WIDTH, print_report
 
 from .conftest import IN_CI, ROOT, SAMPLE_PLANS
-from .test_robustness import DEPTH, chain, recursion_limit
+from .test_robustness import DEPTH, chain, on_a_terminal, recursion_limit
 
 SNAPSHOTS = ROOT / "tests" / "snapshots" / "text"
 PLANS = {
@@ -139,26 +139,12 @@ def test_piped_text_follows_columns_and_has_no_escapes():
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="a pseudo-terminal")
 @pytest.mark.parametrize("no_color", ("", "1"))
 def test_a_terminal_gets_styles_unless_no_color(no_color):
-    import pty
-
-    master, child = pty.openpty()
     environment = {**os.environ, "COLUMNS": "100", "TERM": "xterm", "NO_COLOR": no_color}
-    process = subprocess.Popen([sys.executable, "-m", "aqe_inspect", "diff",
-                                PLANS["skew_join-3.5.9"], "--side-by-side"], cwd=ROOT,
-                               stdout=child, stderr=subprocess.PIPE, env=environment)
-    os.close(child)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 1 << 16)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    assert process.wait(timeout=120) == 0
-    out = b"".join(chunks).decode("utf-8")
+    code, written, _ = on_a_terminal([sys.executable, "-m", "aqe_inspect", "diff",
+                                      PLANS["skew_join-3.5.9"], "--side-by-side"],
+                                     environment, cwd=ROOT)
+    assert code == 0
+    out = written.decode("utf-8")
     assert ("\x1b[" in out) == (not no_color)
     plain = ANSI.sub("", out)
     assert max(len(line) for line in plain.splitlines()) <= 100 + 30

@@ -91,11 +91,7 @@ class GithubFormat(Format):
             stream.write("::endgroup::\n")
         for note in result.notes:
             stream.write(command("warning", note, Location(result.source)) + "\n")
-        failed = len(result.failures)
-        stream.write(_plain(f"aqe-inspect check: {failed} of {len(result.outcomes)} "
-                            f"expectation(s) not met" if failed else
-                            f"aqe-inspect check: all {len(result.outcomes)} expectation(s) "
-                            "met") + "\n")
+        stream.write(_plain(f"aqe-inspect check: {result.verdict}") + "\n")
 
 
 FORMAT = GithubFormat()

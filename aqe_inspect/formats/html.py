@@ -497,11 +497,9 @@ class HtmlFormat(Format):
         out = _Writer(stream)
         source = result.source or "<input>"
         _head(out, f"aqe-inspect check: {source}")
-        failed, total = len(result.failures), len(result.outcomes)
-        verdict = (f"{failed} of {total} expectation(s) not met" if failed
-                   else f"All {total} expectation(s) met")
-        read = f"{result.query_count} {'query' if result.query_count == 1 else 'queries'} " \
-               f"read from {source}"
+        failed = len(result.failures)
+        verdict = result.verdict[:1].upper() + result.verdict[1:]
+        read = result.queries_read
         out(f'<header><h1 class="{"fail" if failed else "pass"}" id="verdict">{_e(verdict)}'
             f'</h1><p class="src">{_e(read)}</p>{_application(result.application)}\n')
         # The outcomes head the page, above the list of the queries they show.

@@ -55,17 +55,11 @@ class TextFormat(Format):
         for note in result.notes:
             out.paragraph([(f"note: {shown(note)}", "yellow")])
         out.paragraph([])
-        failed = len(result.failures)
-        total = len(result.outcomes)
-        read = f"{result.query_count} {'query' if result.query_count == 1 else 'queries'} " \
-               f"read from {shown(result.source or '<input>')}"
         # One line, however long: the last line of a CI log, read first and grepped.
-        if failed:
-            out.write_line(out.styled([(f"{failed} of {total} expectation(s) not met",
-                                        "bold red"), (f" ({read})", "")]))
-        else:
-            out.write_line(out.styled([(f"All {total} expectation(s) met", "bold green"),
-                                       (f" ({read})", "")]))
+        verdict = result.verdict
+        out.write_line(out.styled([(verdict[:1].upper() + verdict[1:],
+                                    "bold red" if result.failures else "bold green"),
+                                   (f" ({shown(result.queries_read)})", "")]))
         out.flush()
 
 
