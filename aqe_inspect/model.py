@@ -54,6 +54,9 @@ class Node:
     #: them (`number of partitions`, `number of coalesced partitions`, `partition data size`):
     #: counts, sizes in bytes, times in ms. Only event logs and History Server JSON carry them.
     metrics: Mapping[str, int] = field(default_factory=dict)
+    #: How some of those metrics spread over tasks or partitions, by the same names: the
+    #: `(min, med, max)` the Spark UI prints, and every value where the source holds them.
+    spreads: Mapping[str, "Spread"] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -94,6 +97,25 @@ class Node:
             stack.extend(reversed(node.children))
             if inner and node.inner:
                 stack.extend(reversed(node.inner))
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How one SQL metric's values spread: over the tasks that updated it (task metrics such
+    as an exchange's `local bytes read`) or over partitions (the driver's per-partition
+    `partition data size` of an AQE shuffle read). Sizes in bytes.
+
+    The History Server prints only `(min, med, max)`, over the tasks that reported a value
+    (tasks with nothing to report leave none): `count` is None and `values` empty there.
+    An event log holds every value: `values` in task-index or partition order, zeros
+    included, and `count == len(values)`.
+    """
+
+    minimum: int
+    median: int
+    maximum: int
+    count: Optional[int] = None
+    values: Tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -184,6 +206,11 @@ class Execution:
     finished: Optional[bool] = None
     status: str = ""
     configs: Mapping[str, str] = field(default_factory=dict)
+    #: True when `configs` are every setting that differed from Spark's defaults for this
+    #: execution (the log records the session's own settings: `modifiedConfigs`, Spark 3.4+),
+    #: so a key absent from them was at its default; False when session-level settings may
+    #: be missing (older logs, the History Server).
+    configs_complete: bool = False
     #: Each AQE update in order, what changed at it (see `timeline`): only when the reader
     #: was asked to keep them (the HTML page), else empty.
     timeline: Tuple["Replan", ...] = ()
