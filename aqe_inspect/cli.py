@@ -233,7 +233,8 @@ def _width(width: Optional[int]) -> Optional[int]:
     return width
 
 
-def _read_input(paths: List[str], url: Optional[str], max_size: str, command: str):
+def _read_input(paths: List[str], url: Optional[str], max_size: str, command: str,
+                task_metrics: bool = False):
     """What one input names: a file, a directory, - (stdin), or a History Server URL."""
     if url is not None:
         if paths:
@@ -243,7 +244,7 @@ def _read_input(paths: List[str], url: Optional[str], max_size: str, command: st
         raise InspectError("diff takes one plan text, or an initial and a final plan"
                            if command == "diff" else f"{command} takes one input (a file, a "
                            "directory, or - for standard input) or --url")
-    return _read(paths[0], max_size)
+    return _read(paths[0], max_size, task_metrics)
 
 
 def _emit(output: Optional[str], write, json: bool = False,
@@ -294,6 +295,63 @@ def _document(read):
     return read.document() if isinstance(read, _stream_type()) else read
 
 
+@app.command("why")
+def why_command(
+    path: Optional[str] = typer.Argument(
+        None, help="A plan text, log, event log (file or directory) or History Server JSON; "
+        "- for stdin."),
+    query: Optional[str] = QUERY_OPTION,
+    kind: List[str] = typer.Option(
+        [], "--kind", "-k", help="Only this rewrite kind (repeat for more); `aqe-inspect "
+        "rules` lists them."),
+    conf: List[str] = typer.Option(
+        [], "--conf", help="A setting the job ran with, KEY=VALUE (repeat for more); it "
+        "overrides what the input recorded. Settings not given are taken at Spark's defaults."),
+    conf_file: Optional[str] = typer.Option(
+        None, "--conf-file", help="The job's spark-defaults.conf (KEY VALUE lines)."),
+    spark_version: Optional[str] = typer.Option(
+        None, "--spark-version", help="The Spark version that ran the plan, for its defaults "
+        "(an event log says it itself), e.g. 3.5.1."),
+    output_format: str = typer.Option("text", "--format", "-f", help="text or json."),
+    output: Optional[str] = OUTPUT_OPTION,
+    max_size: str = MAX_SIZE_OPTION,
+    url: Optional[str] = URL_OPTION,
+) -> None:
+    """Say why AQE did NOT rewrite: every join and shuffle AQE could have rewritten, each
+    rule's conditions against the run-time sizes and the settings in force."""
+    from .whynot.cli import run_why
+
+    if output_format not in ("text", "json"):
+        raise InspectError(f"--format: expected text or json, found {output_format!r}")
+    user = _user_settings(conf, conf_file)
+    kinds = _kinds(kind)
+    read = _read_input([path] if path is not None else [], url, max_size, "why",
+                       task_metrics=True)
+    report = _diff(_select(read, query))
+    _emit(output, lambda stream: run_why(report, stream, user, spark_version, kinds,
+                                         output_format == "json"), output_format == "json")
+
+
+def _user_settings(conf: List[str], conf_file: Optional[str]):
+    from .whynot.settings import Given, conf_option, read_conf_file
+
+    found = read_conf_file(conf_file) if conf_file is not None else {}
+    for item in conf:
+        key, value = conf_option(item)
+        found[key] = Given(value, "--conf")
+    return found
+
+
+def _kinds(kinds: List[str]):
+    from .report import rewrite_kinds
+
+    known = rewrite_kinds()
+    for kind in kinds:
+        if kind not in known:
+            raise InspectError(f"--kind {kind}: not a rewrite kind; known: {', '.join(known)}")
+    return tuple(kinds) or None
+
+
 @app.command("snapshot")
 def snapshot_command(
     path: str = typer.Argument(..., help="A plan text, log, event log or History Server JSON; "
@@ -339,9 +397,14 @@ def rules_command(
     print_rules(chosen, _output())
 
 
-def _read(path: str, max_size: str):
+def _read(path: str, max_size: str, task_metrics: bool = False):
     from .sources.routing import read_input
 
+    if task_metrics:  # the tasks' shuffle reads: partition sizes for why-not answers
+        import inspect
+
+        if "task_metrics" in inspect.signature(read_input).parameters:  # TEMP until merge
+            return read_input(path, _size(max_size), task_metrics=True)
     return read_input(path, _size(max_size))
 
 

@@ -1,0 +1,80 @@
+"""Why AQE did NOT rewrite: each rule's conditions against the run-time evidence and the
+settings in force.
+
+    settings.py   the settings of a query: --conf, --conf-file, the event log, Spark's defaults
+    defaults.py   Spark's defaults per line, cited from SQLConf
+    evidence.py   run-time sizes, rows and partition sizes, each with where it came from
+    verdicts.py   Candidate, Reason, QueryWhy: what an answer is made of
+    base.py       what every explainer sees (Context) and the join types' sides
+    <kind>.py     one explainer per rewrite kind (EXPLAINERS), adaptive.py for AQE itself
+
+`explain_query` answers for one diffed query: a candidate for each place a rewrite could have
+happened, with a verdict (happened, blocked, not-needed, cannot-tell) and its reasons.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, Optional, Tuple
+
+from ..engine import report_pairs
+from ..report import QueryReport
+from .adaptive import before_action, static_plan
+from .base import Context, Explainer
+from .coalesced import CoalescedWhyNot
+from .empty_relation import EmptyRelationWhyNot
+from .local_read import LocalReadWhyNot
+from .settings import Given, Settings, settings_for
+from .skew_join import SkewJoinWhyNot
+from .smj_to_bhj import SortMergeToBroadcastWhyNot
+from .smj_to_shj import SortMergeToShuffledHashWhyNot
+from .verdicts import Candidate, QueryWhy
+
+#: One explainer per rewrite kind, by kind (the kinds are DETECTORS').
+EXPLAINERS: Dict[str, Explainer] = {e.kind: e for e in (
+    CoalescedWhyNot(), SkewJoinWhyNot(), SortMergeToBroadcastWhyNot(),
+    SortMergeToShuffledHashWhyNot(), EmptyRelationWhyNot(), LocalReadWhyNot())}
+
+
+def query_settings(report: QueryReport, user: Mapping[str, Given],
+                   version: Optional[str] = None, app_version: Optional[str] = None) -> Settings:
+    """The settings of one query: its execution's (event log), the user's on top."""
+    execution = report.query.execution
+    configs = dict(execution.configs) if execution is not None else {}
+    complete = execution.configs_complete if execution is not None else False
+    return settings_for(configs, complete, version or app_version or None, user,
+                        origin=report.query.origin or "event log")
+
+
+def explain_query(report: QueryReport, settings: Settings,
+                  kinds: Optional[Tuple[str, ...]] = None) -> QueryWhy:
+    """Every candidate of the query's adaptive plans, of `kinds` (all when None)."""
+    pairs = report_pairs(report)
+    candidates: List[Candidate] = []
+    notes: List[str] = []
+    if not pairs:
+        candidates.extend(static_plan(report.query, settings))
+    for pair in pairs:
+        if pair.is_final_plan is False:
+            candidates.append(before_action(report.query))
+            continue
+        own = {id(n) for n in pair.final_nodes()} | {id(n) for n in pair.initial_nodes()}
+        happened = tuple(r for r in report.rewrites if _within(r, own))
+        ctx = Context(pair=pair, query=report.query, settings=settings, happened=happened)
+        for kind, explainer in EXPLAINERS.items():
+            if kinds is None or kind in kinds:
+                candidates.extend(explainer.explain(ctx))
+        notes.extend(ctx.notes)
+    return QueryWhy(report.id, _distinct(candidates), tuple(dict.fromkeys(notes)))
+
+
+def _within(rewrite, own) -> bool:
+    node = rewrite.final_node or rewrite.initial_node
+    return node is not None and id(node) in own
+
+
+def _distinct(candidates: List[Candidate]) -> Tuple[Candidate, ...]:
+    """A plan printed twice (a reused stage) yields the same candidate twice: keep one."""
+    return tuple(dict.fromkeys(candidates))
+
+
+__all__ = ["EXPLAINERS", "explain_query", "query_settings", "Given", "Settings"]

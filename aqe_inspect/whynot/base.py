@@ -1,0 +1,119 @@
+"""What every explainer sees, and the pieces they share: a setting or a figure said as a
+`Reason`, the join types' buildable and splittable sides."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Mapping, Optional, Tuple
+
+from ..detectors.base import PlanPair
+from ..model import Node, Query
+from ..report import Rewrite, describe
+from ..units import conf_bytes
+from .evidence import Fact, Side, parents, show_size
+from .settings import Setting, Settings
+from .verdicts import CONFIG, DEFAULT, HAPPENED, PLAN, Candidate, Reason
+
+#: Which sides of each join type a hash join can build (JoinSelection / canBuildBroadcast*).
+BROADCAST_BUILDS = {
+    "Inner": (True, True), "Cross": (True, True), "LeftOuter": (False, True),
+    "RightOuter": (True, False), "LeftSemi": (False, True), "LeftAnti": (False, True),
+    "ExistenceJoin": (False, True), "FullOuter": (False, False), "LeftSingle": (False, True),
+}
+#: Shuffled hash joins also build either side of a full outer join (Spark 3.1+).
+SHUFFLED_HASH_BUILDS = {**BROADCAST_BUILDS, "FullOuter": (True, True)}
+#: Which sides OptimizeSkewedJoin can split (canSplitLeftSide / canSplitRightSide).
+SKEW_SPLITS = {
+    "Inner": (True, True), "Cross": (True, True), "LeftOuter": (True, False),
+    "RightOuter": (False, True), "LeftSemi": (True, False), "LeftAnti": (True, False),
+    "FullOuter": (False, False), "ExistenceJoin": (False, False), "LeftSingle": (True, False),
+}
+SIDE_NAMES = ("left", "right")
+
+
+@dataclass
+class Context:
+    """One adaptive plan of a query, the settings in force for it, and what AQE did in it."""
+
+    pair: PlanPair
+    query: Query
+    settings: Settings
+    happened: Tuple[Rewrite, ...] = ()
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def origin(self) -> str:
+        return self.query.origin
+
+    @functools.cached_property
+    def up(self) -> Dict[int, Node]:
+        return parents(self.pair.final)
+
+    def rewrites(self, kind: str) -> Tuple[Rewrite, ...]:
+        return tuple(r for r in self.happened if r.kind == kind)
+
+    def logical_text(self) -> str:
+        return "\n".join(self.query.logical.values())
+
+
+class Explainer:
+    """Says, for each place a rewrite of `kind` could have happened, whether it did and why not."""
+
+    kind: str = ""
+
+    def explain(self, ctx: Context) -> Iterator[Candidate]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def happened(self, ctx: Context) -> Iterator[Candidate]:
+        for rewrite in ctx.rewrites(self.kind):
+            node = rewrite.final_node or rewrite.initial_node
+            yield Candidate(self.kind, describe(node) or "?", HAPPENED,
+                            (Reason(rewrite.message, PLAN),), line=node.line if node else 0)
+
+
+def candidate(kind: str, node: Node, verdict: str, reasons, needs=()) -> Candidate:
+    return Candidate(kind, describe(node) or node.name, verdict, tuple(reasons),
+                     tuple(dict.fromkeys(needs)), line=node.line)
+
+
+def setting_reason(setting: Setting, text: str) -> Reason:
+    """A reason a setting decided: `text` says what it did, the setting's origin is added."""
+    source = CONFIG if setting.source == CONFIG else DEFAULT
+    return Reason(f"{text} ({setting.origin})", source, setting.key, setting.value)
+
+
+def fact_reason(fact: Fact, text: str) -> Reason:
+    return Reason(f"{text} ({fact.source}: {fact.where})", fact.source, None, fact.show())
+
+
+def size_setting(setting: Setting) -> Optional[int]:
+    if setting.value is None:
+        return None
+    try:
+        return conf_bytes(setting.value)
+    except ValueError:
+        return None
+
+
+def number_setting(setting: Setting) -> Optional[float]:
+    if setting.value is None:
+        return None
+    try:
+        return float(setting.value)
+    except ValueError:
+        return None
+
+
+def needs_setting(setting: Setting) -> str:
+    """How a cannot-tell names a missing setting: its key, and Spark's default when known."""
+    hint = f" (Spark's default: {setting.default})" if setting.default is not None else ""
+    return f"{setting.key}{hint}: pass --conf or read the event log"
+
+
+def side_label(index: int, side: Side) -> str:
+    return f"{SIDE_NAMES[index]} side {side.name()}"
+
+
+def show(size) -> str:
+    return show_size(size)

@@ -1,0 +1,94 @@
+"""Why a shuffle's partitions were not coalesced (CoalesceShufflePartitions).
+
+With `spark.sql.adaptive.coalescePartitions.enabled`, AQE merges neighbouring small partitions
+of a shuffle up to `spark.sql.adaptive.advisoryPartitionSizeInBytes` (3.2+ with
+`parallelismFirst`, to a smaller target that keeps the cluster busy). It leaves alone a shuffle
+whose partition count the user fixed (`repartition(n)`: shuffle origin REPARTITION_BY_NUM), a
+shuffle of one partition, and partitions that are already about the advisory size.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, List
+
+from ..model import Node
+from ..operators import family, is_shuffle_read, shuffle_read_modes
+from ..report import describe
+from .base import (Context, Explainer, candidate, needs_setting, setting_reason, show,
+                   size_setting)
+from .evidence import USER_REPARTITION, Side, partitions, shuffle_origin, side_of
+from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason
+
+ENABLED = "spark.sql.adaptive.coalescePartitions.enabled"
+ADVISORY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
+
+
+class CoalescedWhyNot(Explainer):
+    kind = "coalesced"
+
+    def explain(self, ctx: Context) -> Iterator[Candidate]:
+        yield from self.happened(ctx)
+        for side in uncoalesced_shuffles(ctx):
+            yield self.verdict(side, ctx)
+
+    def verdict(self, side: Side, ctx: Context) -> Candidate:
+        node = side.stage or side.exchange
+        assert node is not None
+        origin = shuffle_origin(side.exchange)
+        if origin == USER_REPARTITION:
+            return candidate(self.kind, node, BLOCKED, [Reason(
+                f"the user fixed its partition count: {describe(side.exchange)} is a "
+                f"repartition(n) (shuffle origin {USER_REPARTITION}), which AQE keeps", PLAN)])
+        enabled = ctx.settings.get(ENABLED)
+        if enabled.known and enabled.flag() is False:
+            return candidate(self.kind, node, BLOCKED, [setting_reason(
+                enabled, f"partition coalescing is off: {ENABLED}={enabled.value}")])
+        if side.read is not None and "local" in shuffle_read_modes(side.read):
+            return candidate(self.kind, node, NOT_NEEDED, [Reason(
+                f"{describe(side.read)} reads it map-locally instead", PLAN)])
+        found = partitions(side, ctx.origin)
+        if found is not None and found.count == 1:
+            return candidate(self.kind, node, NOT_NEEDED, [Reason(
+                "the shuffle has a single partition", PLAN)])
+        advisory = ctx.settings.get(ADVISORY)
+        target = size_setting(advisory)
+        needs: List[str] = []
+        reasons: List[Reason] = []
+        if found is not None and found.sizes and target is not None:
+            pairs = list(zip(found.sizes, found.sizes[1:]))
+            if pairs and all(a + b > target for a, b in pairs):
+                return candidate(self.kind, node, NOT_NEEDED, [
+                    Reason(f"its {found.count} partitions ({found.source}: {found.where}) "
+                           "are already about the advisory size", found.source),
+                    setting_reason(advisory, f"no two neighbouring partitions fit together in "
+                                             f"{ADVISORY}={advisory.value}")])
+            reasons.append(Reason(f"neighbouring partitions fit in {ADVISORY}="
+                                  f"{advisory.value} ({found.source}: {found.where})",
+                                  found.source))
+        elif found is None or not found.sizes:
+            needs.append(f"the partition sizes of {describe(node)} (an event log)")
+        if not enabled.known:
+            needs.append(needs_setting(enabled))
+        if target is None:
+            needs.append(needs_setting(advisory))
+        if not needs:
+            needs.append("the stage's other shuffles and the job's settings: by the sizes here "
+                         "AQE would have coalesced them")
+        return candidate(self.kind, node, CANNOT_TELL, reasons, needs)
+
+
+def uncoalesced_shuffles(ctx: Context) -> Iterator[Side]:
+    """Each shuffle the final plan reads that no coalesced read stands over."""
+    seen = set()
+    up = ctx.up
+    for node in ctx.pair.final_nodes():
+        if family(node) != "ShuffleQueryStage" or id(node) in seen:
+            continue
+        seen.add(id(node))
+        parent = up.get(id(node))
+        if parent is not None and is_shuffle_read(parent):
+            if "coalesced" in shuffle_read_modes(parent) or "skewed" in shuffle_read_modes(parent):
+                continue
+            yield side_of(parent)
+        else:
+            yield side_of(node)

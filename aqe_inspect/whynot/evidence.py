@@ -1,0 +1,364 @@
+"""Run-time facts about the operators a rewrite needs, each with where it came from.
+
+A fact is a `Size` (an interval: Spark prints sizes rounded, `9.4 KiB`, so a printed size
+stands for every byte count that prints that way; exact figures have low == high) with its
+source: `plan` (a query stage's `Statistics(...)` printed in formatted or cost mode) or
+`metric` (the SQL metrics of an event log or a History Server answer).
+
+Partition sizes are what AQE's rules compare (`MapOutputStatistics.bytesByPartitionId`). They
+are exact where the tasks of the stage reading a shuffle each read one of its partitions (an
+event log's per-task `bytes read per task`, with no AQE shuffle read above the exchange) or
+where an AQE shuffle read kept the partitions as they were; a coalesced read only bounds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from ..model import Node, Spread
+from ..operators import (family, is_join, is_query_stage, is_shuffle_read, partition_count,
+                         partitioning, shuffle_read_modes)
+from ..report import describe
+from ..units import Size, parse_statistics, show_bytes
+from .verdicts import METRIC, PLAN
+
+#: Operators between a join and the shuffle it reads that leave the data as it is.
+PASS_THROUGH = frozenset(("Sort", "InputAdapter", "ColumnarToRow", "RowToColumnar",
+                          "WholeStageCodegen"))
+#: The shuffle origin of a user's `repartition(n)` / `repartition(n, cols)` (Spark 3.1+).
+USER_REPARTITION = "REPARTITION_BY_NUM"
+SHUFFLE_ORIGINS = ("ENSURE_REQUIREMENTS", "REPARTITION_BY_COL", "REPARTITION_BY_NUM",
+                   "REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL")
+#: Event logs hold metric figures as numbers; the History Server prints them rounded.
+ROUNDED_ORIGINS = ("History Server",)
+
+
+def exact(value: int) -> Size:
+    return Size(value, value)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A figure, its source (`plan` or `metric`) and where exactly it was read."""
+
+    value: Size
+    source: str
+    where: str
+
+    def show(self) -> str:
+        return show_size(self.value)
+
+
+def show_size(size: Size) -> str:
+    if size.low == size.high:
+        return show_bytes(size.low)
+    return show_bytes((size.low + size.high) // 2)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One input of an operator as AQE sees it: the nodes from the operator down to its shuffle."""
+
+    top: Node
+    read: Optional[Node]
+    stage: Optional[Node]
+    exchange: Optional[Node]
+
+    @property
+    def shuffle(self) -> bool:
+        return self.stage is not None and family(self.stage) == "ShuffleQueryStage" or (
+            self.stage is None and self.exchange is not None
+            and family(self.exchange) == "Exchange")
+
+    @property
+    def broadcast(self) -> bool:
+        return self.stage is not None and family(self.stage) == "BroadcastQueryStage"
+
+    def name(self) -> str:
+        return describe(self.stage or self.exchange or self.top) or "?"
+
+
+def side_of(top: Node) -> Side:
+    """Follow `top` down through sorts and a shuffle read to the query stage and its exchange."""
+    node, read = top, None
+    while True:
+        if is_shuffle_read(node):
+            read = node
+        elif is_query_stage(node):
+            return Side(top, read, node, _exchange_under(node))
+        elif family(node) in ("Exchange", "BroadcastExchange"):
+            return Side(top, read, None, node)
+        elif family(node) not in PASS_THROUGH or len(node.children) != 1:
+            return Side(top, read, None, None)
+        if len(node.children) != 1:
+            return Side(top, read, None, None)
+        node = node.children[0]
+
+
+def _exchange_under(stage: Node) -> Optional[Node]:
+    for node in stage.children:
+        if family(node) in ("Exchange", "BroadcastExchange", "ReusedExchange"):
+            return node
+    return None
+
+
+def join_sides(join: Node) -> Tuple[Side, ...]:
+    return tuple(side_of(child) for child in join.children[:2])
+
+
+def shuffle_origin(exchange: Optional[Node]) -> Optional[str]:
+    """ENSURE_REQUIREMENTS, REPARTITION_BY_NUM, ... as printed after the partitioning; Spark
+    3.0 printed `noUserSpecifiedNumPartition` instead: `false` is a user's repartition(n)."""
+    if exchange is None:
+        return None
+    for text in (exchange.args, exchange.details.get("Arguments", "")):
+        for origin in SHUFFLE_ORIGINS:
+            if origin in text:
+                return origin
+        spec = partitioning(exchange)
+        if spec and text.startswith(spec):
+            rest = text[len(spec):].lstrip(", ").split(",")[0].strip()
+            if rest == "false":
+                return USER_REPARTITION
+            if rest == "true":
+                return "ENSURE_REQUIREMENTS"
+    return None
+
+
+# ---- sizes and rows ---------------------------------------------------------------------------
+
+
+def rounded(value: int) -> Size:
+    """The byte counts a size the Spark UI printed with one decimal can stand for."""
+    unit = 1
+    while value >= unit * 1024 and unit < 1024 ** 6:
+        unit *= 1024
+    if unit == 1:
+        return exact(value)
+    half = unit // 20
+    return Size(max(0, value - half), value + half)
+
+
+def metric_size(node: Optional[Node], name: str, origin: str) -> Optional[Size]:
+    if node is None or name not in node.metrics:
+        return None
+    value = node.metrics[name]
+    return rounded(value) if origin in ROUNDED_ORIGINS else exact(value)
+
+
+def side_size(side: Side, origin: str) -> Optional[Fact]:
+    """The side's run-time size as AQE's planner sees it: the stage's statistics (the
+    exchange's `data size`)."""
+    stats = _statistics(side.stage)
+    if stats is not None and stats.size is not None:
+        return Fact(stats.size, PLAN, f"Statistics of {describe(side.stage)}")
+    for node in (side.exchange, side.stage):
+        size = metric_size(node, "data size", origin)
+        if size is not None:
+            return Fact(size, METRIC, f"'data size' of {describe(node)}")
+    return None
+
+
+def side_rows(side: Side, origin: str) -> Optional[Fact]:
+    stats = _statistics(side.stage)
+    if stats is not None and stats.rows is not None:
+        return Fact(stats.rows, PLAN, f"Statistics of {describe(side.stage)}")
+    for node in (side.exchange, side.stage):
+        if node is not None and "shuffle records written" in node.metrics:
+            value = node.metrics["shuffle records written"]
+            return Fact(exact(value), METRIC, f"'shuffle records written' of {describe(node)}")
+    return None
+
+
+def _statistics(stage: Optional[Node]):
+    if stage is None or not stage.statistics:
+        return None
+    try:
+        return parse_statistics(stage.statistics)
+    except ValueError:
+        return None
+
+
+# ---- partitions -------------------------------------------------------------------------------
+
+
+def spark_median(values: Sequence[int]) -> int:
+    """The median AQE's skew rule takes (Utils.median): the mean of the two middle values of an
+    even count, and at least 1."""
+    ordered = sorted(values)
+    count = len(ordered)
+    if not count:
+        return 1
+    if count % 2 == 0:
+        return max((ordered[count // 2] + ordered[count // 2 - 1]) // 2, 1)
+    return max(ordered[count // 2], 1)
+
+
+@dataclass(frozen=True)
+class Partitions:
+    """What the input says about the sizes of a shuffle's partitions (before AQE's read)."""
+
+    count: Optional[int]
+    maximum: Optional[Size]
+    median: Optional[Size]
+    #: How many partitions hold data.
+    nonempty: Optional[Size]
+    #: Every partition's size, when known exactly.
+    sizes: Tuple[int, ...]
+    source: str
+    where: str
+
+    @property
+    def exact(self) -> bool:
+        return bool(self.sizes)
+
+
+def partitions(side: Side, origin: str) -> Optional[Partitions]:
+    """The partition sizes of the shuffle `side` reads, as far as the input tells them."""
+    exchange = side.exchange
+    count = partition_count(exchange) if exchange is not None else None
+    if count is None and exchange is not None:
+        count = exchange.metrics.get("number of partitions")
+    modes = shuffle_read_modes(side.read) if side.read is not None else ()
+    one_per_task = side.read is None or not modes
+    per_task = _spread(exchange, "bytes read per task")
+    if per_task is not None and per_task.values and one_per_task and \
+            (count is None or len(per_task.values) == count):
+        return _exact(per_task.values, f"per-task bytes read of {describe(exchange)}")
+    read_sizes = _spread(side.read, "partition data size")
+    if read_sizes is not None and read_sizes.values:
+        values = read_sizes.values
+        if count is not None and len(values) == count and "skewed" not in modes:
+            return _exact(values, f"'partition data size' of {describe(side.read)}")
+        # A coalesced read: each of its partitions holds one or more of the shuffle's.
+        nonzero = sum(1 for v in values if v > 0)
+        return Partitions(count=count, maximum=Size(0, max(values)), median=None,
+                          nonempty=Size(nonzero, count if count is not None else 10 ** 9),
+                          sizes=(), source=METRIC,
+                          where=f"'partition data size' of {describe(side.read)} (coalesced)")
+    upper = _nonempty_bound(side, count, origin)
+    tasks = _one_sided_read_spread(exchange)
+    if tasks is not None and one_per_task:
+        name, spread = tasks
+        # The UI's figures are over the tasks that read something: the maximum is the
+        # largest partition, the median an upper bound of the median over all partitions.
+        return Partitions(count=count, maximum=rounded(spread.maximum),
+                          median=Size(0, rounded(spread.median).high), nonempty=upper,
+                          sizes=(), source=METRIC,
+                          where=f"'{name}' of {describe(exchange)} (min, med, max)")
+    if upper is not None:
+        return Partitions(count=count, maximum=None, median=None, nonempty=upper, sizes=(),
+                          source=upper_source(side), where=f"blocks and rows of {side.name()}")
+    if count is not None:
+        return Partitions(count=count, maximum=None, median=None, nonempty=None, sizes=(),
+                          source=PLAN, where=f"partitioning of {describe(exchange)}")
+    return None
+
+
+def upper_source(side: Side) -> str:
+    return METRIC if side.exchange is not None and side.exchange.metrics else PLAN
+
+
+def _exact(values: Sequence[int], where: str) -> Partitions:
+    values = tuple(values)
+    nonzero = sum(1 for v in values if v > 0)
+    return Partitions(count=len(values), maximum=exact(max(values)) if values else None,
+                      median=exact(spark_median(values)), nonempty=exact(nonzero),
+                      sizes=values, source=METRIC, where=where)
+
+
+def _spread(node: Optional[Node], name: str) -> Optional[Spread]:
+    if node is None:
+        return None
+    return node.spreads.get(name)
+
+
+def _one_sided_read_spread(exchange: Optional[Node]) -> Optional[Tuple[str, Spread]]:
+    """The (min, med, max) of the bytes the reading tasks fetched, where all of it was either
+    local or remote (the two are printed apart and their medians do not add up)."""
+    if exchange is None:
+        return None
+    local, remote = exchange.spreads.get("local bytes read"), exchange.spreads.get(
+        "remote bytes read")
+    local_total = exchange.metrics.get("local bytes read")
+    remote_total = exchange.metrics.get("remote bytes read")
+    if local is not None and remote_total == 0:
+        return "local bytes read", local
+    if remote is not None and local_total == 0:
+        return "remote bytes read", remote
+    return None
+
+
+def _nonempty_bound(side: Side, count: Optional[int], origin: str) -> Optional[Size]:
+    """How many partitions can hold data, at most: no more than the shuffle blocks the readers
+    fetched (Spark fetches no empty block) nor the rows written; at least one if any was."""
+    bounds: List[int] = []
+    exchange = side.exchange
+    if exchange is not None:
+        blocks = [exchange.metrics.get(n) for n in ("local blocks read", "remote blocks read")]
+        if all(b is not None for b in blocks):
+            bounds.append(sum(b for b in blocks if b is not None))
+    rows = side_rows(side, origin)
+    if rows is not None:
+        bounds.append(rows.value.high)
+    if count is not None:
+        bounds.append(count)
+    if not bounds or (len(bounds) == 1 and count is not None):
+        return None
+    high = min(bounds)
+    low = 1 if rows is not None and rows.value.low > 0 else 0
+    return Size(min(low, high), high)
+
+
+# ---- the plan around an operator --------------------------------------------------------------
+
+
+def parents(root: Node) -> Dict[int, Node]:
+    """Each node's parent (by id()), walked without recursion."""
+    found: Dict[int, Node] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            found[id(child)] = node
+            stack.append(child)
+    return found
+
+
+#: Operators that start a stage of their own: what is above them ran after another shuffle.
+STAGE_BOUNDARIES = frozenset(("Exchange", "BroadcastExchange", "ShuffleQueryStage",
+                              "BroadcastQueryStage", "ResultQueryStage", "AdaptiveSparkPlan",
+                              "TableCacheQueryStage"))
+#: Operators that need their input partitioned by their keys.
+DISTRIBUTION_USERS = frozenset(("SortMergeJoin", "ShuffledHashJoin", "HashAggregate",
+                                "SortAggregate", "ObjectHashAggregate", "Window",
+                                "FlatMapGroupsInPandas", "CoGroup"))
+
+
+def partitioning_user_above(node: Node, up: Dict[int, Node]) -> Optional[Node]:
+    """The first operator above `node` in the same stage that relies on its output
+    partitioning (a join on its keys, a keyed aggregation, a partitioned window)."""
+    current = up.get(id(node))
+    while current is not None and family(current) not in STAGE_BOUNDARIES:
+        name = family(current)
+        if name in DISTRIBUTION_USERS and _has_keys(current):
+            return current
+        current = up.get(id(current))
+    return None
+
+
+def _has_keys(node: Node) -> bool:
+    if is_join(node):
+        return True
+    keys = node.details.get("Keys")
+    if keys is not None:
+        return keys.strip() not in ("", "[]")
+    args = node.args
+    if family(node) == "Window":
+        return "partitionBy" in args or bool(node.details.get("Arguments"))
+    return "keys=[" in args and "keys=[]" not in args
+
+
+def walk_final(root: Node) -> Iterator[Node]:
+    return root.walk(inner=False)

@@ -1,0 +1,237 @@
+"""The settings in force for one query, and where each value came from.
+
+In order: `--conf key=value` on the command line, then `--conf-file spark-defaults.conf`, then
+what the event log recorded (the application's properties and the execution's
+`modifiedConfigs`), then Spark's default for the query's Spark line (`defaults.py`).
+
+A default is only taken as fact when the input says the settings it holds are complete: an
+event log of Spark 3.4+ (which records the session's own settings), or settings the user gave.
+A plan text alone says nothing about settings, so a key it needs is unknown there, and the
+answer says "cannot tell" instead of blaming a value the job may never have had.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+
+from ..errors import InspectError
+from . import defaults
+from .verdicts import CONFIG, DEFAULT
+
+UNKNOWN = "unknown"
+
+#: Settings whose values are byte sizes: a value given for them is checked when read.
+SIZE_KEYS = frozenset((
+    "spark.sql.autoBroadcastJoinThreshold",
+    "spark.sql.adaptive.autoBroadcastJoinThreshold",
+    "spark.sql.adaptive.advisoryPartitionSizeInBytes",
+    "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes",
+    "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold",
+    "spark.sql.adaptive.coalescePartitions.minPartitionSize",
+    "spark.sql.adaptive.shuffle.targetPostShuffleInputSize",
+))
+BOOLEAN_KEYS = frozenset((
+    "spark.sql.adaptive.enabled", "spark.sql.adaptive.coalescePartitions.enabled",
+    "spark.sql.adaptive.localShuffleReader.enabled", "spark.sql.adaptive.skewJoin.enabled",
+    "spark.sql.adaptive.forceOptimizeSkewedJoin", "spark.sql.join.preferSortMergeJoin",
+    "spark.sql.adaptive.coalescePartitions.parallelismFirst",
+))
+NUMBER_KEYS = frozenset((
+    "spark.sql.adaptive.skewJoin.skewedPartitionFactor",
+    "spark.sql.adaptive.nonEmptyPartitionRatioForBroadcastJoin",
+))
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting as the answer uses it: `key` is the key that decided (the fallback's when
+    the asked key has no value of its own), `source` is config, default or unknown."""
+
+    key: str
+    value: Optional[str]
+    source: str
+    #: Where the value came from, for people: `event log`, `--conf`, `spark-defaults.conf:3`,
+    #: `Spark 3.5 default`.
+    origin: str
+    #: For an unknown setting: Spark's default on the line, when the line is known (said, not used).
+    default: Optional[str] = None
+
+    @property
+    def known(self) -> bool:
+        return self.source != UNKNOWN
+
+    def describe(self) -> str:
+        if not self.known:
+            hint = f"; Spark's default is {self.default}" if self.default is not None else ""
+            return f"{self.key} is not known{hint}"
+        return f"{self.key}={self.value} ({self.origin})"
+
+    def flag(self) -> Optional[bool]:
+        if self.value is None:
+            return None
+        return self.value.strip().lower() == "true"
+
+
+@dataclass(frozen=True)
+class Given:
+    """A value the input or the user supplied, with where it came from."""
+
+    value: str
+    origin: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings of one query. `complete`: absent keys were at their defaults."""
+
+    given: Mapping[str, Given] = field(default_factory=dict)
+    complete: bool = False
+    version: Optional[str] = None
+
+    @property
+    def line(self) -> Optional[str]:
+        return defaults.spark_line(self.version)
+
+    def get(self, key: str) -> Setting:
+        """The setting `key` stands for, following Spark's fallbacks (the adaptive broadcast
+        threshold falls back to `spark.sql.autoBroadcastJoinThreshold`)."""
+        seen = set()
+        while key not in seen:
+            seen.add(key)
+            if key in self.given:
+                found = self.given[key]
+                return Setting(key, found.value, CONFIG, found.origin)
+            known = self._default(key)
+            if known is not None and known.value is None and known.fallback:
+                key = known.fallback
+                continue
+            if known is None or not known.exists:
+                return Setting(key, None, UNKNOWN, "")
+            if self.complete:
+                where = f"Spark {known.line} default" if known.line else "Spark's default"
+                return Setting(key, known.value, DEFAULT, where)
+            return Setting(key, None, UNKNOWN, "", default=known.value)
+        return Setting(key, None, UNKNOWN, "")
+
+    def exists(self, key: str) -> Optional[bool]:
+        """Whether the key exists on the query's Spark line (None when the line is unknown)."""
+        if self.line is None:
+            return None
+        known = defaults.default(key, self.version)
+        return None if known is None else known.exists
+
+    def _default(self, key: str) -> Optional["defaults.Default"]:
+        if self.version is not None:
+            return defaults.default(key, self.version)
+        # No Spark line known: a default is only a fact when every line agrees on it.
+        found = [defaults.default(key, line) for line in defaults.LINES]
+        values = {(d.value, d.fallback, d.exists) for d in found if d is not None}
+        if len(values) == 1 and found[-1] is not None:
+            same = found[-1]
+            return defaults.Default(key=key, line="", value=same.value, fallback=same.fallback,
+                                    exists=same.exists, cite=same.cite)
+        return None
+
+
+def settings_for(configs: Mapping[str, str], complete: bool, version: Optional[str],
+                 user: Mapping[str, Given], origin: str = "event log") -> Settings:
+    """The settings of one query: what its input recorded, overlaid by what the user gave.
+    Settings the user gave make the set complete: they say what the job ran with."""
+    given: Dict[str, Given] = {key: Given(value, origin) for key, value in configs.items()}
+    given.update(user)
+    return Settings(given=given, complete=complete or bool(user), version=version)
+
+
+# ---- what the user gives ----------------------------------------------------------------------
+
+#: java.util.Properties separates a key from its value with `=`, `:` or white space.
+_PROPERTY = re.compile(r"\s*((?:\\.|[^=:\s\\])+)\s*(?:[=:]\s*|\s+|$)(.*)$")
+
+
+def conf_option(text: str) -> Tuple[str, str]:
+    """`key=value` of a `--conf` option; raises InspectError naming the option."""
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key:
+        raise InspectError(f"--conf {text!r}: expected KEY=VALUE, e.g. "
+                           "spark.sql.adaptive.enabled=true", source="--conf")
+    check_value(key, value, f"--conf {key}")
+    return key, value
+
+
+def read_conf_file(path: str) -> Dict[str, Given]:
+    """The settings of a `spark-defaults.conf` (a Java properties file): comments `#` and `!`,
+    a key then `=`, `:` or white space then the value, `\\` continuing a line."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(4 * 1024 * 1024 + 1)
+    except OSError as error:
+        raise InspectError(f"cannot read: {error.strerror or error}", source=path) from None
+    if len(raw) > 4 * 1024 * 1024:
+        raise InspectError("not a spark-defaults.conf: larger than 4 MiB", source=path)
+    if b"\0" in raw:
+        raise InspectError("not a spark-defaults.conf: binary data", source=path,
+                           line=raw[:raw.index(b"\0")].count(b"\n") + 1)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise InspectError("not a spark-defaults.conf: not UTF-8 text", source=path,
+                           line=line) from None
+    found: Dict[str, Given] = {}
+    for line_no, logical in _logical_lines(text.splitlines()):
+        match = _PROPERTY.match(logical)
+        if not match:
+            raise InspectError("expected KEY VALUE", source=path, line=line_no, column=1)
+        key = match.group(1).replace("\\", "")
+        value = match.group(2).strip()
+        check_value(key, value, f"{path}:{line_no}: {key}", source=path, line=line_no)
+        found[key] = Given(value, f"{path.rsplit('/', 1)[-1]}:{line_no}")
+    return found
+
+
+def _logical_lines(lines: List[str]) -> Iterable[Tuple[int, str]]:
+    """(first line number, text) of each property, continuation lines joined, comments out."""
+    pending, start = "", 0
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip() if not pending else line.lstrip()
+        if not pending and (not stripped or stripped[0] in "#!"):
+            continue
+        if not pending:
+            start = number
+        if _continues(stripped):
+            pending += stripped[:-1]
+            continue
+        yield start, pending + stripped
+        pending = ""
+    if pending:
+        yield start, pending
+
+
+def _continues(text: str) -> bool:
+    backslashes = len(text) - len(text.rstrip("\\"))
+    return backslashes % 2 == 1
+
+
+def check_value(key: str, value: str, where: str, source: str = "--conf",
+                line: Optional[int] = None) -> None:
+    """A value the answer will compare must read as Spark would read it."""
+    from ..units import conf_bytes
+
+    problem = None
+    if key in SIZE_KEYS:
+        try:
+            conf_bytes(value)
+        except ValueError as error:
+            problem = str(error)
+    elif key in BOOLEAN_KEYS and value.strip().lower() not in ("true", "false"):
+        problem = f"expected true or false, got {value!r}"
+    elif key in NUMBER_KEYS:
+        try:
+            float(value)
+        except ValueError:
+            problem = f"expected a number, got {value!r}"
+    if problem:
+        raise InspectError(f"{key}: {problem}", source=source, line=line)

@@ -1,0 +1,153 @@
+"""Why a sort-merge join was not broadcast at run time (DynamicJoinSelection, JoinSelection).
+
+Once the shuffles under a sort-merge join have run, AQE's planner broadcasts a side when:
+the join type can build that side; its run-time size is at most
+`spark.sql.adaptive.autoBroadcastJoinThreshold` (3.2+, else `spark.sql.autoBroadcastJoinThreshold`,
+which it falls back to; negative turns it off); DynamicJoinSelection did not demote it because
+fewer than `spark.sql.adaptive.nonEmptyPartitionRatioForBroadcastJoin` of its shuffle
+partitions hold data; and no join hint asks for a sort-merge join.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, List, Optional, Tuple
+
+from ..model import Node
+from ..operators import family, join_type
+from .base import (BROADCAST_BUILDS, Context, Explainer, candidate, fact_reason,
+                   needs_setting, number_setting, setting_reason, show, side_label, size_setting)
+from .evidence import join_sides, partitions, side_size
+from .settings import Setting
+from .verdicts import BLOCKED, CANNOT_TELL, PLAN, Candidate, Reason
+
+ADAPTIVE_THRESHOLD = "spark.sql.adaptive.autoBroadcastJoinThreshold"
+STATIC_THRESHOLD = "spark.sql.autoBroadcastJoinThreshold"
+EMPTY_RATIO = "spark.sql.adaptive.nonEmptyPartitionRatioForBroadcastJoin"
+#: Join hints that keep a join sort-merge, as Spark prints them in logical plans.
+MERGE_HINTS = ("strategy=merge", "strategy=shuffle_merge", "strategy=mergejoin",
+               "strategy=no_broadcast_hash")
+
+
+class SortMergeToBroadcastWhyNot(Explainer):
+    kind = "smj-to-bhj"
+
+    def explain(self, ctx: Context) -> Iterator[Candidate]:
+        yield from self.happened(ctx)
+        for join in stayed_joins(ctx):
+            yield broadcast_verdict(self.kind, join, ctx)
+
+
+def stayed_joins(ctx: Context) -> List[Node]:
+    """The sort-merge joins of the final plan: planned so and kept (or switched to a shuffled
+    hash join, which is no broadcast either)."""
+    switched = {id(r.final_node) for r in ctx.happened if r.final_node is not None}
+    found = []
+    for node in ctx.pair.final_nodes():
+        name = family(node)
+        if name == "SortMergeJoin" or (name == "ShuffledHashJoin" and id(node) in switched):
+            found.append(node)
+    return found
+
+
+def threshold(ctx: Context) -> Setting:
+    if ctx.settings.exists(ADAPTIVE_THRESHOLD) is False:  # before Spark 3.2
+        return ctx.settings.get(STATIC_THRESHOLD)
+    return ctx.settings.get(ADAPTIVE_THRESHOLD)
+
+
+def broadcast_verdict(kind: str, join: Node, ctx: Context) -> Candidate:
+    kind_of_join = join_type(join)
+    builds = BROADCAST_BUILDS.get(kind_of_join or "", (True, True))
+    if not any(builds):
+        return candidate(kind, join, BLOCKED, [Reason(
+            f"a {kind_of_join} join cannot broadcast either side", PLAN)])
+    hint = merge_hint(ctx)
+    if hint:
+        return candidate(kind, join, BLOCKED, [Reason(
+            f"a join hint asks for it: {hint} (plan: logical plan)", PLAN)])
+    limit = threshold(ctx)
+    limit_bytes = size_setting(limit)
+    if limit_bytes is not None and limit_bytes < 0:
+        return candidate(kind, join, BLOCKED, [setting_reason(
+            limit, f"run-time broadcasting is off: {limit.key}={limit.value}")])
+    blocked: List[Reason] = []
+    facts: List[Reason] = []
+    needs: List[str] = []
+    open_sides = 0
+    for index, side in enumerate(join_sides(join)):
+        label = side_label(index, side)
+        if not builds[index]:
+            blocked.append(Reason(f"a {kind_of_join} join cannot build its {label}", PLAN))
+            continue
+        size = side_size(side, ctx.origin)
+        if size is None:
+            needs.append(f"the run-time size of the {label} (a formatted plan after the "
+                         "action, or an event log)")
+            open_sides += 1
+            continue
+        if limit_bytes is None:
+            facts.append(fact_reason(size, f"the {label} is {size.show()} at run time"))
+            needs.append(needs_setting(limit))
+            open_sides += 1
+            continue
+        if size.value.low > limit_bytes:
+            blocked.append(fact_reason(size, f"the {label} is {size.show()} at run time"))
+            blocked.append(setting_reason(limit, f"the {label} ({size.show()}) is above "
+                                                 f"{limit.key}={limit.value}"))
+            continue
+        if size.value.high > limit_bytes:
+            facts.append(fact_reason(size, f"the {label} prints as {size.show()}, too close "
+                                           f"to {limit.key}={limit.value} to compare"))
+            needs.append(f"the exact size of the {label} (an event log)")
+            open_sides += 1
+            continue
+        demoted, reasons, need = empty_ratio_check(side, label, ctx)
+        if demoted:
+            blocked.extend(reasons)
+            continue
+        facts.append(fact_reason(size, f"the {label} is {size.show()}, within "
+                                       f"{limit.key}={limit.value}"))
+        facts.extend(reasons)
+        needs.extend(need)
+        open_sides += 1
+    if open_sides == 0:
+        return candidate(kind, join, BLOCKED, blocked)
+    if not needs:
+        needs.append("the job's join hints and settings (not in this input): by the sizes "
+                     "here AQE would have broadcast it")
+    return candidate(kind, join, CANNOT_TELL, blocked + facts, needs)
+
+
+def empty_ratio_check(side, label: str, ctx: Context) -> Tuple[bool, List[Reason], List[str]]:
+    """DynamicJoinSelection demotes a broadcast when fewer than the ratio of the side's
+    shuffle partitions hold data. (demoted, reasons, needs)."""
+    ratio_setting = ctx.settings.get(EMPTY_RATIO)
+    ratio = number_setting(ratio_setting)
+    found = partitions(side, ctx.origin)
+    if found is None or found.nonempty is None or not found.count:
+        return False, [], [f"how many shuffle partitions of the {label} hold data "
+                           "(an event log)"]
+    count = found.count
+    if ratio is None:
+        return False, [], [needs_setting(ratio_setting)]
+    high, low = found.nonempty.high / count, found.nonempty.low / count
+    if high < ratio:
+        held = (f"{found.nonempty.low}" if found.nonempty.low == found.nonempty.high
+                else f"at most {found.nonempty.high}")
+        text = (f"only {held} of the {count} shuffle partitions of the {label} hold data, "
+                f"under {ratio_setting.key}={ratio_setting.value}")
+        fact = Reason(f"{held} of {count} partitions hold data ({found.source}: {found.where})",
+                      found.source, None, f"{held}/{count}")
+        return True, [fact, setting_reason(ratio_setting, text)], []
+    if low >= ratio:
+        return False, [], []
+    return False, [], [f"how many shuffle partitions of the {label} hold data (an event log)"]
+
+
+def merge_hint(ctx: Context) -> Optional[str]:
+    """A sort-merge join hint in the logical plans an extended explain printed."""
+    text = ctx.logical_text().lower()
+    for hint in MERGE_HINTS:
+        if hint in text:
+            return hint
+    return None

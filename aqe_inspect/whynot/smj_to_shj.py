@@ -1,0 +1,87 @@
+"""Why a sort-merge join did not become a shuffled hash join at run time (DynamicJoinSelection,
+Spark 3.2+).
+
+AQE prefers a shuffled hash join when `spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold`
+(default 0: off) is at least `spark.sql.adaptive.advisoryPartitionSizeInBytes` and every shuffle
+partition of a side the join type can build is within it. A broadcast, when possible, wins.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, List
+
+from ..model import Node
+from ..operators import join_type
+from .base import (SHUFFLED_HASH_BUILDS, Context, Explainer, candidate, fact_reason,
+                   needs_setting, setting_reason, side_label, size_setting)
+from .evidence import Fact, join_sides, partitions
+from .smj_to_bhj import stayed_joins
+from .verdicts import BLOCKED, CANNOT_TELL, PLAN, Candidate, Reason
+
+LOCAL_MAP = "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold"
+ADVISORY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
+
+
+class SortMergeToShuffledHashWhyNot(Explainer):
+    kind = "smj-to-shj"
+
+    def explain(self, ctx: Context) -> Iterator[Candidate]:
+        yield from self.happened(ctx)
+        switched = {id(r.final_node) for r in ctx.rewrites(self.kind)}
+        for join in stayed_joins(ctx):
+            if id(join) not in switched:
+                yield self.verdict(join, ctx)
+
+    def verdict(self, join: Node, ctx: Context) -> Candidate:
+        if ctx.settings.exists(LOCAL_MAP) is False:
+            return candidate(self.kind, join, BLOCKED, [Reason(
+                f"Spark {ctx.settings.line} has no run-time switch to a shuffled hash join "
+                f"({LOCAL_MAP} came in 3.2)", PLAN)])
+        local_map = ctx.settings.get(LOCAL_MAP)
+        limit = size_setting(local_map)
+        if limit is not None and limit <= 0:
+            return candidate(self.kind, join, BLOCKED, [setting_reason(
+                local_map, f"the switch is off: {LOCAL_MAP}={local_map.value}")])
+        advisory = ctx.settings.get(ADVISORY)
+        target = size_setting(advisory)
+        if limit is not None and target is not None and target > limit:
+            return candidate(self.kind, join, BLOCKED, [setting_reason(
+                advisory, f"{ADVISORY}={advisory.value} is above {LOCAL_MAP}="
+                          f"{local_map.value}, so AQE never prefers it")])
+        kind_of_join = join_type(join) or ""
+        builds = SHUFFLED_HASH_BUILDS.get(kind_of_join, (True, True))
+        blocked: List[Reason] = []
+        needs: List[str] = []
+        if limit is None:
+            needs.append(needs_setting(local_map))
+        if target is None:
+            needs.append(needs_setting(advisory))
+        fits = False
+        for index, side in enumerate(join_sides(join)):
+            label = side_label(index, side)
+            if not builds[index]:
+                blocked.append(Reason(f"a {kind_of_join} join cannot build its {label}", PLAN))
+                continue
+            found = partitions(side, ctx.origin)
+            if found is None or found.maximum is None:
+                needs.append(f"the partition sizes of the {label} (an event log)")
+                continue
+            largest = Fact(found.maximum, found.source, found.where)
+            if limit is None:
+                continue
+            if found.maximum.low > limit:
+                blocked.append(fact_reason(largest, f"the largest partition of the {label} is "
+                                                    f"{largest.show()}"))
+                blocked.append(setting_reason(local_map, (
+                    f"a partition of the {label} ({largest.show()}) is above "
+                    f"{LOCAL_MAP}={local_map.value}")))
+            elif found.maximum.high <= limit:
+                fits = True
+            else:
+                needs.append(f"the exact partition sizes of the {label} (an event log)")
+        if not needs and not fits:
+            return candidate(self.kind, join, BLOCKED, blocked)
+        if fits and not needs:
+            needs.append("the job's join hints: by the sizes here AQE would have preferred a "
+                         "shuffled hash join")
+        return candidate(self.kind, join, CANNOT_TELL, blocked, needs)

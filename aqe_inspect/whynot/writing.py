@@ -1,0 +1,75 @@
+"""The `why` answer written out: text for people, JSON (`aqe-inspect/why/v1`) for tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Iterable, List, Optional
+
+from ..model import Application
+from .verdicts import Candidate, QueryWhy
+
+SCHEMA = "aqe-inspect/why/v1"
+
+
+def candidate_json(found: Candidate) -> Dict[str, Any]:
+    return {
+        "kind": found.kind,
+        "node": found.node,
+        "line": found.line or None,
+        "verdict": found.verdict,
+        "reasons": [{"config": r.config, "value": r.value, "source": r.source, "text": r.text}
+                    for r in found.reasons],
+        "needs": list(found.needs),
+    }
+
+
+def query_json(answer: QueryWhy, label: str = "", settings_origin: str = "") -> Dict[str, Any]:
+    data: Dict[str, Any] = {"id": answer.id}
+    if label:
+        data["label"] = label
+    data["candidates"] = [candidate_json(c) for c in answer.candidates]
+    data["notes"] = list(answer.notes)
+    return data
+
+
+def write_json(answers: Iterable[Dict[str, Any]], stream, source: str, report) -> None:
+    """The whole answer as one JSON document: queries are written as they come, the
+    application and the reading notes (whole once the queries are read) last."""
+    stream.write('{"schema": "%s", "source": %s, ' % (SCHEMA, json.dumps(source)))
+    stream.write('"queries": [')
+    for index, item in enumerate(answers):
+        stream.write((",\n" if index else "\n") + json.dumps(item))
+    application: Optional[Application] = report.application
+    notes: List[str] = list(report.notes)
+    app = None if application is None else {
+        "id": application.app_id, "name": application.name,
+        "spark_version": application.spark_version}
+    stream.write('\n], "application": %s, "notes": %s}\n' % (json.dumps(app),
+                                                           json.dumps(list(notes))))
+
+
+#: How wide the kind column is (the longest kind, `empty-relation`).
+KIND_WIDTH = 14
+
+
+def candidate_lines(found: Candidate, indent: str = "  ") -> List[str]:
+    """`kind  node  verdict: reasons`, then `needs` on lines of their own."""
+    head = f"{indent}{found.kind:<{KIND_WIDTH}}  {found.node}"
+    if found.line:
+        head += f" (line {found.line})"
+    lines = [head]
+    lines.append(f"{indent}    {found.verdict}: " + ("; ".join(r.text for r in found.reasons)
+                                                    or "-"))
+    for need in found.needs:
+        lines.append(f"{indent}    needs {need}")
+    return lines
+
+
+def write_text_query(answer: QueryWhy, heading: str, stream) -> None:
+    stream.write(heading + "\n")
+    if not answer.candidates:
+        stream.write("  no operator where AQE could have rewritten\n")
+    for found in answer.candidates:
+        stream.write("\n".join(candidate_lines(found)) + "\n")
+    for note in answer.notes:
+        stream.write(f"  note: {note}\n")
