@@ -9,12 +9,15 @@ memory. An expectation whose scope takes no query fails: the query it is about d
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from .expectations import Expectation
 from .locations import Location, kind_location
 from .model import Application
-from .report import QueryReport, Report, ReportStream, describe
+from .report import QueryReport, Report, ReportStream, describe, rewrite_kinds
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .whynot.verdicts import Candidate
 
 #: Queries shown with an unmet expectation (their plan diffs); the rest are counted.
 SHOWN = 5
@@ -39,6 +42,14 @@ class Outcome:
     #: What a reader needs beyond the message: for a snapshot (`check --snapshot`), the
     #: unified diff between the snapshot and the plan; empty otherwise.
     detail: str = ""
+    #: For an expected rewrite that did not happen (enough): why not, in each query shown,
+    #: as (query id, candidate) of the expectation's kind (or AQE's own, for a static plan).
+    why: Tuple[Tuple[str, "Candidate"], ...] = ()
+
+    def why_lines(self) -> Tuple[str, ...]:
+        """`query 3: SortMergeJoin (15): blocked: ...`, one line per candidate."""
+        return tuple(f"query {query_id}: {found.node}: {found.summary()}"
+                     for query_id, found in self.why)
 
     @property
     def name(self) -> str:
@@ -144,8 +155,32 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
             outcomes.extend(found or [_nothing_matched(expectation, index, source, selected_by)])
         else:
             outcomes.append(_summed(totals[id(expectation)], index, source, selected_by))
-    return CheckResult(tuple(outcomes), source, index, tuple(report.notes),
-                       report.application)
+    application = report.application
+    outcomes = [_with_why(outcome, application) for outcome in outcomes]
+    return CheckResult(tuple(outcomes), source, index, tuple(report.notes), application)
+
+
+def _with_why(outcome: Outcome, application: Optional[Application]) -> Outcome:
+    """The outcome with why-not answers, when it failed for too few of its rewrite."""
+    import dataclasses
+
+    expectation = outcome.expectation
+    too_few = expectation.operator in (">=", ">", "=") and (
+        outcome.actual < expectation.count
+        or (expectation.operator == ">" and outcome.actual == expectation.count))
+    if outcome.passed or not too_few or not outcome.shown or \
+            expectation.kind not in rewrite_kinds():
+        return outcome
+    from .whynot import explain_query, query_settings
+    from .whynot.verdicts import HAPPENED
+
+    version = application.spark_version if application is not None else None
+    found = []
+    for report in outcome.shown:
+        answer = explain_query(report, query_settings(report, {}, version=version or None),
+                               (expectation.kind,))
+        found.extend((report.id, c) for c in answer.candidates if c.verdict != HAPPENED)
+    return dataclasses.replace(outcome, why=tuple(found))
 
 
 def _summed(tally: _Tally, total: int, source: str, selected_by: Optional[str]) -> Outcome:

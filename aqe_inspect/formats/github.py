@@ -75,6 +75,7 @@ class GithubFormat(Format):
                 found = ", ".join(f"{kind}={count}" for kind, count in report.counts.items()
                                   if count) or "none"
                 detail.append(f"query {report.id} rewrites: {found}")
+            detail.extend(f"why not: {line}" for line in outcome.why_lines())
             if outcome.detail:
                 detail.append(outcome.detail.rstrip("\n"))
             stream.write(command("error", "\n".join(detail), outcome.location,

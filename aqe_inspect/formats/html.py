@@ -535,10 +535,21 @@ def _outcome_row(outcome: Outcome) -> str:
 
 
 def _detail(outcome: Outcome) -> str:
-    """A snapshot's diff under its message (empty for an expectation)."""
-    if not outcome.detail or outcome.passed:
+    """Under a failed outcome's message: a snapshot's diff, or why the expected rewrite did
+    not happen (one item per candidate, its verdict and kind as attributes)."""
+    if outcome.passed:
         return ""
-    return f'<pre class="detail">{_e(outcome.detail)}</pre>'
+    parts = []
+    if outcome.why:
+        items = "".join(
+            f'<li data-verdict="{_e(found.verdict)}" data-kind="{_e(found.kind)}" '
+            f'data-query="{_e(query_id)}"><b>why not</b> (query {_e(query_id)}, '
+            f"{_e(found.node)}): {_e(found.summary())}</li>"
+            for query_id, found in outcome.why)
+        parts.append(f'<ul class="whynot">{items}</ul>')
+    if outcome.detail:
+        parts.append(f'<pre class="detail">{_e(outcome.detail)}</pre>')
+    return "".join(parts)
 
 
 

@@ -88,6 +88,7 @@ class JunitFormat(Format):
                               for r in report.rewrites)
                 if not report.rewrites:
                     detail.append("  none")
+            detail.extend(f"why not: {line}" for line in outcome.why_lines())
             if outcome.detail:
                 detail.append(outcome.detail.rstrip("\n"))
             _element("failure", case, "\n".join(detail), message=outcome.message,

@@ -111,7 +111,8 @@ class SarifFormat(Format):
             entry: Dict[str, Any] = {
                 "ruleId": expectation.kind,
                 "level": "error",
-                "message": {"text": outcome.message},
+                "message": {"text": "\n".join((outcome.message, *(
+                    f"why not: {line}" for line in outcome.why_lines())))},
                 "properties": {"expectation": outcome.name, "actual": outcome.actual,
                                "queries": list(outcome.query_ids)},
             }

@@ -73,6 +73,8 @@ def _outcome(out: Screen, outcome: Outcome, width: int) -> None:
                         + (f":{location.line}" if location.line else ""))
     out.paragraph([mark, (f" {shown(outcome.name).ljust(width)}  ", "bold"),
                    (shown(outcome.message), ""), (f" ({', '.join(where)})", "dim")], "", "     ")
+    for line in outcome.why_lines():
+        out.paragraph([("why not: ", "yellow"), (shown(line), "")], "     ", "       ")
 
 
 def _detail(out: Screen, outcome: Outcome) -> None:
