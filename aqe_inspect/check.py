@@ -9,7 +9,8 @@ memory. An expectation whose scope takes no query fails: the query it is about d
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
 from .expectations import Expectation
 from .locations import Location, kind_location
@@ -17,6 +18,7 @@ from .model import Application
 from .report import QueryReport, Report, ReportStream, describe, rewrite_kinds
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .whynot.settings import Given
     from .whynot.verdicts import Candidate
 
 #: Queries shown with an unmet expectation (their plan diffs); the rest are counted.
@@ -129,9 +131,12 @@ class _Tally:
 
 
 def check(report: Union[Report, ReportStream], expectations: Sequence[Expectation],
-          selected_by: Optional[str] = None) -> CheckResult:
+          selected_by: Optional[str] = None, settings: Optional[Mapping[str, "Given"]] = None,
+          spark_version: Optional[str] = None) -> CheckResult:
     """Every expectation held against every query of the report. `selected_by` is the
-    `--query` that chose the report's queries from the input, for the messages."""
+    `--query` that chose the report's queries from the input, for the messages; `settings`
+    and `spark_version` (`--conf`, `--spark-version`) what the why-not answers take as the
+    job's settings beyond what the input recorded."""
     totals = {id(e): _Tally(e) for e in expectations if not e.each}
     each: Dict[int, List[Outcome]] = {id(e): [] for e in expectations if e.each}
     index = 0
@@ -156,11 +161,13 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
         else:
             outcomes.append(_summed(totals[id(expectation)], index, source, selected_by))
     application = report.application
-    outcomes = [_with_why(outcome, application) for outcome in outcomes]
+    outcomes = [_with_why(outcome, application, settings or {}, spark_version)
+                for outcome in outcomes]
     return CheckResult(tuple(outcomes), source, index, tuple(report.notes), application)
 
 
-def _with_why(outcome: Outcome, application: Optional[Application]) -> Outcome:
+def _with_why(outcome: Outcome, application: Optional[Application],
+              settings: Mapping[str, "Given"], spark_version: Optional[str]) -> Outcome:
     """The outcome with why-not answers, when it failed for too few of its rewrite."""
     import dataclasses
 
@@ -174,10 +181,11 @@ def _with_why(outcome: Outcome, application: Optional[Application]) -> Outcome:
     from .whynot import explain_query, query_settings
     from .whynot.verdicts import HAPPENED
 
-    version = application.spark_version if application is not None else None
+    version = spark_version or (application.spark_version if application is not None
+                                else None)
     found = []
     for report in outcome.shown:
-        answer = explain_query(report, query_settings(report, {}, version=version or None),
+        answer = explain_query(report, query_settings(report, settings, version=version or None),
                                (expectation.kind,))
         found.extend((report.id, c) for c in answer.candidates if c.verdict != HAPPENED)
     return dataclasses.replace(outcome, why=tuple(found))

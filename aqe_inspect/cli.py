@@ -173,6 +173,14 @@ def check_command(
         None, "--snapshot", "-s", help="A snapshot file (from `aqe-inspect snapshot`): fail "
         "when the final plan's structure or AQE's rewrites differ from it, with the diff. "
         "With --snapshot alone, no expectation file is looked for."),
+    conf: List[str] = typer.Option(
+        [], "--conf", help="For the why-not of a failure: a setting the job ran with, "
+        "KEY=VALUE (as `aqe-inspect why --conf`)."),
+    conf_file: Optional[str] = typer.Option(
+        None, "--conf-file", help="For the why-not of a failure: the job's spark-defaults.conf."),
+    spark_version: Optional[str] = typer.Option(
+        None, "--spark-version", help="For the why-not of a failure: the Spark version that "
+        "ran the plan, for its defaults."),
 ) -> None:
     """Fail (exit 1) when AQE did not rewrite as expected (or the plan differs from --snapshot);
     exit 0 when every expectation holds."""
@@ -183,6 +191,7 @@ def check_command(
     chosen = get_format(output_format.value).configured(None, _width(width))
     # Expectations and the snapshot first: a typo fails at once, before a long input is read.
     expectations = command_line_expectations(expect, forbid, None, each)
+    user = _user_settings(conf, conf_file)
     expected_snapshot = None
     if snapshot is not None:
         from .snapshot import load as load_snapshot
@@ -196,20 +205,24 @@ def check_command(
                                "directory")
     if config is not None:
         expectations = load_config(config) + expectations
-    read = _read_input([path] if path is not None else [], url, max_size, "check")
+    read = _read_input([path] if path is not None else [], url, max_size, "check",
+                       task_metrics=True)
     report = _diff(_select(read, query, required=False), json=False,
                    replans=chosen.keeps_replans)
     if expected_snapshot is not None:
-        result = _check_with_snapshot(report, expectations, query, snapshot, expected_snapshot)
+        result = _check_with_snapshot(report, expectations, query, snapshot, expected_snapshot,
+                                      user, spark_version)
     else:
-        result = check(report, expectations, selected_by=query)
+        result = check(report, expectations, selected_by=query, settings=user,
+                       spark_version=spark_version)
     _emit(output, lambda stream: chosen.write_check(result, stream), chosen.escapes_json,
           summary=f"aqe-inspect check: {result.verdict}" if output is not None else None)
     if not result.passed:
         raise typer.Exit(1)
 
 
-def _check_with_snapshot(report, expectations, query: Optional[str], path: str, expected: str):
+def _check_with_snapshot(report, expectations, query: Optional[str], path: str, expected: str,
+                         user, spark_version: Optional[str]):
     """The expectations' outcomes, then the snapshot's: the report is read whole first (a
     snapshot is of every query selected, in order)."""
     import dataclasses
@@ -219,7 +232,8 @@ def _check_with_snapshot(report, expectations, query: Optional[str], path: str, 
     from .snapshot import outcome
 
     whole = read_whole(report)
-    result = check(whole, expectations, selected_by=query)
+    result = check(whole, expectations, selected_by=query, settings=user,
+                   spark_version=spark_version)
     return dataclasses.replace(result, outcomes=(*result.outcomes,
                                                  outcome(path, whole, expected)))
 

@@ -62,7 +62,8 @@ def assert_aqe(df: Any, expect: Iterable[str] = (), forbid: Iterable[str] = (),
     expectation holds; raises AssertionError with what failed and the plans otherwise."""
     __tracebackhide__ = True
     return hold_expectations(plan_report(df, query),
-                             expectations(expect, forbid, query, each, "assert_aqe"))
+                             expectations(expect, forbid, query, each, "assert_aqe"),
+                             session=_session_of(df) if df is not None else None)
 
 
 def expectations(expect: Iterable[str], forbid: Iterable[str], query: Optional[str],
@@ -84,11 +85,14 @@ def _strings(values: Iterable[str], name: str) -> List[str]:
     return [str(value) for value in values]
 
 
-def hold_expectations(report: Report, wanted: Sequence[Expectation]) -> CheckResult:
-    """The check of `report` against `wanted`; AssertionError (the failures, then the plans
-    of the queries they are about, side by side) when one does not hold."""
+def hold_expectations(report: Report, wanted: Sequence[Expectation],
+                      session: Any = None) -> CheckResult:
+    """The check of `report` against `wanted`; AssertionError (the failures with why AQE
+    did not rewrite, then the plans of the queries they are about, side by side) when one
+    does not hold. The why-not answers take `session`'s settings and Spark version."""
     __tracebackhide__ = True
-    result = hold(report, wanted)
+    settings, version = session_settings(session)
+    result = hold(report, wanted, settings=settings, spark_version=version)
     if not result.passed:
         message = failure_message(result)
         if report.source == EXECUTIONS_SOURCE and any(o.query_count == 0
@@ -109,6 +113,29 @@ def failure_message(result: CheckResult) -> str:
 
 
 # ---- reading plans from the session ----------------------------------------------------------
+
+def session_settings(session: Any):
+    """The SQL settings the session set (every other one is at its default) and its Spark
+    version, for why-not answers: ({key: Given}, version), or ({}, None) without a session."""
+    if session is None:
+        return {}, None
+    from .whynot.settings import Given
+
+    try:
+        confs = session._jsparkSession.sessionState().conf().getAllConfs()
+        found = {str(key): Given(str(confs.apply(key)), "the session")
+                 for key in _scala_keys(confs) if str(key).startswith("spark.sql.")}
+        return found, str(session.version)
+    except Exception:  # a session without the classic JVM (Connect): nothing to add
+        return {}, None
+
+
+def _scala_keys(scala_map: Any) -> List[str]:
+    keys, iterator = [], scala_map.keysIterator()
+    while iterator.hasNext():
+        keys.append(iterator.next())
+    return keys
+
 
 def plan_report(df: Any, query: Optional[str] = None) -> Report:
     """What AQE did: in `df`'s executed plan, or, with `query`, in every SQL execution the

@@ -96,8 +96,9 @@ class Settings:
 
     def get(self, key: str) -> Setting:
         """The setting `key` stands for, following Spark's fallbacks (the adaptive broadcast
-        threshold falls back to `spark.sql.autoBroadcastJoinThreshold`)."""
-        seen = set()
+        threshold falls back to `spark.sql.autoBroadcastJoinThreshold`). Unknown, it is named
+        by the key asked, with the default it would fall back to."""
+        asked, seen, path = key, set(), []
         while key not in seen:
             seen.add(key)
             if key in self.given:
@@ -105,15 +106,17 @@ class Settings:
                 return Setting(key, found.value, CONFIG, found.origin)
             known = self._default(key)
             if known is not None and known.value is None and known.fallback:
+                path.append(key)
                 key = known.fallback
                 continue
             if known is None or not known.exists:
-                return Setting(key, None, UNKNOWN, "")
+                return Setting(asked, None, UNKNOWN, "")
             if self.complete:
                 where = f"Spark {known.line} default" if known.line else "Spark's default"
                 return Setting(key, known.value, DEFAULT, where)
-            return Setting(key, None, UNKNOWN, "", default=known.value)
-        return Setting(key, None, UNKNOWN, "")
+            hint = known.value if not path else f"unset, so {key}={known.value}"
+            return Setting(asked, None, UNKNOWN, "", default=hint)
+        return Setting(asked, None, UNKNOWN, "")
 
     def exists(self, key: str) -> Optional[bool]:
         """Whether the key exists on the query's Spark line (None when the line is unknown)."""
@@ -155,9 +158,9 @@ def conf_option(text: str) -> Tuple[str, str]:
     key, sep, value = text.partition("=")
     key, value = key.strip(), value.strip()
     if not sep or not key:
-        raise InspectError(f"--conf {text!r}: expected KEY=VALUE, e.g. "
+        raise InspectError(f"{text!r}: expected KEY=VALUE, e.g. "
                            "spark.sql.adaptive.enabled=true", source="--conf")
-    check_value(key, value, f"--conf {key}")
+    check_value(key, value)
     return key, value
 
 
@@ -187,7 +190,7 @@ def read_conf_file(path: str) -> Dict[str, Given]:
             raise InspectError("expected KEY VALUE", source=path, line=line_no, column=1)
         key = match.group(1).replace("\\", "")
         value = match.group(2).strip()
-        check_value(key, value, f"{path}:{line_no}: {key}", source=path, line=line_no)
+        check_value(key, value, source=path, line=line_no)
         found[key] = Given(value, f"{path.rsplit('/', 1)[-1]}:{line_no}")
     return found
 
@@ -215,7 +218,7 @@ def _continues(text: str) -> bool:
     return backslashes % 2 == 1
 
 
-def check_value(key: str, value: str, where: str, source: str = "--conf",
+def check_value(key: str, value: str, source: str = "--conf",
                 line: Optional[int] = None) -> None:
     """A value the answer will compare must read as Spark would read it."""
     from ..units import conf_bytes

@@ -55,11 +55,12 @@ KIND_WIDTH = 14
 def candidate_lines(found: Candidate, indent: str = "  ") -> List[str]:
     """`kind  node  verdict: reasons`, then `needs` on lines of their own."""
     head = f"{indent}{found.kind:<{KIND_WIDTH}}  {found.node}"
-    if found.line:
+    if found.line and "line" not in found.node:
         head += f" (line {found.line})"
     lines = [head]
-    lines.append(f"{indent}    {found.verdict}: " + ("; ".join(r.text for r in found.reasons)
-                                                    or "-"))
+    verdict = found.verdict.replace("-", " ")
+    said = "; ".join(r.text for r in found.reasons)
+    lines.append(f"{indent}    {verdict}" + (f": {said}" if said else ""))
     for need in found.needs:
         lines.append(f"{indent}    needs {need}")
     return lines

@@ -1,0 +1,137 @@
+"""`aqe-inspect why` on the real sample scenarios: each negative control's reason is named with
+its setting where the input holds the evidence, "cannot tell" where it does not (a plan text
+alone never blames a setting), and nothing is "blocked" of a kind that happened."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import pytest
+
+from aqe_inspect.cli import main
+
+from .conftest import SAMPLE_PLANS
+
+TRUTHS = sorted(SAMPLE_PLANS.glob("spark-*/*/truth.json"))
+CONTROLS = [t for t in TRUTHS if json.loads(t.read_text()).get("control")]
+#: Plan texts: what a user pastes. They hold no settings.
+TEXT_FORMS = ("formatted_after.txt", "simple_after.txt", "extended_after.txt", "driver.log")
+#: The forms that hold every setting and the run-time evidence.
+EVENT_LOG = "eventlog.json"
+#: Reasons a formatted plan's statistics settle once the settings are given (--conf).
+SETTLED_BY_PLAN_AND_CONF = ("disabled", "above-broadcast-threshold", "user-repartition",
+                            "aqe-disabled")
+
+
+def why(capsys, path: Path, *args: str) -> List[dict]:
+    assert main(["why", str(path), "--format", "json", *args]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["schema"] == "aqe-inspect/why/v1"
+    return answer["queries"]
+
+
+def truth_of(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def control_query(queries: List[dict], truth: dict) -> dict:
+    """The scenario's own query: in an event log, the execution labelled with its name."""
+    labelled = [q for q in queries if truth["scenario"] in q.get("label", "")]
+    return labelled[0] if labelled else queries[0]
+
+
+def candidates(query: dict, kind: str) -> List[dict]:
+    return [c for c in query["candidates"] if c["kind"] == kind]
+
+
+def deciding(found: List[dict], config: Optional[str]) -> List[dict]:
+    """The candidates not rewritten whose reasons name `config` (any plan reason if None)."""
+    wanted = []
+    for item in found:
+        if item["verdict"] not in ("blocked", "not-needed"):
+            continue
+        if config is None and any(r["source"] == "plan" and r["config"] is None
+                                  for r in item["reasons"]):
+            wanted.append(item)
+        elif config is not None and any(r["config"] == config for r in item["reasons"]):
+            wanted.append(item)
+    return wanted
+
+
+def conf_args(truth: dict) -> List[str]:
+    args = ["--spark-version", truth["spark_version"]]
+    for key, value in truth["confs"].items():
+        args += ["--conf", f"{key}={value}"]
+    return args
+
+
+def _id(path: Path) -> str:
+    return f"{path.parent.parent.name}/{path.parent.name}"
+
+
+@pytest.mark.parametrize("truth_path", CONTROLS, ids=_id)
+def test_the_event_log_names_each_controls_reason_and_setting(capsys, truth_path):
+    truth = truth_of(truth_path)
+    control = truth["control"]
+    queries = why(capsys, truth_path.parent / EVENT_LOG)
+    query = control_query(queries, truth)
+    found = candidates(query, control["kind"])
+    assert found, f"no {control['kind']} candidate in {query}"
+    assert not [c for c in found if c["verdict"] == "happened"]
+    named = deciding(found, control["config"])
+    assert named, (f"{control['reason']}: no candidate names "
+                   f"{control['config'] or 'a plan reason'}: {found}")
+
+
+@pytest.mark.parametrize("truth_path", CONTROLS, ids=_id)
+def test_a_plan_text_alone_never_blames_a_setting(capsys, truth_path):
+    truth = truth_of(truth_path)
+    control = truth["control"]
+    for form in TEXT_FORMS:
+        path = truth_path.parent / form
+        if not path.exists():
+            continue
+        for query in why(capsys, path):
+            for item in query["candidates"]:
+                blamed = [r for r in item["reasons"] if r["source"] in ("config", "default")]
+                assert not blamed, f"{form}: {item}"
+        if control["config"] is not None and form == "formatted_after.txt":
+            query = control_query(why(capsys, path), truth)
+            found = candidates(query, control["kind"])
+            assert found and all(c["verdict"] == "cannot-tell" for c in found), found
+
+
+@pytest.mark.parametrize("truth_path", [t for t in CONTROLS if truth_of(t)["control"]["reason"]
+                                        in SETTLED_BY_PLAN_AND_CONF], ids=_id)
+def test_a_formatted_plan_with_its_settings_names_the_reason(capsys, truth_path):
+    truth = truth_of(truth_path)
+    control = truth["control"]
+    query = control_query(why(capsys, truth_path.parent / "formatted_after.txt",
+                              *conf_args(truth)), truth)
+    assert deciding(candidates(query, control["kind"]), control["config"])
+
+
+@pytest.mark.parametrize("truth_path", TRUTHS, ids=_id)
+def test_nothing_is_blocked_of_a_kind_that_happened(capsys, truth_path):
+    truth = truth_of(truth_path)
+    happened = [kind for kind, count in truth["rewrites"].items() if count]
+    forms: Dict[str, List[str]] = {EVENT_LOG: [], "history_sql.json": [],
+                                   "formatted_after.txt": conf_args(truth),
+                                   "simple_after.txt": []}
+    for form, args in forms.items():
+        path = truth_path.parent / form
+        if not path.exists():
+            continue
+        query = control_query(why(capsys, path, *args), truth)
+        for kind in happened:
+            blocked = [c for c in candidates(query, kind) if c["verdict"] == "blocked"]
+            assert not blocked, f"{form}: {kind} happened, yet: {blocked}"
+
+
+def test_every_rewrite_kind_has_an_explainer():
+    from aqe_inspect.detectors import DETECTORS
+    from aqe_inspect.whynot import EXPLAINERS
+
+    assert sorted(EXPLAINERS) == sorted(d.kind for d in DETECTORS)
