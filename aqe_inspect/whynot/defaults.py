@@ -119,7 +119,7 @@ _SETTINGS: Mapping[str, _Setting] = {
                  fallback=_LOOK_THROUGH),
     "spark.sql.adaptive.customCostEvaluatorClass":
         _Setting("ADAPTIVE_CUSTOM_COST_EVALUATOR_CLASS", {"3.0": ABSENT, "3.2": None},
-                 note=("unset: Spark's SimpleCostEvaluator")),
+                 note="unset: Spark's SimpleCostEvaluator"),
     "spark.sql.adaptive.enabled":
         _Setting("ADAPTIVE_EXECUTION_ENABLED", {"3.0": "false", "3.2": "true"}),
     "spark.sql.adaptive.fetchShuffleBlocksInBatch":
@@ -142,7 +142,7 @@ _SETTINGS: Mapping[str, _Setting] = {
                  {"3.0": ABSENT, "3.2": "true"}),
     "spark.sql.adaptive.optimizer.excludedRules":
         _Setting("ADAPTIVE_OPTIMIZER_EXCLUDED_RULES", {"3.0": ABSENT, "3.1": None},
-                 note=("unset: no AQE optimizer rule is excluded")),
+                 note="unset: no AQE optimizer rule is excluded"),
     "spark.sql.adaptive.rebalancePartitionsSmallPartitionFactor":
         _Setting("ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR",
                  {"3.0": ABSENT, "3.3": "0.2"}),
