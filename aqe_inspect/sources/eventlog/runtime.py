@@ -95,10 +95,11 @@ class StageTasks:
 
     def values(self, accumulator: int) -> List[int]:
         """One value per task of the stage, in partition order, 0 where nothing was reported."""
-        count = max(self.count, max(self.by_partition, default=-1) + 1)
+        count = self.count or max(self.by_partition, default=-1) + 1
         found = [0] * count
         for partition, (_, updates) in self.by_partition.items():
-            found[partition] = updates.get(accumulator, 0)
+            if partition < count:  # a damaged index never sizes the list
+                found[partition] = updates.get(accumulator, 0)
         return found
 
     def updated(self) -> Set[int]:
