@@ -17,8 +17,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .eventlog import LogStream
 
 
-def read_input(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Union[Document, "LogStream"]:
-    """What `path` (or `-`) holds: a `LogStream` for an event log, else a `Document`."""
+def read_input(path: str, max_size: int = DEFAULT_MAX_SIZE, task_metrics: bool = False
+               ) -> Union[Document, "LogStream"]:
+    """What `path` (or `-`) holds: a `LogStream` for an event log (reading each task's
+    metrics too with `task_metrics`: `LogStream.read_task_metrics`), else a `Document`."""
     from . import read_document
 
     if path == STDIN:
@@ -28,9 +30,9 @@ def read_input(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Union[Document, "
         if log is not None:
             from .eventlog import LogStream
 
-            return LogStream("<stdin>", [log])
+            return LogStream("<stdin>", [log], task_metrics=task_metrics)
     else:
-        found = _read_events(path)
+        found = _read_events(path, task_metrics)
         if found is not None:
             return found
     return read_document(path, max_size)
@@ -59,7 +61,7 @@ def _stdin_event_log():
     return None if codec is None else stream_event_log("<stdin>", codec, stdin_stream())
 
 
-def _read_events(path: str):
+def _read_events(path: str, task_metrics: bool = False):
     """An event log (file or directory; a stream of its executions) or saved History Server
     JSON (a Document), told by content; None for anything else (the text reader takes it)."""
     from .eventlog import stream_event_logs
@@ -67,7 +69,7 @@ def _read_events(path: str):
     from .eventlog.history import looks_like_history_json, read_history
 
     if os.path.isdir(path):
-        return stream_event_logs(path)  # says so when the folder holds no event log
+        return stream_event_logs(path, task_metrics=task_metrics)  # says so when it holds none
     try:
         with open(path, "rb") as handle:
             head = handle.read(SNIFF_SIZE)
@@ -77,5 +79,5 @@ def _read_events(path: str):
         with open(path, "rb") as handle:
             return read_history(handle.read(), path)
     if head and events_codec(head, path) is not None:  # the bytes already read tell
-        return stream_event_logs(path)
+        return stream_event_logs(path, task_metrics=task_metrics)
     return None

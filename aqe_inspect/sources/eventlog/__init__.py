@@ -3,11 +3,15 @@
     files.py     a path -> each application's log and its parts (file, rolling, Databricks)
     codecs.py    a part -> its decompressed bytes in chunks (zstd, lz4, snappy, lzf, gzip, plain)
     events.py    chunks -> SQL executions (raw events), streamed; one execution -> Query
+    runtime.py   stage and task events -> SQL metric totals and spreads (Node.spreads)
     planinfo.py  sparkPlanInfo -> Node trees; run-time SQL metrics onto parsed trees
     history.py   the History Server's (or live UI's) `/sql` JSON -> Queries; `--url`
 
 Each execution is one `Query` whose `execution` holds its id, description, re-plans, times
 and the AQE configs in force; the `Document` holds the application (id, name, version).
+Exchanges, query stages and shuffle reads carry their SQL metrics (`Node.metrics`) and, where
+the source says, how they spread (`Node.spreads`); per-task spreads of an event log cost a
+read of every task's end event, so they come only with `task_metrics=True`.
 """
 
 from __future__ import annotations
@@ -26,14 +30,15 @@ __all__ = ["DEFAULT_CHUNK_SIZE", "EventLog", "Part", "find_event_logs",
 POOL_MIN_EXECUTIONS = 64
 
 
-def read_event_logs(path: str, workers: Optional[int] = None) -> List[Document]:
+def read_event_logs(path: str, workers: Optional[int] = None,
+                    task_metrics: bool = False) -> List[Document]:
     """One Document per application found at `path` (a file or a directory), its executions in
-    the order of their ids."""
+    the order of their ids (with `task_metrics`, the spreads of task metrics too)."""
     from . import files
 
     documents = []
     for log in files.find_event_logs(path):
-        stream = LogStream(log.name, [log], workers)
+        stream = LogStream(log.name, [log], workers, task_metrics=task_metrics)
         queries = sorted(stream.queries, key=lambda q: q.execution.execution_id
                          if q.execution is not None else -1)
         documents.append(Document(queries=tuple(queries), source=log.name,
@@ -41,11 +46,12 @@ def read_event_logs(path: str, workers: Optional[int] = None) -> List[Document]:
     return documents
 
 
-def stream_event_logs(path: str, workers: Optional[int] = None) -> "LogStream":
+def stream_event_logs(path: str, workers: Optional[int] = None,
+                      task_metrics: bool = False) -> "LogStream":
     """The SQL executions of every application at `path`, read as they are asked for."""
     from . import files
 
-    return LogStream(path, files.find_event_logs(path), workers)
+    return LogStream(path, files.find_event_logs(path), workers, task_metrics=task_metrics)
 
 
 class LogStream:
@@ -53,9 +59,12 @@ class LogStream:
     each as it ends (walk it once); `notes` fills as the logs are read and is whole once
     `queries` is exhausted; `application` is the one application's (None for several), known
     once the first query came, since Spark writes the application's events first. Memory is
-    that of the executions in flight, not of the log."""
+    that of the executions in flight, not of the log. With `task_metrics` (or
+    `read_task_metrics()` before the walk), every task's SQL metric updates are read too: the
+    per-task `Node.spreads` of exchanges (`local bytes read`, `bytes read per task`, ...)."""
 
-    def __init__(self, source: str, logs, workers: Optional[int] = None):
+    def __init__(self, source: str, logs, workers: Optional[int] = None,
+                 task_metrics: bool = False):
         self.source = source
         self.notes: List[str] = []
         self._logs = list(logs)
@@ -63,6 +72,7 @@ class LogStream:
         self._scanner = None
         self._diff = self._json = False
         self._keep_replans = False
+        self._task_metrics = task_metrics
         self.selected = False
         self.queries: Iterator[Query] = self._read()
 
@@ -82,6 +92,11 @@ class LogStream:
         Call before the queries are walked."""
         self._keep_replans = True
 
+    def read_task_metrics(self) -> None:
+        """Read each task's SQL metric updates (per-task `Node.spreads`): a decode of every
+        task's end event, so only a why-not asks. Call before the queries are walked."""
+        self._task_metrics = True
+
     def select(self, keep: Callable[[Iterator[Query]], Iterator[Query]]) -> None:
         """Only the queries `keep` passes on (a generator over the queries)."""
         self.queries = keep(self.queries)
@@ -97,7 +112,8 @@ class LogStream:
         from .events import Scanner, build_queries
 
         for log in self._logs:
-            self._scanner = Scanner(log, self.notes, keep_replans=self._keep_replans)
+            self._scanner = Scanner(log, self.notes, keep_replans=self._keep_replans,
+                                    task_metrics=self._task_metrics)
             found = 0
             for query, query_notes in build_queries(self._scanner, self._workers,
                                                     POOL_MIN_EXECUTIONS, self._diff, self._json):

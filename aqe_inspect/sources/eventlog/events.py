@@ -7,10 +7,13 @@ properties), newlines are counted with `bytes.count` to name lines, and only the
 are decoded as JSON.
 
 Per open execution only the start event and the LAST `SparkListenerSQLAdaptiveExecutionUpdate`
-are kept, as raw bytes, with the count of updates (AQE's re-plans) and the driver-side metric
-values (`SparkListenerDriverAccumUpdates`: partition counts, coalesced and skew figures). An
-execution is handed on at its `SparkListenerSQLExecutionEnd`, or at the end of the log marked
-as not finished. Memory is bounded by the largest event and the executions open at once.
+are kept, as raw bytes, with the count of updates (AQE's re-plans), the driver-side metric
+values (`SparkListenerDriverAccumUpdates`: partition counts, coalesced and skew figures,
+partition sizes) and the run-time evidence of its stages (runtime.py): the raw
+`SparkListenerStageCompleted` events of the stages it submitted (their metric totals) and,
+only when asked (`task_metrics`), each successful task's metric updates. An execution is
+handed on at its `SparkListenerSQLExecutionEnd`, or at the end of the log marked as not
+finished. Memory is bounded by the largest event and the executions open at once.
 
 `build_query` turns one such execution into a `Query` (in a worker process when there are many):
 the final plan text (the last update's description, which prints the initial plan too) is
@@ -29,6 +32,8 @@ from ...errors import InspectError
 from ...model import Application, Execution, Query
 from . import codecs
 from .planinfo import adaptive_tree, attach_metrics, build_tree, info_carriers, read_description
+from .runtime import (COMPLETED, STAGE_EVENT, SUBMITTED, TASK_END, Evidence, RunTime, stage_head,
+                      submitted_stage, task_result)
 
 SQL_EVENT = b'"Event":"org.apache.spark.sql.execution.ui.SparkListener'
 START = b"SQLExecutionStart\""
@@ -49,14 +54,14 @@ ORIGIN = "event log"
 #: The AQE updates of one execution a timeline keeps (the rest are counted, with a note).
 MAX_REPLANS_KEPT = 32
 
-#: The settings that decide what AQE does, kept from the application's properties and each
-#: execution's `modifiedConfigs`.
+#: The settings that decide what AQE does (every key the why-not explainers read), kept from
+#: the application's properties and each execution's `modifiedConfigs`.
 AQE_CONFIG_PREFIXES = ("spark.sql.adaptive.",)
 AQE_CONFIGS = frozenset((
-    "spark.sql.shuffle.partitions", "spark.sql.autoBroadcastJoinThreshold",
-    "spark.sql.join.preferSortMergeJoin", "spark.sql.ui.explainMode",
-    "spark.sql.maxPlanStringLength", "spark.sql.exchange.reuse",
-    "spark.sql.optimizer.dynamicPartitionPruning.enabled", "spark.sql.autoBroadcastJoinThreshold",
+    "spark.sql.autoBroadcastJoinThreshold", "spark.sql.join.preferSortMergeJoin",
+    "spark.sql.shuffle.partitions", "spark.sql.optimizer.excludedRules",
+    "spark.sql.exchange.reuse", "spark.sql.optimizer.dynamicPartitionPruning.enabled",
+    "spark.sql.ui.explainMode", "spark.sql.maxPlanStringLength",
 ))
 
 
@@ -92,6 +97,8 @@ class RawExecution:
     accumulators: Dict[int, int] = field(default_factory=dict)
     end_time: Optional[int] = None
     finished: bool = False
+    #: Its stages' events: metric totals, every driver update, task updates (runtime.py).
+    runtime: RunTime = field(default_factory=RunTime)
     #: With `Scanner(keep_replans=True)`: each update's (line, plan text), the first
     #: MAX_REPLANS_KEPT of them.
     replans: List[Tuple[int, str]] = field(default_factory=list)
@@ -106,15 +113,22 @@ class Scanner:
     execution as it ends. Notes (malformed events, a cut last line) go to `notes`."""
 
     def __init__(self, log: Any, notes: List[str], chunk_size: int = 8 << 20,
-                 keep_replans: bool = False):
+                 keep_replans: bool = False, task_metrics: bool = False):
         self.log = log
         #: Keep every update's plan text (the HTML page's timeline); off, only the last is.
         self.keep_replans = keep_replans
+        #: Read each task's SQL metric updates (`Node.spreads` over tasks); off, the task
+        #: events are not even looked at.
+        self.task_metrics = task_metrics
         self.notes = notes
         self.chunk_size = chunk_size
         self.app = AppState()
         self._open: Dict[int, RawExecution] = {}
         self._app_events = list(APP_EVENTS)
+        self._markers = (SQL_EVENT, STAGE_EVENT, TASK_END) if task_metrics \
+            else (SQL_EVENT, STAGE_EVENT)
+        #: The open executions' stages: stage id -> execution id (from StageSubmitted).
+        self._stage_owner: Dict[int, int] = {}
         self.events = 0  # SQL events found
 
     def executions(self) -> Iterator[RawExecution]:
@@ -152,7 +166,7 @@ class Scanner:
         """Handle the kept events among the whole lines of buffer[begin:end + 1] (`end` is a
         newline); returns the number of the line after them. Newlines are counted once."""
         hits: List[Tuple[int, bytes]] = []
-        for marker in (SQL_EVENT, *self._app_events):
+        for marker in (*self._markers, *self._app_events):
             at = buffer.find(marker, begin, end)
             while at >= 0:
                 hits.append((at, marker))
@@ -180,7 +194,7 @@ class Scanner:
             self.notes.append(f"{_part_name(part)}:{line}: the last line is cut short "
                               f"({len(text):,} bytes with no end); it was skipped")
             return
-        for marker in (SQL_EVENT, *self._app_events):
+        for marker in (*self._markers, *self._app_events):
             at = text.find(marker)
             if at >= 0:
                 yield from self._event(text, marker, at, part, line)
@@ -188,6 +202,9 @@ class Scanner:
 
     def _event(self, text: bytes, marker: bytes, at: int, part: Any, line: int
                ) -> Iterator[RawExecution]:
+        if marker is STAGE_EVENT or marker is TASK_END:
+            self._stage_event(text, marker, at, part, line)
+            return
         if marker is not SQL_EVENT:
             self._app_event(text, marker, part, line)
             return
@@ -200,7 +217,7 @@ class Scanner:
             raw = self._open.get(number)
             if kind.startswith(START):
                 if raw is not None:  # the same id started again: the earlier one never ended
-                    yield raw
+                    yield self._close(number)
                 self._open[number] = RawExecution(number, _part_name(part), start=text,
                                                   start_line=line)
             else:
@@ -223,12 +240,51 @@ class Scanner:
             if kind.startswith(END):
                 raw.end_time = event.get("time")
                 raw.finished = True
-                yield self._open.pop(number)
+                yield self._close(number)
             else:
+                values = raw.runtime.driver_values
                 for item in event.get("accumUpdates") or ():
                     if isinstance(item, list) and len(item) == 2 and \
                             all(isinstance(x, int) for x in item):
                         raw.accumulators[item[0]] = raw.accumulators.get(item[0], 0) + item[1]
+                        values.setdefault(item[0], []).append(item[1])
+
+    def _close(self, number: int) -> RawExecution:
+        raw = self._open.pop(number)
+        for stage in raw.runtime.task_counts:
+            if self._stage_owner.get(stage) == number:
+                del self._stage_owner[stage]
+        return raw
+
+    def _stage_event(self, text: bytes, marker: bytes, at: int, part: Any, line: int) -> None:
+        """A stage's submission (whose execution it is), its completion (kept raw, for its
+        metric totals) or, with task metrics, a task's end (its metric updates)."""
+        if marker is STAGE_EVENT:
+            kind = text[at + len(STAGE_EVENT):at + len(STAGE_EVENT) + 12]
+            if kind.startswith(SUBMITTED):
+                found = submitted_stage(text)
+                if found is not None and found[1] in self._open:
+                    stage, number, tasks = found
+                    self._stage_owner[stage] = number
+                    self._open[number].runtime.submitted(stage, tasks)
+                return
+            if not kind.startswith(COMPLETED):
+                return  # SparkListenerStageExecutorMetrics
+        stage, attempt = stage_head(text)
+        number = self._stage_owner.get(stage) if stage is not None else None
+        raw = self._open.get(number) if number is not None else None
+        if raw is None:
+            return
+        if marker is STAGE_EVENT:
+            raw.runtime.completed.append((line, text))
+            return
+        try:
+            result = task_result(text)
+        except (ValueError, KeyError, UnicodeDecodeError):
+            self._skip(part, line, "a task's end event that could not be read")
+            return
+        if result is not None:
+            raw.runtime.stage(stage).add(attempt, *result)
 
     def _execution_id(self, text: bytes, part: Any, line: int) -> Optional[int]:
         match = EXECUTION_ID.search(text, 0, ID_WINDOW)
@@ -293,7 +349,7 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     start = start or {}
     label = f"execution {raw.execution_id}"
     configs = dict(app_configs)
-    modified = start.get("modifiedConfigs")
+    modified = start.get("modifiedConfigs")  # Spark 3.4+: the session's own settings
     if isinstance(modified, dict):
         configs.update(aqe_configs(modified))
     description = start.get("description")
@@ -302,7 +358,7 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
         description=description if isinstance(description, str) else "",
         replans=raw.updates, start_time=_int(start.get("time")), end_time=_int(raw.end_time),
         finished=raw.finished, status="COMPLETED" if raw.finished else "RUNNING",
-        configs=configs)
+        configs=configs, configs_complete=isinstance(modified, dict))
     if raw.replans:
         from ...timeline import replan_steps
 
@@ -323,13 +379,14 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     if note:
         query_notes.append(note)
     info = event.get("sparkPlanInfo")
+    evidence = Evidence(raw.accumulators, raw.runtime, notes, raw.part)
     if query is not None:
         # A tree read from text takes only the figures of sparkPlanInfo, when the log has any.
-        if isinstance(info, dict) and raw.accumulators:
-            carriers = info_carriers(info, raw.accumulators)
+        if isinstance(info, dict) and evidence:
+            carriers = info_carriers(info, raw.accumulators, evidence)
             query = dataclasses.replace(query, root=attach_metrics(query.root, carriers))
     elif isinstance(info, dict):
-        info_tree = build_tree(info, raw.accumulators, line)
+        info_tree = build_tree(info, raw.accumulators, line, evidence)
         initial = start.get("sparkPlanInfo") if update is not None else None
         initial_tree = build_tree(initial, {}, raw.start_line) \
             if isinstance(initial, dict) else None

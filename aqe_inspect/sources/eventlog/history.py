@@ -6,7 +6,11 @@ draws: `nodes` (`nodeId`, `nodeName`, `wholeStageCodegenId`, `metrics` as displa
 as "20", "20,000" or "total (min, med, max ...)\\n2.2 KiB (0.0 B, ...)") and `edges` (`fromId`
 child -> `toId` parent). The text is parsed; when it is missing or cut, the tree is built
 from the graph. The figures are read back into numbers (bytes, ms) and put on the parsed
-operators (planinfo.attach_metrics).
+operators (planinfo.attach_metrics): each metric's total as `Node.metrics`, and where the UI
+printed `(min, med, max)` those three as `Node.spreads` (over the tasks, or for a shuffle
+read's `partition data size` the partitions, that reported a value; no count, no values).
+The UI prints sizes rounded to a tenth of their unit (`2.1 KiB`): `display_number` reads
+every figure, so the loss is the same everywhere. History Server answers carry no configs.
 
 `fetch` reads the answer from a running History Server or driver, given the application's
 base URL or the `/sql` URL.
@@ -22,15 +26,21 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ...errors import InspectError
-from ...model import Application, Document, Execution, Node, Query
+from ...model import Application, Document, Execution, Node, Query, Spread
 from .planinfo import attach_metrics, read_description, tree_carriers, usable_description
 
 ORIGIN = "History Server"
 TIMEOUT = 30.0
-#: The figure a metric string leads with (its total): `2.2 KiB`, `20,000`, `12 ms`, `1.5 s`.
-FIGURE = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|PiB|ms|s|m|h|ns)?\b")
+#: A figure as the UI prints it: `2.2 KiB`, `20,000`, `12 ms`, `1.5 s` (Spark's
+#: `Utils.bytesToString` units, binary, and `msDurationToString`'s).
+FIGURE = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|PiB|EiB|ms|s|m|h|ns)?\b")
 UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50,
-         "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "ns": 1e-6}
+         "EiB": 1 << 60, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "ns": 1e-6}
+#: The second line of a metric the UI shows spread over tasks (`SQLMetrics.stringValue`):
+#: `3.4 KiB (214.0 B, 833.0 B, 2.1 KiB (stage 4.0: task 7))`; Spark 3.0 prints no
+#: `(stage ...)`, and a driver metric says `(driver)`.
+SPREAD_LINE = re.compile(r"(?P<total>.+?) \((?P<min>.+?), (?P<med>.+?), (?P<max>.+?)"
+                         r"(?: \([^()]*\))?\)\s*\Z")
 APP_IN_URL = re.compile(r"/applications/([^/?#]+)")
 
 
@@ -108,7 +118,28 @@ def metric_figure(text: Any) -> Optional[int]:
     if not isinstance(text, str):
         return None
     body = text.split("\n", 1)[1] if text.startswith("total") and "\n" in text else text
-    match = FIGURE.search(body)
+    return display_number(body)
+
+
+def metric_spread(text: Any) -> Optional[Spread]:
+    """The (min, med, max) of a metric's display string `total (min, med, max ...)\\n...`, in
+    bytes or ms; None for a single figure."""
+    if not isinstance(text, str) or not text.startswith("total") or "\n" not in text:
+        return None
+    match = SPREAD_LINE.match(text.split("\n", 1)[1].strip())
+    if not match:
+        return None
+    figures = [display_number(match.group(name)) for name in ("min", "med", "max")]
+    if any(figure is None for figure in figures):
+        return None
+    low, middle, high = figures
+    return Spread(minimum=low, median=middle, maximum=high)  # type: ignore[arg-type]
+
+
+def display_number(text: str) -> Optional[int]:
+    """The first figure in `text` as a number of bytes, milliseconds or units: `2.1 KiB` ->
+    2150 (the UI rounds to a tenth of the unit: this is as close as the text tells)."""
+    match = FIGURE.search(text)
     if not match:
         return None
     value = float(match.group(1).replace(",", ""))
@@ -153,18 +184,21 @@ def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
         name = str(item.get("nodeName") or "?")
         stage = item.get("wholeStageCodegenId")
         first, _, rest = name.partition(" ")
-        metrics = {}
+        metrics, spreads = {}, {}
         for metric in item.get("metrics") or ():
             if isinstance(metric, dict) and metric.get("name"):
                 figure = metric_figure(metric.get("value"))
                 if figure is not None:
                     metrics[str(metric["name"])] = figure
+                spread = metric_spread(metric.get("value"))
+                if spread is not None:
+                    spreads[str(metric["name"])] = spread
         if "(" in first and not rest:  # `SortMergeJoin(skew=true)`
             first, rest = first[:first.index("(")], first[first.index("("):]
         built[key] = Node(name=first, args=rest, codegen_stage=stage if isinstance(stage, int)
                           else None, whole_stage_codegen=isinstance(stage, int), title=name,
                           children=tuple(built[c] for c in children[key] if c in built),
-                          is_final_plan=None, metrics=metrics)
+                          is_final_plan=None, metrics=metrics, spreads=spreads)
     return built[min(roots)]
 
 

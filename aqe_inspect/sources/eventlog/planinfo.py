@@ -14,8 +14,8 @@ as simple mode would print it: `WholeStageCodegen (N)` becomes the `*(N)` stage 
 operators in it, `InputAdapter` goes, subquery plans become `inner` plans, a reused
 exchange is a leaf. Built with a stack, not recursion: a tree of any depth builds.
 
-`attach_metrics` carries run-time figures onto the parsed text's exchanges, query stages and
-shuffle reads, from the "carriers" of sparkPlanInfo (`info_carriers`, read from the JSON
+`attach_metrics` carries run-time figures (`Node.metrics`, `Node.spreads`) onto the parsed
+text's exchanges, query stages and shuffle reads, from the "carriers" of sparkPlanInfo (`info_carriers`, read from the JSON
 without building a tree) or of a built tree (`tree_carriers`): paired by the plan id of the
 exchange (`[plan_id=30]`, `[id=#28]`), which both forms print, else by order among the
 operators of their family, when both hold the same number.
@@ -29,9 +29,10 @@ from operator import is_not
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ...errors import PlanSyntaxError
-from ...model import ADAPTIVE_ROOT, Node, Query
+from ...model import ADAPTIVE_ROOT, Node, Query, Spread
 from ...operators import (PLAN_IDS, QUERY_STAGES, family, is_query_stage, is_shuffle_read,
                           name_family)
+from .runtime import Evidence
 
 #: The wrapper nodes sparkPlanInfo has and no physical-plan text prints as operators.
 CODEGEN_STAGE = re.compile(r"WholeStageCodegen \((\d+)\)")
@@ -73,9 +74,10 @@ def read_description(text: Any, source: str, what: str, fallback: str
 
 
 def build_tree(info: Mapping[str, Any], values: Optional[Mapping[int, int]] = None,
-               line: int = 0) -> Node:
+               line: int = 0, evidence: Optional[Evidence] = None) -> Node:
     """The `Node` tree of one `sparkPlanInfo`; metrics get the values of their accumulators
-    in `values` (those without a value are left out)."""
+    in `values` (those without a value are left out), or, given `evidence`, its totals and
+    spreads."""
     values = values or {}
     # Frames: (info, codegen stage in force, is an inner (subquery) plan of its parent).
     # Post-order with a stack: a node is built once all nodes below it are.
@@ -97,7 +99,7 @@ def build_tree(info: Mapping[str, Any], values: Optional[Mapping[int, int]] = No
                 unwrapped, _ = _unwrap(child, stage)
                 node = built[id(unwrapped)]
                 (inner if node.name in SUBQUERY_NAMES else children).append(node)
-        built[id(item)] = _node(item, stage, children, inner, values, line)
+        built[id(item)] = _node(item, stage, children, inner, values, line, evidence)
     root_item, _ = _unwrap(info, None)
     return built[id(root_item)]
 
@@ -128,7 +130,8 @@ def _unwrap(item: Mapping[str, Any], stage: Optional[int]
 
 
 def _node(item: Mapping[str, Any], stage: Optional[int], children: List[Node],
-          inner: List[Node], values: Mapping[int, int], line: int) -> Node:
+          inner: List[Node], values: Mapping[int, int], line: int,
+          evidence: Optional[Evidence]) -> Node:
     from ...parsing.operator_line import is_final_plan, read_operator_line
 
     text = str(item.get("simpleString") or item.get("nodeName") or "?")
@@ -141,11 +144,22 @@ def _node(item: Mapping[str, Any], stage: Optional[int], children: List[Node],
     metadata = item.get("metadata") or {}
     details = {str(k): str(v) for k, v in metadata.items()} if isinstance(metadata, dict) \
         else {}
-    metrics = metric_values(item.get("metrics") or (), values)
+    metrics, spreads = node_figures(item.get("metrics") or (), values, evidence)
     final = is_final_plan(args, details) if name == ADAPTIVE_ROOT else None
     return Node(name=name, args=args, codegen_stage=stage, whole_stage_codegen=stage is not None,
                 title=_name(item) or name, details=details, children=tuple(children),
-                inner=tuple(inner), is_final_plan=final, line=line, metrics=metrics)
+                inner=tuple(inner), is_final_plan=final, line=line, metrics=metrics,
+                spreads=spreads)
+
+
+def node_figures(metrics: Iterable[Any], values: Mapping[int, int],
+                 evidence: Optional[Evidence] = None
+                 ) -> Tuple[Dict[str, int], Dict[str, Spread]]:
+    """(`Node.metrics`, `Node.spreads`) of a sparkPlanInfo node's `metrics` list: from
+    `evidence` when given, else the totals in `values`."""
+    if evidence is not None:
+        return evidence.figures(metrics)
+    return metric_values(metrics, values), {}
 
 
 def metric_values(metrics: Iterable[Any], values: Mapping[int, int]) -> Dict[str, int]:
@@ -195,20 +209,21 @@ def carries_figures(node: Node) -> bool:
 
 
 #: One operator whose figures may pass to the text's tree: its family, the key of the
-#: exchange it is or stands over (None when it prints no plan id), and its metrics.
-Carrier = Tuple[str, Optional[Tuple[str, str]], Mapping[str, int]]
+#: exchange it is or stands over (None when it prints no plan id), its metrics and spreads.
+Carrier = Tuple[str, Optional[Tuple[str, str]], Mapping[str, int], Mapping[str, Spread]]
 
 
 def tree_carriers(info: Node) -> List[Carrier]:
     """The carriers of a tree built from sparkPlanInfo or the UI's graph."""
-    return [(family(n), _exchange_key(n), n.metrics) for n in info.walk(inner=True)
+    return [(family(n), _exchange_key(n), n.metrics, n.spreads) for n in info.walk(inner=True)
             if carries_figures(n)]
 
 
-def info_carriers(info: Mapping[str, Any], values: Mapping[int, int]) -> List[Carrier]:
+def info_carriers(info: Mapping[str, Any], values: Mapping[int, int],
+                  evidence: Optional[Evidence] = None) -> List[Carrier]:
     """The carriers of a sparkPlanInfo, read straight from its JSON (no tree is built): what
-    `tree_carriers(build_tree(info, values))` gives, at a fraction of the cost, for a plan
-    whose tree comes from its text."""
+    `tree_carriers(build_tree(info, values, evidence=evidence))` gives, at a fraction of the
+    cost, for a plan whose tree comes from its text."""
     found: List[Carrier] = []
     stack = [info]
     while stack:
@@ -228,7 +243,7 @@ def info_carriers(info: Mapping[str, Any], values: Mapping[int, int]) -> List[Ca
                 below_text = _text(below)
             match = PLAN_IDS.search(below_text)
             key = (kind, match.group(0)) if match else None
-            found.append((kind, key, metric_values(item.get("metrics") or (), values)))
+            found.append((kind, key, *node_figures(item.get("metrics") or (), values, evidence)))
         stack.extend(reversed(children))
     return found
 
@@ -243,18 +258,19 @@ def _stands_over(kind: str) -> bool:
 
 
 def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
-    """`root` (parsed from text) with the metrics of `sources` (`info_carriers`,
+    """`root` (parsed from text) with the metrics and spreads of `sources` (`info_carriers`,
     `tree_carriers`) on its exchanges, query stages and shuffle reads: paired by the plan id
     of the exchange, else by place among the operators of their family when both trees hold
     as many; the same tree when nothing pairs."""
-    if not any(metrics for _, _, metrics in sources):
+    if not any(metrics or spreads for _, _, metrics, spreads in sources):
         return root
-    by_key: Dict[Tuple[str, str], Mapping[str, int]] = {}
-    by_family: Dict[str, List[Mapping[str, int]]] = {}
-    for kind, key, metrics in sources:
+    Figures = Tuple[Mapping[str, int], Mapping[str, Spread]]
+    by_key: Dict[Tuple[str, str], Figures] = {}
+    by_family: Dict[str, List[Figures]] = {}
+    for kind, key, metrics, spreads in sources:
         if key is not None:
-            by_key.setdefault(key, metrics)
-        by_family.setdefault(kind, []).append(metrics)
+            by_key.setdefault(key, (metrics, spreads))
+        by_family.setdefault(kind, []).append((metrics, spreads))
     targets = [n for n in root.walk(inner=True) if carries_figures(n)]
     text_by_family: Dict[str, List[Node]] = {}
     position: Dict[int, int] = {}  # id(node) -> its place among the text's nodes of its family
@@ -265,13 +281,14 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
     changes: Dict[int, Node] = {}
     for node in targets:
         key = _exchange_key(node)
-        metrics = by_key.get(key) if key is not None else None
-        if metrics is None:
+        figures = by_key.get(key) if key is not None else None
+        if figures is None:
             mine, theirs = text_by_family[family(node)], by_family.get(family(node), [])
             if len(mine) == len(theirs):
-                metrics = theirs[position[id(node)]]
-        if metrics and id(node) not in changes:
-            changes[id(node)] = dataclasses.replace(node, metrics=dict(metrics))
+                figures = theirs[position[id(node)]]
+        if figures and (figures[0] or figures[1]) and id(node) not in changes:
+            changes[id(node)] = dataclasses.replace(node, metrics=dict(figures[0]),
+                                                    spreads=dict(figures[1]))
     return replace_nodes(root, changes) if changes else root
 
 

@@ -1,0 +1,296 @@
+"""Run-time evidence of one SQL execution: its SQL metrics' totals and how they spread.
+
+Spark's SQL metrics are accumulators, named in `sparkPlanInfo` by id
+(`{"name": "local bytes read", "accumulatorId": 301, "metricType": "size"}`). Their values
+reach an event log three ways, and this module reads all three:
+
+- **driver updates** (`SparkListenerDriverAccumUpdates`): figures the driver sets, such as an
+  AQE shuffle read's partition counts; its `partition data size` is posted once per
+  partition, zeros included, so its values in order are the read's partition sizes
+  (events.py sums them; `driver_values` keeps every value of the `size` and `timing`
+  metrics updated more than once);
+- **stage totals** (`SparkListenerStageCompleted` -> `Stage Info` -> `Accumulables`, each
+  `Value` the accumulator's total so far): every task metric's total, as the Spark UI shows it
+  (an exchange's `data size`, `shuffle records written`, `local bytes read`). Few events, so
+  always read; their bytes are kept and decoded where the execution's Query is built;
+- **task updates** (`SparkListenerTaskEnd` -> `Task Info` -> `Accumulables`, each `Update`
+  one task's value): only when asked (`task_metrics`), as they are most of a log's bytes.
+  Kept per stage and partition: successful tasks only, the first success of a partition in
+  a stage attempt, a later attempt's over an earlier one's.
+
+Which execution a stage belongs to is read from its `SparkListenerStageSubmitted`, whose
+`Properties` carry `spark.sql.execution.id`; the scanner matches them with the patterns
+below without decoding the event.
+
+`Evidence.figures` turns one sparkPlanInfo node's metrics into `Node.metrics` (totals; times
+in ms, as the UI shows them, `nsTiming` metrics included) and `Node.spreads`: a driver
+metric's values in partition order; a task metric's values in task-index order over the
+stages that updated it (an exchange's read metrics over the stages that read it), zeros for
+tasks that reported nothing; and the derived `bytes read per task` (local + remote), each
+shuffle partition's size when the reading stage read one partition per task.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
+
+from ...model import Spread
+
+#: One marker finds both stage events (`SparkListenerStageSubmitted`, `...Completed`).
+STAGE_EVENT = b'"Event":"SparkListenerStage'
+SUBMITTED = b'Submitted"'
+COMPLETED = b'Completed"'
+TASK_END = b'"Event":"SparkListenerTaskEnd"'
+STAGE_ID = re.compile(rb'"Stage ID":(\d+)')
+STAGE_ATTEMPT = re.compile(rb'"Stage Attempt ID":(\d+)')
+NUMBER_OF_TASKS = re.compile(rb'"Number of Tasks":(\d+)')
+#: Where a stage says which SQL execution ran it (in its `Properties`, at the event's end).
+EXECUTION_PROPERTY = re.compile(rb'"spark\.sql\.execution\.id":"(\d+)"')
+#: How far into a stage or task event its stage id and attempt are (Spark writes them first).
+HEAD_WINDOW = 300
+
+#: An exchange's shuffle read metrics (`SQLShuffleReadMetricsReporter`): updated by the tasks
+#: of the stages that read the exchange, so they spread over those stages' tasks together.
+READ_METRICS = frozenset((
+    "local bytes read", "remote bytes read", "remote bytes read to disk", "local blocks read",
+    "remote blocks read", "records read", "fetch wait time", "remote reqs duration",
+    "corrupt merged block chunks", "merged fetch fallback count", "remote merged blocks fetched",
+    "local merged blocks fetched", "remote merged chunks fetched", "local merged chunks fetched",
+    "remote merged bytes read", "local merged bytes read", "remote merged reqs duration",
+))
+#: The derived spread of an exchange: what each reading task read (local + remote bytes).
+BYTES_READ_PER_TASK = "bytes read per task"
+BYTES_READ = ("local bytes read", "remote bytes read")
+#: The metric types whose several driver updates are values of their own (sizes, times);
+#: several updates of a count add up to one figure.
+SPREAD_TYPES = frozenset(("size", "timing", "nsTiming"))
+NANOS_PER_MS = 1_000_000
+
+
+def spread_of(values: Iterable[int]) -> Optional[Spread]:
+    """Every value, with Spark's own minimum, median and maximum (the UI's median is the
+    value at n // 2 of the sorted values); None for no values."""
+    kept = tuple(values)
+    if not kept:
+        return None
+    ordered = sorted(kept)
+    return Spread(minimum=ordered[0], median=ordered[len(ordered) // 2], maximum=ordered[-1],
+                  count=len(kept), values=kept)
+
+
+@dataclass
+class StageTasks:
+    """The successful tasks of one stage: by partition, (stage attempt, {accumulator: update})."""
+
+    count: int = 0  # the stage's `Number of Tasks` (the largest of its attempts)
+    by_partition: Dict[int, Tuple[int, Dict[int, int]]] = field(default_factory=dict)
+
+    def add(self, attempt: int, partition: int, updates: Dict[int, int]) -> None:
+        held = self.by_partition.get(partition)
+        if held is None or attempt > held[0]:  # a retry's result replaces the earlier one
+            self.by_partition[partition] = (attempt, updates)
+
+    def values(self, accumulator: int) -> List[int]:
+        """One value per task of the stage, in partition order, 0 where nothing was reported."""
+        count = self.count or max(self.by_partition, default=-1) + 1
+        found = [0] * count
+        for partition, (_, updates) in self.by_partition.items():
+            if partition < count:  # a damaged index never sizes the list
+                found[partition] = updates.get(accumulator, 0)
+        return found
+
+    def updated(self) -> Set[int]:
+        return {key for _, updates in self.by_partition.values() for key in updates}
+
+
+@dataclass
+class RunTime:
+    """What the stage and task events of one execution said, as the scanner found it
+    (picklable: it travels with the execution to the process that builds its Query)."""
+
+    #: (line, raw bytes) of each `SparkListenerStageCompleted` of the execution's stages.
+    completed: List[Tuple[int, bytes]] = field(default_factory=list)
+    #: Every driver update of each accumulator, in order (the scanner sums them too).
+    driver_values: Dict[int, List[int]] = field(default_factory=dict)
+    #: With task metrics: each stage's successful tasks.
+    stages: Dict[int, StageTasks] = field(default_factory=dict)
+    #: Each stage's `Number of Tasks` (the largest of its attempts), from its submission.
+    task_counts: Dict[int, int] = field(default_factory=dict)
+
+    def submitted(self, stage_id: int, tasks: int) -> None:
+        """A stage (or a new attempt of it) was submitted with `tasks` tasks."""
+        count = max(tasks, self.task_counts.get(stage_id, 0))
+        self.task_counts[stage_id] = count
+        if stage_id in self.stages:
+            self.stages[stage_id].count = count
+
+    def stage(self, stage_id: int) -> StageTasks:
+        tasks = self.stages.get(stage_id)
+        if tasks is None:
+            tasks = self.stages[stage_id] = StageTasks(self.task_counts.get(stage_id, 0))
+        return tasks
+
+
+# ---- reading the events ------------------------------------------------------------------------
+
+def stage_head(text: bytes) -> Tuple[Optional[int], int]:
+    """(stage id, attempt) of a stage or task event, read from its first bytes."""
+    match = STAGE_ID.search(text, 0, HEAD_WINDOW)
+    attempt = STAGE_ATTEMPT.search(text, 0, HEAD_WINDOW)
+    return (int(match.group(1)) if match else None), (int(attempt.group(1)) if attempt else 0)
+
+
+def submitted_stage(text: bytes) -> Optional[Tuple[int, int, int]]:
+    """(stage id, its SQL execution's id, number of tasks) of a `StageSubmitted` event, None
+    when it names no execution (a job run outside SQL)."""
+    stage, _ = stage_head(text)
+    execution = EXECUTION_PROPERTY.search(text)
+    if stage is None or execution is None:
+        return None
+    tasks = NUMBER_OF_TASKS.search(text)
+    return stage, int(execution.group(1)), int(tasks.group(1)) if tasks else 0
+
+
+def value_after(text: bytes, key: bytes) -> Any:
+    """The JSON value that follows `key` (`b'"Task Info":'`) in an event, decoded alone, so the
+    rest of a large event is never decoded; raises ValueError (or KeyError when the key is
+    not there)."""
+    at = text.find(key)
+    if at < 0:
+        raise KeyError(key)
+    tail = text[at + len(key):].decode("utf-8").lstrip()
+    value, _ = json.JSONDecoder().raw_decode(tail)
+    return value
+
+
+def accumulable_values(items: Any, field_name: str) -> Dict[int, int]:
+    """`{accumulator id: value}` of an `Accumulables` list (`Value` or `Update`; SQL metrics
+    write them as strings, Spark's own as numbers); entries that are not numbers are left out."""
+    found: Dict[int, int] = {}
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict):
+            continue
+        key, value = item.get("ID"), item.get(field_name)
+        if isinstance(value, str):
+            try:
+                value = int(value)
+            except ValueError:
+                continue
+        if isinstance(key, int) and isinstance(value, int) and not isinstance(value, bool) \
+                and value >= 0:
+            found[key] = value
+    return found
+
+
+def stage_totals(text: bytes) -> Dict[int, int]:
+    """The accumulators' totals a `StageCompleted` event holds; raises ValueError/KeyError."""
+    return accumulable_values(value_after(text, b'"Accumulables":'), "Value")
+
+
+def task_result(text: bytes) -> Optional[Tuple[int, Dict[int, int]]]:
+    """(partition, {accumulator: update}) of a successful task's `TaskEnd` event; None for a
+    task that failed or was killed; raises ValueError/KeyError when the event is damaged."""
+    reason = value_after(text, b'"Task End Reason":')
+    if not isinstance(reason, dict) or reason.get("Reason") != "Success":
+        return None
+    info = value_after(text, b'"Task Info":')
+    if not isinstance(info, dict) or info.get("Failed") or info.get("Killed"):
+        return None
+    partition = info.get("Partition ID")
+    if not isinstance(partition, int) or partition < 0:
+        partition = info.get("Index")
+    if not isinstance(partition, int) or partition < 0:
+        raise ValueError("no task index")
+    return partition, accumulable_values(info.get("Accumulables"), "Update")
+
+
+# ---- onto the plan -----------------------------------------------------------------------------
+
+class Evidence:
+    """An execution's run-time figures by accumulator id: `figures` gives one plan node's."""
+
+    def __init__(self, totals: Mapping[int, int], runtime: Optional[RunTime] = None,
+                 notes: Optional[List[str]] = None, part: str = ""):
+        self.totals: Dict[int, int] = {}
+        self.runtime = runtime or RunTime()
+        for line, text in self.runtime.completed:
+            try:
+                self.totals.update(stage_totals(text))
+            except (ValueError, KeyError, UnicodeDecodeError):
+                if notes is not None:
+                    notes.append(f"{part}:{line}: a stage's completion event could not be "
+                                 "read (damaged Accumulables); the event was skipped")
+        self.totals.update(totals)  # the driver's own figures (never updated by tasks)
+        self._updated: Optional[Dict[int, List[int]]] = None
+
+    def __bool__(self) -> bool:
+        return bool(self.totals or self.runtime.stages)
+
+    def _stages_updating(self) -> Dict[int, List[int]]:
+        """{accumulator: the stages whose tasks updated it, in id order}."""
+        if self._updated is None:
+            self._updated = {}
+            for stage_id in sorted(self.runtime.stages):
+                for key in self.runtime.stages[stage_id].updated():
+                    self._updated.setdefault(key, []).append(stage_id)
+        return self._updated
+
+    def _task_values(self, accumulator: int, stages: List[int]) -> List[int]:
+        values: List[int] = []
+        for stage_id in stages:
+            values.extend(self.runtime.stages[stage_id].values(accumulator))
+        return values
+
+    def figures(self, metrics: Iterable[Any]) -> Tuple[Dict[str, int], Dict[str, Spread]]:
+        """(`Node.metrics`, `Node.spreads`) of one sparkPlanInfo node's `metrics` list."""
+        totals: Dict[str, int] = {}
+        spreads: Dict[str, Spread] = {}
+        named: List[Tuple[str, int, str]] = []
+        for metric in metrics:
+            if not isinstance(metric, dict) or not metric.get("name"):
+                continue
+            key = metric.get("accumulatorId")
+            if not isinstance(key, int):
+                continue
+            name, kind = str(metric["name"]), str(metric.get("metricType") or "")
+            named.append((name, key, kind))
+            value = self.totals.get(key)
+            if value is not None:
+                totals[name] = value // NANOS_PER_MS if kind == "nsTiming" else value
+            driver = self.runtime.driver_values.get(key)
+            if driver is not None and len(driver) > 1 and kind in SPREAD_TYPES:
+                spread = spread_of(_in_ms(driver, kind))
+                if spread is not None:
+                    spreads[name] = spread
+        if self.runtime.stages:
+            spreads.update(self._task_spreads(named))
+        return totals, spreads
+
+    def _task_spreads(self, named: List[Tuple[str, int, str]]) -> Dict[str, Spread]:
+        updated = self._stages_updating()
+        reading = sorted({stage for name, key, _ in named if name in READ_METRICS
+                          for stage in updated.get(key, ())})
+        spreads: Dict[str, Spread] = {}
+        per_task: Dict[str, List[int]] = {}
+        for name, key, kind in named:
+            stages = reading if name in READ_METRICS else updated.get(key, [])
+            if not stages:
+                continue
+            values = _in_ms(self._task_values(key, stages), kind)
+            per_task[name] = values
+            spread = spread_of(values)
+            if spread is not None:
+                spreads[name] = spread
+        parts = [per_task[name] for name in BYTES_READ if name in per_task]
+        if parts:
+            spread = spread_of([sum(column) for column in zip(*parts)])
+            if spread is not None:
+                spreads[BYTES_READ_PER_TASK] = spread
+        return spreads
+
+
+def _in_ms(values: List[int], kind: str) -> List[int]:
+    return [v // NANOS_PER_MS for v in values] if kind == "nsTiming" else values
