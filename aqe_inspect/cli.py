@@ -415,10 +415,7 @@ def _read(path: str, max_size: str, task_metrics: bool = False):
     from .sources.routing import read_input
 
     if task_metrics:  # the tasks' shuffle reads: partition sizes for why-not answers
-        import inspect
-
-        if "task_metrics" in inspect.signature(read_input).parameters:  # TEMP until merge
-            return read_input(path, _size(max_size), task_metrics=True)
+        return read_input(path, _size(max_size), task_metrics=True)
     return read_input(path, _size(max_size))
 
 

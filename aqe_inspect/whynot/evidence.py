@@ -208,6 +208,8 @@ class Partitions:
     sizes: Tuple[int, ...]
     source: str
     where: str
+    #: Where the count of partitions holding data came from, when not from `where`.
+    counted: str = ""
 
     @property
     def exact(self) -> bool:
@@ -227,17 +229,11 @@ def partitions(side: Side, origin: str) -> Optional[Partitions]:
             (count is None or len(per_task.values) == count):
         return _exact(per_task.values, f"per-task bytes read of {describe(exchange)}")
     read_sizes = _spread(side.read, "partition data size")
-    if read_sizes is not None and read_sizes.values:
-        values = read_sizes.values
-        if count is not None and len(values) == count and "skewed" not in modes:
-            return _exact(values, f"'partition data size' of {describe(side.read)}")
-        # A coalesced read: each of its partitions holds one or more of the shuffle's.
-        nonzero = sum(1 for v in values if v > 0)
-        return Partitions(count=count, maximum=Size(0, max(values)), median=None,
-                          nonempty=Size(nonzero, count if count is not None else 10 ** 9),
-                          sizes=(), source=METRIC,
-                          where=f"'partition data size' of {describe(side.read)} (coalesced)")
+    if read_sizes is not None and read_sizes.values and count is not None and \
+            len(read_sizes.values) == count and "skewed" not in modes:
+        return _exact(read_sizes.values, f"'partition data size' of {describe(side.read)}")
     upper = _nonempty_bound(side, count, origin)
+    largest = _largest_bound(side, read_sizes)
     tasks = _one_sided_read_spread(exchange)
     if tasks is not None and one_per_task:
         name, spread = tasks
@@ -247,12 +243,36 @@ def partitions(side: Side, origin: str) -> Optional[Partitions]:
                           median=Size(0, rounded(spread.median).high), nonempty=upper,
                           sizes=(), source=METRIC,
                           where=f"'{name}' of {describe(exchange)} (min, med, max)")
-    if upper is not None:
-        return Partitions(count=count, maximum=None, median=None, nonempty=upper, sizes=(),
-                          source=upper_source(side), where=f"blocks and rows of {side.name()}")
+    if upper is not None or largest is not None:
+        where = largest[1] if largest is not None else f"blocks and rows of {side.name()}"
+        return Partitions(count=count, maximum=largest[0] if largest is not None else None,
+                          median=None, nonempty=upper, sizes=(), source=upper_source(side),
+                          where=where, counted=_counted_where(side))
     if count is not None:
         return Partitions(count=count, maximum=None, median=None, nonempty=None, sizes=(),
                           source=PLAN, where=f"partitioning of {describe(exchange)}")
+    return None
+
+
+def _counted_where(side: Side) -> str:
+    read = side.read
+    if read is not None and "number of empty partitions" in read.metrics:
+        return f"'number of empty partitions' of {describe(read)}"
+    return f"blocks fetched and rows of {side.name()}"
+
+
+def _largest_bound(side: Side, read_sizes: Optional[Spread]) -> Optional[Tuple[Size, str]]:
+    """An upper bound of the largest partition: a coalesced read's largest partition holds
+    it whole; all the shuffle wrote holds it (map statuses round block sizes up to 10%)."""
+    if read_sizes is not None and read_sizes.values and side.read is not None and \
+            "skewed" not in shuffle_read_modes(side.read):
+        return (Size(0, max(read_sizes.values)),
+                f"'partition data size' of {describe(side.read)} (coalesced)")
+    exchange = side.exchange
+    if exchange is not None and "shuffle bytes written" in exchange.metrics:
+        total = exchange.metrics["shuffle bytes written"]
+        return (Size(0, total + total // 10),
+                f"'shuffle bytes written' of {describe(exchange)} (all partitions together)")
     return None
 
 
@@ -291,14 +311,22 @@ def _one_sided_read_spread(exchange: Optional[Node]) -> Optional[Tuple[str, Spre
 
 
 def _nonempty_bound(side: Side, count: Optional[int], origin: str) -> Optional[Size]:
-    """How many partitions can hold data, at most: no more than the shuffle blocks the readers
-    fetched (Spark fetches no empty block) nor the rows written; at least one if any was."""
+    """How many partitions hold data: exactly, where the AQE shuffle read counts the empty
+    ones (`number of empty partitions`, Spark 4); else at most the shuffle blocks the readers
+    fetched (Spark fetches no empty block) and the rows written, at least one if any was."""
+    read = side.read
+    if read is not None and count and "number of empty partitions" in read.metrics and \
+            "skewed" not in shuffle_read_modes(read):
+        empty = read.metrics["number of empty partitions"]
+        if 0 <= empty <= count:
+            return exact(count - empty)
     bounds: List[int] = []
     exchange = side.exchange
     if exchange is not None:
-        blocks = [exchange.metrics.get(n) for n in ("local blocks read", "remote blocks read")]
-        if all(b is not None for b in blocks):
-            bounds.append(sum(b for b in blocks if b is not None))
+        local, remote = (exchange.metrics.get(n) for n in ("local blocks read",
+                                                           "remote blocks read"))
+        if local is not None or remote is not None:  # a metric no task updated is absent
+            bounds.append((local or 0) + (remote or 0))
     rows = side_rows(side, origin)
     if rows is not None:
         bounds.append(rows.value.high)

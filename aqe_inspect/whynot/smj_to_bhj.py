@@ -132,12 +132,13 @@ def empty_ratio_check(side, label: str, ctx: Context) -> Tuple[bool, List[Reason
         return False, [], [needs_setting(ratio_setting)]
     high, low = found.nonempty.high / count, found.nonempty.low / count
     if high < ratio:
-        held = (f"{found.nonempty.low}" if found.nonempty.low == found.nonempty.high
+        held = (f"only {found.nonempty.low}" if found.nonempty.low == found.nonempty.high
                 else f"at most {found.nonempty.high}")
-        text = (f"only {held} of the {count} shuffle partitions of the {label} hold data, "
+        text = (f"{held} of the {count} shuffle partitions of the {label} hold data, "
                 f"under {ratio_setting.key}={ratio_setting.value}")
-        fact = Reason(f"{held} of {count} partitions hold data ({found.source}: {found.where})",
-                      found.source, None, f"{held}/{count}")
+        where = found.counted or found.where
+        fact = Reason(f"{held} of {count} partitions hold data ({found.source}: {where})",
+                      found.source, None, f"{found.nonempty.high}/{count}")
         return True, [fact, setting_reason(ratio_setting, text)], []
     if low >= ratio:
         return False, [], []
