@@ -6,6 +6,7 @@ the way Spark's rules compute it."""
 from __future__ import annotations
 
 import json
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -206,14 +207,25 @@ def test_the_positive_repartition_twin_is_by_column_and_coalesced():
         assert truth["rewrites"]["coalesced"] == 1
 
 
-def stage_row_counts_in_text(path: Path) -> List[int]:
+def printed_size(size: int) -> str:
+    """Spark's Utils.bytesToString for the sizes seen here: a unit once the size
+    is at least twice it, one decimal rounded half up (Java's %.1f)."""
+    for power, unit in ((4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB")):
+        if size >= 2 * KIB ** power:
+            value = (Decimal(size) / KIB ** power).quantize(Decimal("0.1"), ROUND_HALF_UP)
+            return f"{value} {unit}"
+    return f"{size}.0 B"
+
+
+def stage_statistics_in_text(path: Path) -> List[tuple]:
+    """(rowCount, sizeInBytes) of each query stage, as Spark printed them."""
     query = aqe_inspect.parse(path.read_text("utf-8"), str(path)).queries[0]
-    counts = []
+    printed = []
     for node in query.final.walk():
         if node.name in ("ShuffleQueryStage", "BroadcastQueryStage") and node.statistics:
             fields = dict(part.split("=", 1) for part in node.statistics.split(", "))
-            counts.append(int(float(fields["rowCount"])))
-    return sorted(counts)
+            printed.append((int(float(fields["rowCount"])), fields["sizeInBytes"]))
+    return sorted(printed)
 
 
 SINGLE_PLAN_4X = [p.parent for p in TRUTHS if p.parent.parent.name.startswith("spark-4")
@@ -222,7 +234,9 @@ SINGLE_PLAN_4X = [p.parent for p in TRUTHS if p.parent.parent.name.startswith("s
 
 @pytest.mark.parametrize("scenario", SINGLE_PLAN_4X, ids=lambda p: p.name)
 def test_stage_row_counts_agree_with_the_statistics_spark_printed(scenario):
-    """4.x prints each query stage's Statistics in formatted mode; the JVM's row counts match."""
+    """4.x prints each query stage's Statistics in formatted mode; the JVM's row counts and sizes
+    match them (also for the scenarios whose texts come from an earlier run than their truth)."""
     truth = load(scenario / "truth.json")
-    printed = stage_row_counts_in_text(scenario / "formatted_after.txt")
-    assert printed == sorted(s["row_count"] for s in truth["stages"])
+    printed = stage_statistics_in_text(scenario / "formatted_after.txt")
+    assert printed == sorted((s["row_count"], printed_size(s["size_in_bytes"]))
+                             for s in truth["stages"])
