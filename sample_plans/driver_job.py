@@ -5,8 +5,9 @@ Meant to be started by ``spark-submit`` (see ``driver_logs.py`` and README.md,
 
     spark-submit --master 'local[2]' ... sample_plans/driver_job.py --scenario NAME [--truth PATH]
 
-The query and its confs come from ``generate.py`` in this directory, so the job
-is exactly that scenario.  The job prints ``df.explain()`` and
+The query and its confs come from ``generate.py`` in this directory (a tuned
+scenario's measured confs from its committed truth.json: ``generate.job_confs``),
+so the job is exactly that scenario.  The job prints ``df.explain()`` and
 ``df.explain("formatted")`` before ``df.collect()`` and again after it, with a
 little ordinary program output around them.  Spark itself logs to stderr.
 
@@ -35,14 +36,10 @@ from pyspark.sql import SparkSession  # noqa: E402
 from generate import (  # noqa: E402
     REWRITE_KEYS,
     _ScenarioConfs,
+    job_confs,
     read_truth,
     scenario_named,
 )
-
-
-def _committed_rewrites(path: Path) -> dict:
-    with path.open(encoding="utf-8") as handle:
-        return json.load(handle)["rewrites"]
 
 
 def main(argv=None) -> int:
@@ -65,8 +62,12 @@ def main(argv=None) -> int:
     truth_path = args.truth or HERE / f"spark-{spark.version}" / scenario.name / "truth.json"
     print(f"Spark {spark.version}, scenario {scenario.name}: {scenario.description}")
 
+    with truth_path.open(encoding="utf-8") as handle:
+        committed = json.load(handle)
+    confs = job_confs(scenario, committed)
+
     with tempfile.TemporaryDirectory(prefix="aqe-sample-data-") as data_dir:
-        with _ScenarioConfs(spark, scenario.all_confs()):
+        with _ScenarioConfs(spark, confs):
             df = scenario.build(spark, Path(data_dir))
             print("Plan before running the query:")
             df.explain()
@@ -78,10 +79,10 @@ def main(argv=None) -> int:
             print("Plan after running the query:")
             df.explain()
             df.explain("formatted")
-            truth = read_truth(df, scenario, spark)
+            truth = read_truth(df, scenario, spark, confs)
         spark.catalog.clearCache()
 
-    expected = _committed_rewrites(truth_path)
+    expected = committed["rewrites"]
     observed = {key: truth["rewrites"][key] for key in REWRITE_KEYS}
     spark.stop()
     if observed != expected:

@@ -7,7 +7,9 @@ Meant to be started by ``spark-submit`` with ``spark.eventLog.enabled=true``
         --conf spark.eventLog.dir=file:///tmp/x ... \\
         sample_plans/event_log_job.py --scenario NAME --result result.json [--mode ...]
 
-The query and its confs come from ``generate.py`` in this directory.  The
+The query and its confs come from ``generate.py`` in this directory (a tuned
+scenario's confs, thresholds measured by the generator, from its committed
+truth.json: ``generate.job_confs``).  The
 scenario's action (``df.collect()``) runs with the job description
 ``aqe-sample:<scenario>``, which Spark records as that SQL execution's
 ``description``; setup work (parquet writes, fillers) runs without it.
@@ -63,6 +65,7 @@ from pyspark.sql import functions as F  # noqa: E402
 from generate import (  # noqa: E402
     REWRITE_KEYS,
     _ScenarioConfs,
+    job_confs,
     read_truth,
     scenario_named,
 )
@@ -223,17 +226,20 @@ def main(argv=None) -> int:
     log_conf = _event_log_conf(spark)
     log_dir = _local_dir(log_conf["dir"])
 
+    with truth_path.open(encoding="utf-8") as handle:
+        committed = json.load(handle)
+    expected = committed["rewrites"]
+    confs = job_confs(scenario, committed)
+
     with tempfile.TemporaryDirectory(prefix="aqe-sample-data-") as data_dir:
-        with _ScenarioConfs(spark, scenario.all_confs()):
+        with _ScenarioConfs(spark, confs):
             df = scenario.build(spark, Path(data_dir))
             sc.setJobDescription(label)
             rows = df.collect()
             sc.setJobDescription(None)
-            truth = read_truth(df, scenario, spark)
+            truth = read_truth(df, scenario, spark, confs)
         spark.catalog.clearCache()
 
-    with truth_path.open(encoding="utf-8") as handle:
-        expected = json.load(handle)["rewrites"]
     observed = {key: truth["rewrites"][key] for key in REWRITE_KEYS}
     result = {
         "spark_version": spark.version,

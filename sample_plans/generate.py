@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
@@ -64,6 +64,8 @@ SHUFFLE_READ_CLASSES = frozenset({"AQEShuffleReadExec", "CustomShuffleReaderExec
 EQUI_JOIN_CLASSES = frozenset(
     {"SortMergeJoinExec", "ShuffledHashJoinExec", "BroadcastHashJoinExec"}
 )
+# Query stages whose run-time evidence truth.json records, by class.
+STAGE_KINDS = {"ShuffleQueryStageExec": "shuffle", "BroadcastQueryStageExec": "broadcast"}
 SWITCH_TARGETS = {
     "BroadcastHashJoinExec": "smj-to-bhj",
     "ShuffledHashJoinExec": "smj-to-shj",
@@ -75,6 +77,62 @@ SWITCH_TARGETS = {
 # --------------------------------------------------------------------------
 
 
+# Why a negative control's rewrite did not happen; truth.json's ``control.reason``.
+CONTROL_REASONS = (
+    "disabled",  # the feature is switched off by its config
+    "above-broadcast-threshold",
+    "below-skew-factor",
+    "unsplittable-join-side",
+    "too-many-empty-partitions",
+    "user-repartition",
+    "aqe-disabled",
+)
+CONTROL_KINDS = REWRITE_KEYS + ("adaptive",)
+
+ConfLookup = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class Control:
+    """What a negative control sets up: the reason its rewrite does not happen.
+
+    ``config`` is the full key of the setting that decides it, or None when
+    the query itself does (a join type, a user repartition); its effective
+    value goes into the facts as ``config_value``.  ``facts`` measures the numbers that show the reason from the truth just
+    read (its ``stages``, ``joins``, ``rewrites``) and the session's effective
+    settings (``conf(key)``, defaults included).  ``claims`` are the
+    conditions those facts must meet for the control to make its point, each
+    with what it says; strict runs fail when one does not hold.  ``twin``
+    names the positive scenario built from the same query, if there is one.
+    """
+
+    kind: str
+    reason: str
+    config: Optional[str]
+    text: str
+    facts: Callable[[dict, ConfLookup], dict]
+    claims: tuple = ()
+    twin: Optional[str] = None
+
+    def __post_init__(self):
+        if self.reason not in CONTROL_REASONS or self.kind not in CONTROL_KINDS:
+            raise ValueError(f"unknown control kind or reason: {self.kind}, {self.reason}")
+
+    def record(self, truth: dict, conf: ConfLookup) -> dict:
+        """The ``control`` object of truth.json."""
+        return {
+            "kind": self.kind,
+            "reason": self.reason,
+            "config": self.config,
+            "text": self.text,
+            "twin": self.twin,
+            "facts": {
+                **({"config_value": conf(self.config)} if self.config else {}),
+                **self.facts(truth, conf),
+            },
+        }
+
+
 @dataclass(frozen=True)
 class Scenario:
     """One query whose plans are captured.
@@ -84,7 +142,12 @@ class Scenario:
     rewrite or info key to whether it must occur (count > 0) or must not
     (count == 0); it guards against a scenario silently losing its point.
     ``min_spark`` gates Spark lines where the scenario cannot exist; runs on
-    them skip it and print ``min_spark_reason``.
+    them skip it and print ``min_spark_reason``.  ``control`` makes it a
+    negative control (see ``Control``).  ``tune``, given the session and the
+    scratch directory, runs a measuring query and returns confs derived from
+    the sizes it measured (e.g. a threshold just under a side's size); they
+    override ``confs`` and are recorded in truth.json, which the driver-log
+    and event-log jobs then replay (``job_confs``).
     """
 
     name: str
@@ -96,6 +159,8 @@ class Scenario:
     min_spark_reason: str = (
         "AQEShuffleRead and the AQE configs used here date from Spark 3.2"
     )
+    control: Optional[Control] = None
+    tune: Optional[Callable[[SparkSession, Path], Mapping[str, str]]] = None
 
     def all_confs(self) -> dict:
         """The full set of session settings this scenario runs with."""
@@ -118,16 +183,32 @@ def _build_coalesced_aggregation(spark: SparkSession, _: Path) -> DataFrame:
     return _grouped_counts(spark, 10_000, 7)
 
 
-def _build_skew_join(spark: SparkSession, _: Path) -> DataFrame:
-    """Key 0 holds 90% of the left side, so one shuffle partition dwarfs the rest."""
-    left = _range(spark, 20_000).select(
+def _skewed_rows(spark: SparkSession) -> DataFrame:
+    """20,000 rows where key 0 holds 90%; the other 10% spread over keys 0-96,
+    so every shuffle partition gets some rows."""
+    return _range(spark, 20_000).select(
         F.when(F.col("id") % 10 == 0, F.col("id") % 97).otherwise(0).alias("k"),
         F.col("id").alias("v"),
     )
-    right = _range(spark, 97).select(
-        F.col("id").alias("k"), (F.col("id") * 2).alias("w")
-    )
+
+
+def _skew_partner(spark: SparkSession) -> DataFrame:
+    """One row per key 0-96: the even side of the skewed joins."""
+    return _range(spark, 97).select(F.col("id").alias("k"), (F.col("id") * 2).alias("w"))
+
+
+def _build_skew_join(spark: SparkSession, _: Path) -> DataFrame:
+    """Key 0 holds 90% of the left side, so one shuffle partition dwarfs the rest."""
+    left, right = _skewed_rows(spark), _skew_partner(spark)
     return left.join(right, "k").groupBy("w").agg(F.count("v").alias("n"))
+
+
+def _build_skewed_right_outer_side(spark: SparkSession, _: Path) -> DataFrame:
+    """The skew join mirrored into a left outer join: the skew is on the right
+    side, which OptimizeSkewedJoin never splits for LeftOuter (the right side
+    must keep its rows whole to find the left rows without a match)."""
+    left, right = _skew_partner(spark), _skewed_rows(spark)
+    return left.join(right, "k", "left_outer").groupBy("w").agg(F.count("v").alias("n"))
 
 
 def _filtered_join(spark: SparkSession, how: str = "inner") -> DataFrame:
@@ -302,6 +383,26 @@ def _build_aqe_declines(spark: SparkSession, _: Path) -> DataFrame:
     return left.join(right, "k").select("k", "v", "w")
 
 
+def _repartitioned_counts(spark: SparkSession, by_number: bool) -> DataFrame:
+    """A user repartition by the grouping key, then the aggregation, which
+    needs no shuffle of its own.  ``repartition(20, k)`` has origin
+    REPARTITION_BY_NUM, whose partition count AQE must keep;
+    ``repartition(k)`` (REPARTITION_BY_COL) may be coalesced."""
+    rows = _range(spark, 10_000).select(
+        (F.col("id") % 7).alias("k"), F.col("id").alias("v")
+    )
+    shuffled = rows.repartition(20, "k") if by_number else rows.repartition("k")
+    return shuffled.groupBy("k").agg(F.count("v").alias("n"))
+
+
+def _build_user_repartition(spark: SparkSession, _: Path) -> DataFrame:
+    return _repartitioned_counts(spark, by_number=True)
+
+
+def _build_repartition_by_column(spark: SparkSession, _: Path) -> DataFrame:
+    return _repartitioned_counts(spark, by_number=False)
+
+
 _SKEW_CONFS = {
     "spark.sql.adaptive.autoBroadcastJoinThreshold": "-1",
     "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "1KB",
@@ -312,6 +413,228 @@ _SKEW_CONFS = {
 # KB), so AQE can only ever broadcast the side the scenario means it to.
 _RUNTIME_BROADCAST_CONFS = {"spark.sql.adaptive.autoBroadcastJoinThreshold": "64KB"}
 _NO_RUNTIME_BROADCAST = {"spark.sql.adaptive.autoBroadcastJoinThreshold": "-1"}
+
+# --------------------------------------------------------------------------
+# Negative controls: the facts that show why a rewrite did not happen
+# --------------------------------------------------------------------------
+
+ADAPTIVE_KEY = "spark.sql.adaptive.enabled"
+COALESCE_KEY = "spark.sql.adaptive.coalescePartitions.enabled"
+ADVISORY_KEY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
+SKEW_ENABLED_KEY = "spark.sql.adaptive.skewJoin.enabled"
+SKEW_FACTOR_KEY = "spark.sql.adaptive.skewJoin.skewedPartitionFactor"
+SKEW_THRESHOLD_KEY = "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes"
+BROADCAST_KEY = "spark.sql.adaptive.autoBroadcastJoinThreshold"
+STATIC_BROADCAST_KEY = "spark.sql.autoBroadcastJoinThreshold"
+NON_EMPTY_RATIO_KEY = "spark.sql.adaptive.nonEmptyPartitionRatioForBroadcastJoin"
+LOCAL_READ_KEY = "spark.sql.adaptive.localShuffleReader.enabled"
+SHJ_THRESHOLD_KEY = "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold"
+EXCLUDED_RULES_KEY = "spark.sql.adaptive.optimizer.excludedRules"
+UNDEFINED = "<undefined>"  # SQLConf's value string of an optional setting left unset
+
+# Spark's byte-size suffixes (JavaUtils.byteStringAs): binary multiples, no suffix = bytes.
+_BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+               "g": 1 << 30, "gb": 1 << 30, "t": 1 << 40, "tb": 1 << 40,
+               "p": 1 << 50, "pb": 1 << 50}
+
+
+def conf_bytes(value: str) -> int:
+    """A byte-size setting as Spark reads it: ``64KB`` -> 65536, ``-1`` -> -1."""
+    text = value.strip().lower()
+    digits = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    return int(digits) * _BYTE_UNITS[text[len(digits):].strip()]
+
+
+def spark_median(sizes: Sequence[int]) -> int:
+    """The median partition size as OptimizeSkewedJoin computes it
+    (``Utils.median``): the mean of the two middle values, integer-divided,
+    for an even count; never below 1."""
+    ordered = sorted(sizes)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return max(ordered[middle], 1)
+    return max((ordered[middle] + ordered[middle - 1]) // 2, 1)
+
+
+def broadcast_threshold(conf: ConfLookup) -> int:
+    """AQE's broadcast threshold: the adaptive setting, else the static one."""
+    value = conf(BROADCAST_KEY)
+    return conf_bytes(conf(STATIC_BROADCAST_KEY) if value == UNDEFINED else value)
+
+
+def _stage_by_id(truth: dict, location: str, stage_id: int) -> dict:
+    return next(s for s in truth["stages"]
+                if s["location"] == location and s["id"] == stage_id)
+
+
+def _join_side_stages(truth: dict) -> tuple[dict, dict, dict]:
+    """The first join whose two sides both read a query stage, and those stages."""
+    for join in truth["joins"]:
+        if join["left_stage"] is not None and join["right_stage"] is not None:
+            return (join, _stage_by_id(truth, join["location"], join["left_stage"]),
+                    _stage_by_id(truth, join["location"], join["right_stage"]))
+    raise ValueError(f"{truth['scenario']}: no join reads a query stage on both sides")
+
+
+def _shuffle_stage(truth: dict) -> dict:
+    """The one shuffle stage of a single-shuffle query."""
+    (stage,) = [s for s in truth["stages"] if s["kind"] == "shuffle"]
+    return stage
+
+
+def _partition_facts(sizes: Sequence[int], conf: ConfLookup) -> dict:
+    """Partition sizes of one shuffle stage against the skew settings in force."""
+    median = spark_median(sizes)
+    return {
+        "partitions": len(sizes),
+        "non_empty_partitions": sum(1 for size in sizes if size > 0),
+        "min_partition_bytes": min(sizes),
+        "max_partition_bytes": max(sizes),
+        "median_partition_bytes": median,
+        "ratio": round(max(sizes) / median, 3),
+        "factor": float(conf(SKEW_FACTOR_KEY)),
+        "threshold_bytes": conf_bytes(conf(SKEW_THRESHOLD_KEY)),
+    }
+
+
+def is_skewed(side: dict) -> bool:
+    """OptimizeSkewedJoin's test for the largest partition: above both the
+    threshold and factor x median (``getSkewThreshold``)."""
+    limit = max(side["threshold_bytes"], int(side["median_partition_bytes"] * side["factor"]))
+    return side["max_partition_bytes"] > limit
+
+
+def _skew_facts(skewed_side: str):
+    """Facts for a skewed join: the named side's partition sizes, flat, and the
+    other side's under ``other_side``."""
+    def facts(truth: dict, conf: ConfLookup) -> dict:
+        join, left, right = _join_side_stages(truth)
+        stages = {"left": left, "right": right}
+        other = "right" if skewed_side == "left" else "left"
+        return {
+            "skew_join_enabled": conf(SKEW_ENABLED_KEY),
+            "join_type": join["join_type"],
+            "side": skewed_side,
+            "stage": stages[skewed_side]["id"],
+            **_partition_facts(stages[skewed_side]["bytes_by_partition"], conf),
+            "other_side": _partition_facts(stages[other]["bytes_by_partition"], conf),
+        }
+    return facts
+
+
+def _broadcast_facts(truth: dict, conf: ConfLookup) -> dict:
+    """The join's smaller side (the one AQE would broadcast) against the threshold."""
+    _, left, right = _join_side_stages(truth)
+    side, other = sorted((left, right), key=lambda s: s["size_in_bytes"])
+    sizes = side["bytes_by_partition"]
+    non_empty = sum(1 for size in sizes if size > 0)
+    return {
+        "side": "left" if side is left else "right",
+        "side_bytes": side["size_in_bytes"],
+        "other_side_bytes": other["size_in_bytes"],
+        "threshold_bytes": broadcast_threshold(conf),
+        "partitions": len(sizes),
+        "non_empty_partitions": non_empty,
+        "non_empty_ratio": round(non_empty / len(sizes), 3),
+        "ratio_threshold": float(conf(NON_EMPTY_RATIO_KEY)),
+    }
+
+
+def _read_facts(truth: dict, conf: ConfLookup) -> dict:
+    """Facts for a single-shuffle aggregation whose read AQE could coalesce."""
+    stage = _shuffle_stage(truth)
+    sizes = stage["bytes_by_partition"]
+    return {
+        "coalescing_enabled": conf(COALESCE_KEY),
+        "shuffle_origin": stage["shuffle_origin"],
+        "partitions": len(sizes),
+        "non_empty_partitions": sum(1 for size in sizes if size > 0),
+        "total_bytes": sum(sizes),
+        "advisory_partition_bytes": conf_bytes(conf(ADVISORY_KEY)),
+    }
+
+
+def _empty_side_facts(truth: dict, conf: ConfLookup) -> dict:
+    _, left, right = _join_side_stages(truth)
+    empty = min((left, right), key=lambda s: s["row_count"])
+    return {
+        "side": "left" if empty is left else "right",
+        "side_rows": empty["row_count"],
+        "side_bytes": empty["size_in_bytes"],
+    }
+
+
+def _local_read_facts(truth: dict, conf: ConfLookup) -> dict:
+    return {
+        "broadcast_joins": truth["rewrites"]["smj-to-bhj"],
+        "local_reads": truth["rewrites"]["local-read"],
+    }
+
+
+def _shj_facts(truth: dict, conf: ConfLookup) -> dict:
+    _, left, right = _join_side_stages(truth)
+    return {
+        "threshold_bytes": conf_bytes(conf(SHJ_THRESHOLD_KEY)),
+        "advisory_partition_bytes": conf_bytes(conf(ADVISORY_KEY)),
+        "max_partition_bytes": max(left["bytes_by_partition"] + right["bytes_by_partition"]),
+    }
+
+
+def _adaptive_facts(truth: dict, conf: ConfLookup) -> dict:
+    return {
+        "adaptive": truth["adaptive"],
+        "query_stages": truth["info"]["query-stages"],
+    }
+
+
+def _measure(spark: SparkSession, data_dir: Path, build, confs: Mapping[str, str]) -> dict:
+    """Run a query once with ``confs`` and return its truth (stages and joins):
+    the sizes a control's thresholds are then set against."""
+    probe = Scenario("measure", "a measuring run", build, confs)
+    with _ScenarioConfs(spark, probe.all_confs()):
+        df = build(spark, data_dir)
+        df.collect()
+        return read_truth(df, probe, spark)
+
+
+# A threshold this fraction of the side's size stays clearly below it even
+# when Spark prints the size rounded (9.4 KiB against 8.7 KiB).
+JUST_ABOVE_FRACTION = 0.93
+# A factor this many times the measured max/median ratio stays clearly above it.
+JUST_BELOW_MARGIN = 1.1
+
+
+def _tune_broadcast_just_above(spark: SparkSession, data_dir: Path) -> dict:
+    """The runtime broadcast threshold set just under the small side's run-time size."""
+    truth = _measure(spark, data_dir, _build_filtered_join, _NO_RUNTIME_BROADCAST)
+    _, left, right = _join_side_stages(truth)
+    side_bytes = min(left["size_in_bytes"], right["size_in_bytes"])
+    return {BROADCAST_KEY: str(int(side_bytes * JUST_ABOVE_FRACTION))}
+
+
+_SKEW_BELOW_FACTOR_CONFS = {
+    **_SKEW_CONFS,
+    COALESCE_KEY: "false",  # one original partition per reduce task
+}
+
+
+def _tune_skew_below_factor(spark: SparkSession, data_dir: Path) -> dict:
+    """The skew factor set just above the skewed side's measured max/median ratio."""
+    measuring = {**_SKEW_BELOW_FACTOR_CONFS, SKEW_FACTOR_KEY: "1000000"}
+    truth = _measure(spark, data_dir, _build_skew_join, measuring)
+    _, left, _ = _join_side_stages(truth)
+    sizes = left["bytes_by_partition"]
+    ratio = max(sizes) / spark_median(sizes)
+    return {SKEW_FACTOR_KEY: f"{ratio * JUST_BELOW_MARGIN:.1f}"}
+
+
+def _value_is(wanted: str):
+    return (f"the config is {wanted}", lambda f: f["config_value"] == wanted)
+
+
+_WOULD_COALESCE = ("the partitions together are under the advisory size",
+                   lambda f: f["total_bytes"] < f["advisory_partition_bytes"])
+
 
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
@@ -324,8 +647,14 @@ SCENARIOS: tuple[Scenario, ...] = (
         "coalesced_aggregation_off",
         "Same group-by with partition coalescing disabled: the shuffle read stays uncoalesced.",
         _build_coalesced_aggregation,
-        confs={"spark.sql.adaptive.coalescePartitions.enabled": "false"},
+        confs={COALESCE_KEY: "false"},
         expect={"coalesced": False},
+        control=Control(
+            "coalesced", "disabled", COALESCE_KEY,
+            "Partition coalescing is switched off, so the 20 small shuffle partitions are read as they are.",
+            _read_facts, (_value_is("false"), _WOULD_COALESCE),
+            twin="coalesced_aggregation",
+        ),
     ),
     Scenario(
         "skew_join",
@@ -338,8 +667,15 @@ SCENARIOS: tuple[Scenario, ...] = (
         "skew_join_off",
         "Same skewed join with skew-join handling disabled.",
         _build_skew_join,
-        confs={**_SKEW_CONFS, "spark.sql.adaptive.skewJoin.enabled": "false"},
+        confs={**_SKEW_CONFS, SKEW_ENABLED_KEY: "false"},
         expect={"skew-join": False, "smj-to-bhj": False},
+        control=Control(
+            "skew-join", "disabled", SKEW_ENABLED_KEY,
+            "Skew-join handling is switched off, so the skewed partition is read whole.",
+            _skew_facts("left"),
+            (_value_is("false"), ("the left side is skewed", is_skewed)),
+            twin="skew_join",
+        ),
     ),
     Scenario(
         "smj_to_bhj",
@@ -354,6 +690,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         _build_filtered_join,
         confs=_NO_RUNTIME_BROADCAST,
         expect={"smj-to-bhj": False},
+        control=Control(
+            "smj-to-bhj", "disabled", BROADCAST_KEY,
+            "AQE's broadcast threshold is -1, so no side is small enough to broadcast.",
+            _broadcast_facts,
+            (_value_is("-1"), ("the threshold is negative", lambda f: f["threshold_bytes"] < 0)),
+            twin="smj_to_bhj",
+        ),
     ),
     Scenario(
         "empty_relation",
@@ -368,10 +711,17 @@ SCENARIOS: tuple[Scenario, ...] = (
         _build_empty_relation,
         confs={
             **_NO_RUNTIME_BROADCAST,
-            "spark.sql.adaptive.optimizer.excludedRules": AQE_PACKAGE
-            + "AQEPropagateEmptyRelation",
+            EXCLUDED_RULES_KEY: AQE_PACKAGE + "AQEPropagateEmptyRelation",
         },
         expect={"empty-relation": False},
+        control=Control(
+            "empty-relation", "disabled", EXCLUDED_RULES_KEY,
+            "AQEPropagateEmptyRelation is excluded, so the join runs although one side has no rows.",
+            _empty_side_facts,
+            (("the rule is excluded", lambda f: "AQEPropagateEmptyRelation" in f["config_value"]),
+             ("one side has no rows", lambda f: f["side_rows"] == 0)),
+            twin="empty_relation",
+        ),
     ),
     Scenario(
         "no_exchange",
@@ -392,9 +742,23 @@ SCENARIOS: tuple[Scenario, ...] = (
         _build_filtered_left_outer_join,
         confs={
             **_RUNTIME_BROADCAST_CONFS,
-            "spark.sql.adaptive.localShuffleReader.enabled": "true",
+            LOCAL_READ_KEY: "true",
         },
         expect={"local-read": True, "smj-to-bhj": True},
+    ),
+    Scenario(
+        "local_read_off",
+        "Same left outer join, broadcast at run time, with local shuffle reads switched off.",
+        _build_filtered_left_outer_join,
+        confs={**_RUNTIME_BROADCAST_CONFS, LOCAL_READ_KEY: "false"},
+        expect={"local-read": False, "smj-to-bhj": True},
+        control=Control(
+            "local-read", "disabled", LOCAL_READ_KEY,
+            "Local shuffle reads are switched off, so the probe side of the broadcast join is read by reducers.",
+            _local_read_facts,
+            (_value_is("false"), ("the join was broadcast", lambda f: f["broadcast_joins"] > 0)),
+            twin="local_read",
+        ),
     ),
     Scenario(
         "smj_to_shj",
@@ -403,9 +767,29 @@ SCENARIOS: tuple[Scenario, ...] = (
         confs={
             **_NO_RUNTIME_BROADCAST,
             "spark.sql.join.preferSortMergeJoin": "true",
-            "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": "64MB",
+            SHJ_THRESHOLD_KEY: "64MB",
         },
         expect={"smj-to-shj": True, "smj-to-bhj": False},
+    ),
+    Scenario(
+        "smj_to_shj_off",
+        "Same join with the local hash-map threshold at 0: it stays a sort-merge join.",
+        _build_smj_to_shj,
+        confs={
+            **_NO_RUNTIME_BROADCAST,
+            "spark.sql.join.preferSortMergeJoin": "true",
+            SHJ_THRESHOLD_KEY: "0",
+        },
+        expect={"smj-to-shj": False, "smj-to-bhj": False},
+        control=Control(
+            "smj-to-shj", "disabled", SHJ_THRESHOLD_KEY,
+            "The local hash-map threshold is 0, so no shuffle partition fits it and the join stays sort-merge.",
+            _shj_facts,
+            (_value_is("0"),
+             ("a partition is larger than the threshold",
+              lambda f: f["max_partition_bytes"] > f["threshold_bytes"])),
+            twin="smj_to_shj",
+        ),
     ),
     Scenario(
         "dynamic_partition_pruning",
@@ -463,9 +847,111 @@ SCENARIOS: tuple[Scenario, ...] = (
         _build_aqe_declines,
         confs={
             **_RUNTIME_BROADCAST_CONFS,
-            "spark.sql.adaptive.nonEmptyPartitionRatioForBroadcastJoin": "0.2",
+            NON_EMPTY_RATIO_KEY: "0.2",
         },
         expect={"smj-to-bhj": False, "smj-to-shj": False},
+        control=Control(
+            "smj-to-bhj", "too-many-empty-partitions", NON_EMPTY_RATIO_KEY,
+            "The small side fills 1 of 20 shuffle partitions, under the non-empty ratio a broadcast needs.",
+            _broadcast_facts,
+            (("the non-empty ratio is under the setting",
+              lambda f: f["non_empty_ratio"] < f["ratio_threshold"]),
+             ("the side is small enough to broadcast",
+              lambda f: 0 <= f["side_bytes"] <= f["threshold_bytes"])),
+        ),
+    ),
+    Scenario(
+        "aqe_off",
+        "The multi_rewrite query with adaptive execution switched off: no query stages, nothing re-planned.",
+        _build_multi_rewrite,
+        confs={**_RUNTIME_BROADCAST_CONFS, ADAPTIVE_KEY: "false"},
+        expect={"query-stages": False, **{key: False for key in REWRITE_KEYS}},
+        control=Control(
+            "adaptive", "aqe-disabled", ADAPTIVE_KEY,
+            "Adaptive query execution is switched off, so no rewrite can happen.",
+            _adaptive_facts,
+            (_value_is("false"), ("the plan is not adaptive", lambda f: not f["adaptive"])),
+            twin="multi_rewrite",
+        ),
+    ),
+    Scenario(
+        "broadcast_just_above",
+        "The smj_to_bhj join with AQE's broadcast threshold set just under the filtered side's run-time size.",
+        _build_filtered_join,
+        expect={"smj-to-bhj": False},
+        tune=_tune_broadcast_just_above,
+        control=Control(
+            "smj-to-bhj", "above-broadcast-threshold", BROADCAST_KEY,
+            "The smaller side's run-time size is just above AQE's broadcast threshold, so the join stays sort-merge.",
+            _broadcast_facts,
+            (("the side is above the threshold",
+              lambda f: f["side_bytes"] > f["threshold_bytes"] >= 0),
+             ("the threshold is within 15% of the side",
+              lambda f: f["threshold_bytes"] >= 0.85 * f["side_bytes"]),
+             ("the other side is above it too",
+              lambda f: f["other_side_bytes"] > f["threshold_bytes"])),
+            twin="smj_to_bhj",
+        ),
+    ),
+    Scenario(
+        "skew_below_factor",
+        "The skew_join data with the skew factor set just above the skewed side's max/median partition ratio.",
+        _build_skew_join,
+        confs=_SKEW_BELOW_FACTOR_CONFS,
+        expect={"skew-join": False, "smj-to-bhj": False, "coalesced": False},
+        tune=_tune_skew_below_factor,
+        control=Control(
+            "skew-join", "below-skew-factor", SKEW_FACTOR_KEY,
+            "The largest partition is above the skew threshold in bytes but below factor x median, so it is not split.",
+            _skew_facts("left"),
+            (("the largest partition is above the byte threshold",
+              lambda f: f["max_partition_bytes"] > f["threshold_bytes"]),
+             ("it is below factor x median",
+              lambda f: f["max_partition_bytes"] <= f["factor"] * f["median_partition_bytes"]),
+             ("the factor is within 15% of the ratio",
+              lambda f: f["ratio"] < f["factor"] <= 1.15 * f["ratio"]),
+             ("no partition of either side is empty",
+              lambda f: f["min_partition_bytes"] > 0 and f["other_side"]["min_partition_bytes"] > 0),
+             ("the other side is not skewed", lambda f: not is_skewed(f["other_side"]))),
+            twin="skew_join",
+        ),
+    ),
+    Scenario(
+        "skew_unsplittable_side",
+        "Left outer join whose right side holds the skew: OptimizeSkewedJoin cannot split that side.",
+        _build_skewed_right_outer_side,
+        confs=_SKEW_CONFS,
+        expect={"skew-join": False, "smj-to-bhj": False},
+        control=Control(
+            "skew-join", "unsplittable-join-side", None,
+            "The skewed partition is on the right side of a left outer join, which Spark can only split on the left.",
+            _skew_facts("right"),
+            (("the join is a left outer join", lambda f: f["join_type"] == "LeftOuter"),
+             ("the right side is skewed", is_skewed),
+             ("the left side is not", lambda f: not is_skewed(f["other_side"]))),
+        ),
+    ),
+    Scenario(
+        "user_repartition",
+        "repartition(20, k) feeding an aggregation on k: AQE keeps a partition count the user asked for.",
+        _build_user_repartition,
+        expect={"coalesced": False},
+        control=Control(
+            "coalesced", "user-repartition", None,
+            "The shuffle is the user's repartition to 20 partitions, whose count AQE must keep, so it is not coalesced.",
+            _read_facts,
+            (("the shuffle is a repartition by number",
+              lambda f: f["shuffle_origin"] == "REPARTITION_BY_NUM"),
+             ("coalescing is on", lambda f: f["coalescing_enabled"] == "true"),
+             _WOULD_COALESCE),
+            twin="repartition_by_column",
+        ),
+    ),
+    Scenario(
+        "repartition_by_column",
+        "repartition(k) feeding an aggregation on k: AQE may coalesce a repartition by column.",
+        _build_repartition_by_column,
+        expect={"coalesced": True},
     ),
 )
 
@@ -677,6 +1163,83 @@ def _join_switches(initial_nodes: list, final_nodes: list) -> list[dict]:
     return switches
 
 
+def _option(value):
+    """A Scala Option's value, or None."""
+    return value.get() if value.isDefined() else None
+
+
+def _big_int(value) -> int:
+    """A Scala BigInt reached through py4j (which may already hand back an int)."""
+    return value if isinstance(value, int) else int(value.toString())
+
+
+def _stage_truth(stage, location: str) -> dict:
+    """A materialized query stage's run-time evidence, as AQE's rules read it.
+
+    ``size_in_bytes`` and ``row_count`` are ``getRuntimeStatistics`` (the
+    exchange's data size and row metrics: what the broadcast decision compares
+    with the threshold); ``bytes_by_partition`` is the shuffle's
+    ``MapOutputStatistics.bytesByPartitionId`` (the shuffle-file bytes per
+    reduce partition that coalescing, skew and the empty-partition ratio read).
+    """
+    kind = STAGE_KINDS[_simple_name(stage)]
+    stats = stage.getRuntimeStatistics()
+    rows = _option(stats.rowCount())
+    record = {
+        "id": int(stage.id()),
+        "location": location,
+        "kind": kind,
+        "size_in_bytes": _big_int(stats.sizeInBytes()),
+        "row_count": None if rows is None else _big_int(rows),
+        "bytes_by_partition": None,
+        "shuffle_origin": None,
+    }
+    if kind == "shuffle":
+        map_stats = _option(stage.mapStats())
+        if map_stats is not None:
+            record["bytes_by_partition"] = [int(b) for b in map_stats.bytesByPartitionId()]
+        record["shuffle_origin"] = stage.shuffle().shuffleOrigin().toString()
+    return record
+
+
+def _stage_below(node, types: _JvmTypes):
+    """The query stage a join side reads, through single-child nodes (sort,
+    shuffle read), or None when the side branches or reads no stage."""
+    while not types.is_query_stage(node):
+        children = _seq(node.children())
+        if len(children) != 1:
+            return None
+        node = children[0]
+    return node if _simple_name(node) in STAGE_KINDS else None
+
+
+def _join_truth(join, location: str, types: _JvmTypes) -> dict:
+    """A final-plan join and the query stages its two sides read."""
+    sides = [_stage_below(join.left(), types), _stage_below(join.right(), types)]
+    left, right = (None if stage is None else int(stage.id()) for stage in sides)
+    return {
+        "location": location,
+        "operator": _simple_name(join)[: -len("Exec")],
+        "join_type": join.joinType().toString(),
+        "left_stage": left,
+        "right_stage": right,
+    }
+
+
+def _runtime_evidence(nodes: list, location: str, types: _JvmTypes) -> tuple[list, list]:
+    """Stages (by id) and joins of one adaptive plan's final plan."""
+    stages = sorted(
+        (_stage_truth(n, location) for n in nodes if _simple_name(n) in STAGE_KINDS),
+        key=lambda stage: stage["id"],
+    )
+    joins = [
+        _join_truth(n, location, types)
+        for n in nodes
+        if _simple_name(n).endswith("JoinExec") and _has_method(n, "joinType")
+    ]
+    return stages, joins
+
+
 def _adaptive_plan_truth(
     adaptive, location: str, types: _JvmTypes
 ) -> tuple[dict, list]:
@@ -694,6 +1257,7 @@ def _adaptive_plan_truth(
     switches = _join_switches(initial.nodes, final.nodes)
     for switch in switches:
         counts[SWITCH_TARGETS[switch["to"] + "Exec"]] += 1
+    stages, joins = _runtime_evidence(final.nodes, location, types)
     truth = {
         "location": location,
         "is_final_plan": bool(
@@ -702,6 +1266,8 @@ def _adaptive_plan_truth(
         "rewrites": {key: counts[key] for key in REWRITE_KEYS},
         "info": {key: counts[key] for key in INFO_KEYS},
         "join_switches": switches,
+        "stages": stages,
+        "joins": joins,
     }
     return truth, final.nested + initial.nested
 
@@ -725,18 +1291,25 @@ def _collect_adaptive_plans(executed_plan, types: _JvmTypes) -> list[dict]:
     return plans
 
 
-def read_truth(df: DataFrame, scenario: Scenario, spark: SparkSession) -> dict:
-    """Build truth.json content for an executed DataFrame from its JVM plan objects."""
+def read_truth(
+    df: DataFrame, scenario: Scenario, spark: SparkSession, confs: Mapping[str, str] | None = None
+) -> dict:
+    """Build truth.json content for an executed DataFrame from its JVM plan objects.
+
+    Call it while the scenario's confs are still set: a control's facts read
+    the session's effective settings.  ``confs`` is what the scenario ran
+    with (default ``scenario.all_confs()``; a tuned scenario passes its own).
+    """
     types = _JvmTypes(spark)
     executed_plan = df._jdf.queryExecution().executedPlan()
     plans = _collect_adaptive_plans(executed_plan, types)
     main_is_adaptive = _simple_name(executed_plan) == "AdaptiveSparkPlanExec"
-    return {
+    truth = {
         "schema": TRUTH_SCHEMA,
         "spark_version": spark.version,
         "scenario": scenario.name,
         "description": scenario.description,
-        "confs": scenario.all_confs(),
+        "confs": dict(confs) if confs is not None else scenario.all_confs(),
         "adaptive": main_is_adaptive,
         "is_final_plan": plans[0]["is_final_plan"] if main_is_adaptive else None,
         "rewrites": {
@@ -745,7 +1318,14 @@ def read_truth(df: DataFrame, scenario: Scenario, spark: SparkSession) -> dict:
         "info": {key: sum(p["info"][key] for p in plans) for key in INFO_KEYS},
         "join_switches": [s for p in plans for s in p.pop("join_switches")],
         "adaptive_plans": plans,
+        "stages": [s for p in plans for s in p.pop("stages")],
+        "joins": [j for p in plans for j in p.pop("joins")],
+        "control": None,
     }
+    if scenario.control is not None:
+        sql_conf = spark._jsparkSession.sessionState().conf()
+        truth["control"] = scenario.control.record(truth, sql_conf.getConfString)
+    return truth
 
 
 def expectation_problems(truth: dict, scenario: Scenario) -> list[str]:
@@ -756,7 +1336,30 @@ def expectation_problems(truth: dict, scenario: Scenario) -> list[str]:
         if (observed[key] > 0) != wanted:
             verb = "expected" if wanted else "did not expect"
             problems.append(f"{scenario.name}: {verb} {key}, got count {observed[key]}")
+    if scenario.control is not None:
+        facts = truth["control"]["facts"]
+        for claim, holds in scenario.control.claims:
+            if not holds(facts):
+                problems.append(
+                    f"{scenario.name}: control {scenario.control.reason} not shown: {claim} ({facts})"
+                )
     return problems
+
+
+def resolved_confs(spark: SparkSession, scenario: Scenario, data_dir: Path) -> dict:
+    """The confs a scenario runs with: its own, plus what ``tune`` measured."""
+    confs = scenario.all_confs()
+    if scenario.tune is not None:
+        confs.update(scenario.tune(spark, data_dir))
+    return confs
+
+
+def job_confs(scenario: Scenario, committed_truth: dict) -> dict:
+    """The confs a job replaying a scenario (driver log, event log) sets: the
+    committed truth.json's for a tuned scenario, so the logs show the very
+    thresholds the truth recorded and no measuring query runs; otherwise the
+    scenario's own."""
+    return dict(committed_truth["confs"]) if scenario.tune else scenario.all_confs()
 
 
 # --------------------------------------------------------------------------
@@ -812,20 +1415,28 @@ def _write_explains(
 
 
 def run_scenario(
-    spark: SparkSession, scenario: Scenario, out_dir: Path, data_dir: Path
+    spark: SparkSession,
+    scenario: Scenario,
+    out_dir: Path,
+    data_dir: Path,
+    truth_only: bool = False,
 ) -> tuple[list[Path], dict]:
     """Capture one scenario's plans and truth into ``out_dir``.
 
     Explaining the same DataFrame after ``collect()`` shows the plan AQE
     finished with, because the action ran that DataFrame's own query execution.
+    With ``truth_only`` the plan texts are left as they are and only
+    truth.json is written.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    with _ScenarioConfs(spark, scenario.all_confs()):
+    confs = resolved_confs(spark, scenario, data_dir)
+    with _ScenarioConfs(spark, confs):
         df = scenario.build(spark, data_dir)
-        written = _write_explains(spark, df, out_dir, BEFORE_MODES, "before")
+        explain = (lambda *_: []) if truth_only else _write_explains
+        written = explain(spark, df, out_dir, BEFORE_MODES, "before")
         df.collect()
-        written += _write_explains(spark, df, out_dir, AFTER_MODES, "after")
-        truth = read_truth(df, scenario, spark)
+        written += explain(spark, df, out_dir, AFTER_MODES, "after")
+        truth = read_truth(df, scenario, spark, confs)
     spark.catalog.clearCache()
     written.append(
         _write_text(out_dir / "truth.json", json.dumps(truth, indent=2) + "\n")
@@ -858,12 +1469,15 @@ def generate(
     out_dir,
     only: Sequence[str] | None = None,
     strict: bool = False,
+    truth_only: Sequence[str] = (),
 ) -> list[Path]:
     """Run the selected scenarios and write their files under
     ``out_dir/spark-<version>/<scenario>/``; return the paths written.
+    Scenarios named in ``truth_only`` get only their truth.json rewritten.
 
-    A scenario whose truth contradicts its ``expect`` is reported on stderr;
-    with ``strict`` the run then ends with ``RuntimeError``.
+    A scenario whose truth contradicts its ``expect``, or a control whose
+    facts do not show its reason, is reported on stderr; with ``strict`` the
+    run then ends with ``RuntimeError``.
     """
     version_dir = Path(out_dir) / f"spark-{spark.version}"
     written: list[Path] = []
@@ -879,7 +1493,8 @@ def generate(
                 continue
             started = time.monotonic()
             paths, truth = run_scenario(
-                spark, scenario, version_dir / scenario.name, Path(data_dir)
+                spark, scenario, version_dir / scenario.name, Path(data_dir),
+                truth_only=scenario.name in truth_only,
             )
             written.extend(paths)
             problems.extend(expectation_problems(truth, scenario))
@@ -921,11 +1536,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--only", nargs="+", metavar="NAME", help="run only these scenarios"
     )
+    parser.add_argument(
+        "--truth-only",
+        nargs="+",
+        default=(),
+        metavar="NAME",
+        help="of the scenarios run, rewrite only these ones' truth.json, not their plan texts",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="aqe-sample-warehouse-") as warehouse:
         spark = build_session(warehouse)
         try:
-            generate(spark, args.out, only=args.only, strict=True)
+            generate(spark, args.out, only=args.only, strict=True, truth_only=args.truth_only)
         except RuntimeError as error:
             print(error, file=sys.stderr)
             return 1

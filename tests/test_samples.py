@@ -45,7 +45,9 @@ def test_samples_cover_two_spark_lines_and_every_scenario():
         "smj_to_bhj", "smj_to_bhj_off", "empty_relation", "empty_relation_off", "no_exchange",
         "multi_rewrite", "local_read", "smj_to_shj", "dynamic_partition_pruning",
         "scalar_subquery", "reused_exchange", "cached_table", "window",
-        "union_of_aggregates", "five_way_join", "aqe_declines",
+        "union_of_aggregates", "five_way_join", "aqe_declines", "local_read_off",
+        "smj_to_shj_off", "aqe_off", "broadcast_just_above", "skew_below_factor",
+        "skew_unsplittable_side", "user_repartition", "repartition_by_column",
     }
 
 
