@@ -51,8 +51,13 @@ class Fact:
 
 
 def show_size(size: Size) -> str:
+    """`9.4 KiB`; a bound known only from above as `at most 126.0 KiB`."""
+    if size.text:
+        return size.text
     if size.low == size.high:
         return show_bytes(size.low)
+    if size.low == 0:
+        return f"at most {show_bytes(size.high)}"
     return show_bytes((size.low + size.high) // 2)
 
 

@@ -47,9 +47,6 @@ class LocalReadWhyNot(Explainer):
         if origin is not None and origin not in LOCAL_ORIGINS:
             return candidate(self.kind, node, BLOCKED, [Reason(
                 f"its shuffle origin {origin} does not allow a local read", PLAN)])
-        if side.read is not None and shuffle_read_modes(side.read):
-            return candidate(self.kind, node, BLOCKED, [Reason(
-                f"it is read {'/'.join(shuffle_read_modes(side.read))} instead", PLAN)])
         user = partitioning_user_above(join, ctx.up)
         if user is not None:
             return candidate(self.kind, node, BLOCKED, [Reason(
