@@ -50,19 +50,20 @@ def write_json(answers: Iterable[Dict[str, Any]], stream, source: str, report) -
 
 #: How wide the kind column is (the longest kind, `empty-relation`).
 KIND_WIDTH = 14
+#: How wide the verdict column is (`cannot tell`).
+VERDICT_WIDTH = 11
 
 
 def candidate_lines(found: Candidate, indent: str = "  ") -> List[str]:
-    """`kind  node  verdict: reasons`, then `needs` on lines of their own."""
+    """`kind  node`, then the verdict beside the first reason, one reason or need a line."""
     head = f"{indent}{found.kind:<{KIND_WIDTH}}  {found.node}"
     if found.line and "line" not in found.node:
-        head += f" (line {found.line})"
-    lines = [head]
+        head += f", line {found.line}"
     verdict = found.verdict.replace("-", " ")
-    said = "; ".join(r.text for r in found.reasons)
-    lines.append(f"{indent}    {verdict}" + (f": {said}" if said else ""))
-    for need in found.needs:
-        lines.append(f"{indent}    needs {need}")
+    said = [r.text for r in found.reasons] + [f"needs {need}" for need in found.needs]
+    pad = f"{indent}  " + " " * (VERDICT_WIDTH + 2)
+    lines = [head, f"{indent}  {verdict:<{VERDICT_WIDTH}}  " + (said[0] if said else "-")]
+    lines.extend(pad + text for text in said[1:])
     return lines
 
 
