@@ -542,3 +542,14 @@ def test_two_files_draw_the_before_files_initial_tree(tmp_path):
     page = target.read_text("utf-8")
     initial_cells = re.findall(r'<td class="i[^"]*"[^>]*data-rewrite="([^"]+)"', page)
     assert "smj-to-bhj" in initial_cells, initial_cells
+
+
+def test_check_shows_why_an_expected_rewrite_did_not_happen(monkeypatch):
+    """A failed expectation lists its why-not answers, each with its verdict and kind."""
+    args = ["check", "sample_plans/spark-4.3.0/smj_to_bhj_off/eventlog.json", "--expect",
+            "smj-to-bhj"]
+    code, text, _ = run([*args, "--format", "html"], monkeypatch)
+    assert code == 1
+    items = Page(text).having("data-verdict")
+    assert [(i["data-verdict"], i["data-kind"]) for i in items] == [("blocked", "smj-to-bhj")]
+    assert "spark.sql.adaptive.autoBroadcastJoinThreshold=-1" in text

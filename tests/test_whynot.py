@@ -135,3 +135,34 @@ def test_every_rewrite_kind_has_an_explainer():
     from aqe_inspect.whynot import EXPLAINERS
 
     assert sorted(EXPLAINERS) == sorted(d.kind for d in DETECTORS)
+
+
+def test_the_json_contract(capsys):
+    """aqe-inspect/why/v1: each candidate's fields, verdicts and sources from their sets."""
+    queries = why(capsys, SAMPLE_PLANS / "spark-4.3.0" / "aqe_declines" / EVENT_LOG)
+    seen = set()
+    for query in queries:
+        assert {"id", "candidates", "notes"} <= set(query)
+        for item in query["candidates"]:
+            assert set(item) == {"kind", "node", "line", "verdict", "reasons", "needs"}
+            assert item["verdict"] in ("happened", "blocked", "not-needed", "cannot-tell")
+            seen.add(item["verdict"])
+            for reason in item["reasons"]:
+                assert set(reason) == {"config", "value", "source", "text"}
+                assert reason["source"] in ("plan", "metric", "config", "default")
+                assert reason["config"] is None or reason["config"].startswith("spark.")
+    assert {"happened", "blocked", "not-needed"} <= seen
+
+
+def test_check_prints_why_beside_a_failure(capsys):
+    path = SAMPLE_PLANS / "spark-4.3.0" / "smj_to_bhj_off" / EVENT_LOG
+    assert main(["check", str(path), "--expect", "smj-to-bhj", "--format", "json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    (failed,) = [e for e in result["expectations"] if not e["passed"]]
+    assert [(w["verdict"], w["reasons"][0]["config"]) for w in failed["why"]] == [
+        ("blocked", "spark.sql.adaptive.autoBroadcastJoinThreshold")]
+    plan = SAMPLE_PLANS / "spark-4.3.0" / "smj_to_bhj_off" / "formatted_after.txt"
+    assert main(["check", str(plan), "--expect", "smj-to-bhj", "--conf",
+                 "spark.sql.adaptive.autoBroadcastJoinThreshold=-1"]) == 1
+    out = capsys.readouterr().out
+    assert "why not: query 1: SortMergeJoin (15): blocked" in out and "(--conf)" in out

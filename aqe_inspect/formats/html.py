@@ -543,7 +543,7 @@ def _detail(outcome: Outcome) -> str:
     if outcome.why:
         items = "".join(
             f'<li data-verdict="{_e(found.verdict)}" data-kind="{_e(found.kind)}" '
-            f'data-query="{_e(query_id)}"><b>why not</b> (query {_e(query_id)}, '
+            f'data-why-query="{_e(query_id)}"><b>why not</b> (query {_e(query_id)}, '
             f"{_e(found.node)}): {_e(found.summary())}</li>"
             for query_id, found in outcome.why)
         parts.append(f'<ul class="whynot">{items}</ul>')
@@ -554,6 +554,9 @@ def _detail(outcome: Outcome) -> str:
 
 
 CSS = """
+ul.whynot{margin:.3em 0 0;padding-left:1.2em;font-size:.92em}
+ul.whynot li[data-verdict=blocked]{color:var(--fail)}
+ul.whynot li[data-verdict=cannot-tell]{color:var(--dim)}
 :root{--bg:#fff;--fg:#1b1f24;--dim:#667085;--line:#d0d7de;--panel:#f6f8fa;--hl:#fff3bf;
 --hl2:#ffe066;--stage:#4c6ef5;--pass:#2b8a3e;--fail:#c92a2a;--link:#1c64d1;
 --coalesced:#1971c2;--skew-join:#c2255c;--smj-to-bhj:#2f9e44;--smj-to-shj:#e67700;
