@@ -70,16 +70,18 @@ def broadcast_verdict(kind: str, join: Node, ctx: Context) -> Candidate:
     if limit_bytes is not None and limit_bytes < 0:
         return candidate(kind, join, BLOCKED, [setting_reason(
             limit, f"run-time broadcasting is off: {limit.key}={limit.value}")])
-    blocked: List[Reason] = []
+    by_side: List[Tuple[float, List[Reason]]] = []  # a side's reasons, smallest side first
     facts: List[Reason] = []
     needs: List[str] = []
     open_sides = 0
     for index, side in enumerate(join_sides(join)):
         label = side_label(index, side)
+        blocked: List[Reason] = []
+        size = side_size(side, ctx.origin)
+        by_side.append((size.value.low if size is not None else float("inf"), blocked))
         if not builds[index]:
             blocked.append(Reason(f"a {kind_of_join} join cannot build its {label}", PLAN))
             continue
-        size = side_size(side, ctx.origin)
         if size is None:
             needs.append(f"the run-time size of the {label} (a formatted plan after the "
                          "action, or an event log)")
@@ -110,6 +112,8 @@ def broadcast_verdict(kind: str, join: Node, ctx: Context) -> Candidate:
         facts.extend(reasons)
         needs.extend(need)
         open_sides += 1
+    blocked = [reason for _, reasons in sorted(by_side, key=lambda item: item[0])
+               for reason in reasons]
     if open_sides == 0:
         return candidate(kind, join, BLOCKED, blocked)
     if not needs:
