@@ -396,9 +396,9 @@ class _Target:
     """`--output`: checked before the job (its folder must exist), written beside it to a
     temporary folder and renamed over it when whole (Hadoop's FileSystem: any URI)."""
 
-    def __init__(self, session, output: str):
+    def __init__(self, session, output: str, shown: str):
         jvm = session._jvm
-        self.output = output
+        self.output = shown  # as the user gave it, for messages
         self._path = jvm.org.apache.hadoop.fs.Path(output)
         self._fs = self._path.getFileSystem(session._jsc.hadoopConfiguration())
         parent = self._path.getParent()
@@ -467,21 +467,26 @@ class _Target:
 def run_fleet(paths: Sequence[str], output: str, output_format: str = "parquet",
               master: Optional[str] = None, progress: Optional[bool] = None,
               session=None) -> List[Row]:
-    """Scan the event logs at `paths` into the fleet table, write it to `output`, and return
-    its rows. `progress`: a bar of logs done on standard error (default: when it is a
+    """Scan the event logs at `paths` into the fleet table, write it to `output` (a local path
+    unless it is a URI), and return its rows. `progress`: a bar of logs done on standard error (default: when it is a
     terminal). `session`: run on it (default: the active one, else a new one on `master`)."""
     if output_format not in FORMATS:
         raise InspectError(f"--format: expected parquet or csv, found {output_format!r}")
     if not paths:
         raise InspectError("fleet takes one or more event logs, folders or globs")
+    binary = any(has_scheme(path) for path in paths)
+    # Local paths are listed before Spark starts: a wrong path fails at once.
+    units = [] if binary else expand_units(paths, LocalFiles())
+    given = output
+    if not has_scheme(output):  # a local path, wherever Spark's default file system is
+        output = "file:" + os.path.abspath(output)
     own = False
     if session is None:
         session, own = session_for(master)
     try:
-        binary = any(has_scheme(path) for path in paths)
-        files = HadoopFiles(session) if binary else LocalFiles()
-        units = expand_units(paths, files)
-        target = _Target(session, output)
+        if binary:
+            units = expand_units(paths, HadoopFiles(session))
+        target = _Target(session, output, given)
         target.check()
         show = sys.stderr.isatty() if progress is None else progress
         with _bar(len(units), show) as on_progress:
