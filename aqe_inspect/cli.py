@@ -389,6 +389,44 @@ def snapshot_command(
     _emit(output, lambda stream: stream.write(text))
 
 
+@app.command("fleet")
+def fleet_command(
+    paths: List[str] = typer.Argument(
+        ..., help="Event logs: files, folders (of applications, or a rolling log), globs; local "
+        "paths or URIs Spark reads (s3a://, hdfs://)."),
+    output: str = typer.Option(..., "--output", "-o", help="The folder the table is written "
+                               "to, replaced whole (a re-run over it gives the same table)."),
+    table_format: str = typer.Option("parquet", "--format", "-f", help="parquet or csv."),
+    master: Optional[str] = typer.Option(
+        None, "--master", help="Spark's master (default local[*]; under spark-submit, its own)."),
+    summary_format: str = typer.Option("text", "--summary-format",
+                                       help="text, markdown or html."),
+    summary: Optional[str] = typer.Option(
+        None, "--summary", help="Write the summary to this file instead of standard output."),
+) -> None:
+    """Scan many Spark event logs on Spark: one table row per application and SQL execution
+    (what AQE rewrote, its figures and settings), then a summary."""
+    from .fleet.job import FORMATS, require_pyspark, run_fleet
+
+    if table_format not in FORMATS:
+        raise InspectError(f"--format: expected parquet or csv, found {table_format!r}")
+    if summary_format not in ("text", "markdown", "html"):
+        raise InspectError(f"--summary-format: expected text, markdown or html, found "
+                           f"{summary_format!r}")
+    require_pyspark()
+    rows = run_fleet(paths, output, table_format, master)
+    try:
+        from .fleet.summary import write_summary
+    except ImportError:  # the summary is another module's; until it is there, the counts
+        failed = sum(1 for row in rows if row["error"])
+        _emit(summary, lambda stream: stream.write(
+            f"{len(rows)} rows ({failed} with an error) written to {output}\n"))
+        return
+    _emit(summary, lambda stream: write_summary(rows, stream, summary_format),
+          summary=f"aqe-inspect fleet: {len(rows)} rows written to {output}"
+          if summary is not None else None)
+
+
 @app.command("rules")
 def rules_command(
     kind: Optional[str] = typer.Argument(None, help="One rewrite kind (e.g. skew-join): print "

@@ -22,13 +22,13 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import BinaryIO, List, Optional, Tuple
+from typing import BinaryIO, List, Optional, Sequence, Tuple
 
 from ...errors import InspectError
 from .codecs import CODECS, decode, detect_codec
 
-__all__ = ["EventLog", "Part", "find_event_logs", "events_codec", "looks_like_event_log",
-           "stream_event_log"]
+__all__ = ["EventLog", "Part", "find_event_logs", "events_codec", "folder_parts",
+           "is_hidden", "is_marker", "log_from_bytes", "looks_like_event_log", "stream_event_log"]
 
 LAYOUTS = ("file", "rolling", "databricks")
 #: The first bytes read to tell a file's codec and whether it holds events.
@@ -42,7 +42,7 @@ _DATABRICKS_ROLLED = re.compile(
     r"eventlog-(?P<when>\d{4}-\d\d-\d\d--\d\d-\d\d)(?:\.[A-Za-z0-9]+)?(?:\.inprogress)?")
 _EVENT = re.compile(rb"(?:\xef\xbb\xbf)?\s*\{\s*\"Event\"\s*:")
 #: How deep a folder of many applications is searched (Databricks nests cluster/driver/context).
-_MAX_DEPTH = 4
+MAX_DEPTH = 4
 
 
 @dataclass(frozen=True)
@@ -155,27 +155,60 @@ def _part(path: str, name: str) -> Part:
         head = _head(path)
     except OSError as error:
         raise InspectError(f"cannot read: {error.strerror or error}", source=name) from None
+    return Part(path=path, name=name, codec=_codec(head, path, name), size=size)
+
+
+def _codec(head: bytes, path: str, name: str) -> str:
     codec = detect_codec(head, path)
     if codec is None:
         shown = " ".join(f"{byte:02x}" for byte in head[:8])
         raise InspectError(f"not an event log: neither JSON lines nor a stream Spark compresses "
                            f"({', '.join(CODECS[1:])}); it starts with the bytes {shown}",
                            source=name)
-    return Part(path=path, name=name, codec=codec, size=size)
+    return codec
 
 
 def _single(path: str) -> EventLog:
-    part = _part(path, path)
+    return _one_file(_part(path, path))
+
+
+def _one_file(part: Part) -> EventLog:
     if part.size == 0:
-        raise InspectError("the file is empty: no events to read", source=path)
-    return EventLog(name=path, layout="file", parts=(part,))
+        raise InspectError("the file is empty: no events to read", source=part.name)
+    return EventLog(name=part.name, layout="file", parts=(part,))
+
+
+def log_from_bytes(name: str, layout: str, parts: Sequence[Tuple[str, bytes]]) -> EventLog:
+    """One application's log whose files' bytes are at hand (read by someone else, e.g. Spark's
+    binaryFile source), given as (name, bytes) in reading order (`folder_parts`): the same
+    EventLog, and the same errors, as `find_event_logs` gives for the files themselves."""
+    import io
+
+    made = tuple(Part(path=part_name, name=part_name, size=len(data),
+                      codec=_codec(bytes(data[:SNIFF_SIZE]), part_name, part_name),
+                      stream=io.BytesIO(data)) for part_name, data in parts)
+    if layout == "file" and len(made) == 1:
+        return _one_file(made[0])
+    if not made:
+        raise InspectError(f"a {layout} event log directory without readable files", source=name)
+    return EventLog(name=name, layout=layout, parts=made)
 
 
 # -- folders ---------------------------------------------------------------------------------
 
+def is_hidden(name: str) -> bool:
+    """Whether a folder entry is never read as a log: hidden (Hadoop's `.crc`) or `_`-named."""
+    return name.startswith((".", "_"))
+
+
+def is_marker(name: str) -> bool:
+    """Whether a file beside logs only marks an application's state (`appstatus_<app id>`)."""
+    return _APPSTATUS.fullmatch(name) is not None
+
+
 def _listing(path: str) -> List[str]:
     try:
-        return sorted(name for name in os.listdir(path) if not name.startswith((".", "_")))
+        return sorted(name for name in os.listdir(path) if not is_hidden(name))
     except OSError as error:
         raise InspectError(f"cannot read the directory: {error.strerror or error}",
                            source=path) from None
@@ -190,8 +223,10 @@ def _folder_layout(path: str, names: List[str]) -> Optional[str]:
     return None
 
 
-def _folder_log(path: str, names: List[str]) -> Optional[EventLog]:
-    """The log of a rolling or Databricks folder, or None when `path` is laid out as neither."""
+def folder_parts(path: str, names: List[str]) -> Optional[Tuple[str, List[str]]]:
+    """The layout of a folder holding the files `names` and the names of its log's parts in
+    reading order, or None when it is laid out as neither a rolling nor a Databricks log (a
+    folder of applications). Told by names alone, nothing read: a folder on any file system."""
     layout = _folder_layout(path, names)
     if layout == "rolling":
         ordered = sorted((int(match["index"]), name) for name in names
@@ -208,6 +243,15 @@ def _folder_log(path: str, names: List[str]) -> Optional[EventLog]:
             chosen.append(_DATABRICKS_CURRENT)
     else:
         return None
+    return layout, chosen
+
+
+def _folder_log(path: str, names: List[str]) -> Optional[EventLog]:
+    """The log of a rolling or Databricks folder, or None when `path` is laid out as neither."""
+    found = folder_parts(path, names)
+    if found is None:
+        return None
+    layout, chosen = found
     parts = tuple(_part(os.path.join(path, name), os.path.join(path, name)) for name in chosen
                   if os.path.isfile(os.path.join(path, name)))
     if not parts:
@@ -226,9 +270,9 @@ def _search(path: str, names: List[str], depth: int) -> List[EventLog]:
             log = _folder_log(child, children)
             if log is not None:
                 logs.append(log)
-            elif depth < _MAX_DEPTH:
+            elif depth < MAX_DEPTH:
                 logs.extend(_search(child, children, depth + 1))
-        elif os.path.isfile(child) and not _APPSTATUS.fullmatch(name) \
+        elif os.path.isfile(child) and not is_marker(name) \
                 and looks_like_event_log(child):
             logs.append(_single(child))
     return logs

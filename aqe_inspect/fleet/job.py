@@ -1,0 +1,535 @@
+"""The fleet job: many Spark event logs -> the fleet table (`table.py`), built on Spark.
+
+    python -m aqe_inspect.fleet.job PATH... --output DIR [--format parquet|csv] [--master M]
+    spark-submit aqe_inspect/fleet/job.py PATH... --output DIR     (the same, on a cluster)
+
+The driver expands the inputs (files, folders, globs; local paths or any URI Hadoop reads:
+s3a://, hdfs://, file:) into log units by their names alone: a file is a unit, a rolling
+`eventlog_v2_*` or Databricks folder is one unit of its parts in reading order, a folder of
+applications is searched for its units (`files.folder_parts`, `files.MAX_DEPTH`). Nothing of a
+log is read on the driver. Each unit becomes its rows in an executor (`rows.py`, the library
+code `diff` uses); the rows (small) come back to the driver, are written to `--output` as one
+Parquet or CSV table, and returned for the summary.
+
+How a log's bytes reach an executor, chosen by the inputs:
+
+    path     local paths (no scheme): the unit list is parallelized and each task opens its
+             logs by path, streamed (no size limit, no copy); on a cluster, only for paths every
+             executor sees (a shared mount)
+    binary   URIs (s3a://, hdfs://, file:...): Spark's binaryFile source reads each file in the
+             executor that handles it; a rolling log's parts are brought together by a shuffle
+             between executors (`groupByKey` on the unit), never through the driver. binaryFile
+             holds a file whole and refuses files of 2 GiB or more: such a file is an error row
+
+A unit that cannot be read is one error row, never a failed job; a unit that yields no row at
+all (a file gone between listing and reading) gets one too. The output is written to a
+temporary folder beside `--output` and renamed over it at the end: a re-run replaces the table
+whole (idempotent), a failure leaves the previous one.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+import sys
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+from aqe_inspect.errors import InspectError
+from aqe_inspect.fleet.table import COLUMN_NAMES, error_row, spark_schema
+from aqe_inspect.sources.eventlog.files import MAX_DEPTH, folder_parts, is_hidden, is_marker
+
+FORMATS = ("parquet", "csv")
+DEFAULT_MASTER = "local[*]"
+INSTALL_HINT = "the fleet scan runs on PySpark, which is not installed: pip install 'aqe-inspect[spark]'"
+#: binaryFile's limit: a file's bytes are one Java array.
+BINARY_MAX = (1 << 31) - 1
+#: Tasks per core: enough for balance and a progress bar that moves, few enough that a task's
+#: start-up (tens of ms) stays small beside its logs.
+TASKS_PER_CORE = 16
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:/")
+
+Row = Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One application's log as the job reads it: `source` names it in the rows (the file, or
+    the folder of a rolling log), `parts` are its files in reading order; `error` is set when
+    it is known unreadable from its listing alone."""
+
+    source: str
+    layout: str
+    parts: Tuple[str, ...]
+    sizes: Tuple[int, ...] = ()
+    error: str = ""
+
+    @property
+    def size(self) -> int:
+        return sum(self.sizes)
+
+
+# -- listing: names only ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    name: str
+    is_dir: bool
+    size: int
+
+
+class LocalFiles:
+    """The driver's own file system, through `os` (paths without a scheme)."""
+
+    def matches(self, pattern: str) -> List[Entry]:
+        paths = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        found = []
+        for path in paths:
+            try:
+                info = os.stat(path)
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                raise InspectError(f"cannot read: {error.strerror or error}", source=path) \
+                    from None
+            found.append(Entry(path, os.path.basename(os.path.normpath(path)),
+                               os.path.isdir(path), info.st_size))
+        return found
+
+    def entries(self, path: str) -> List[Entry]:
+        try:
+            with os.scandir(path) as listing:
+                return sorted((Entry(item.path, item.name, item.is_dir(),
+                                     0 if item.is_dir() else item.stat().st_size)
+                               for item in listing), key=lambda entry: entry.name)
+        except OSError as error:
+            raise InspectError(f"cannot read the directory: {error.strerror or error}",
+                               source=path) from None
+
+
+class HadoopFiles:
+    """Any file system Spark reads (s3a://, hdfs://, file:), through Hadoop's FileSystem API
+    in the driver's JVM; paths come back qualified (`file:/tmp/x`), as binaryFile names them."""
+
+    def __init__(self, session):
+        self._jvm = session._jvm
+        self._conf = session._jsc.hadoopConfiguration()
+
+    def _fs(self, path):
+        return path.getFileSystem(self._conf)
+
+    def matches(self, pattern: str) -> List[Entry]:
+        path = self._jvm.org.apache.hadoop.fs.Path(pattern)
+        try:
+            statuses = self._fs(path).globStatus(path)
+        except Exception as error:  # py4j: the JVM's IOException, as one line
+            raise InspectError(f"cannot read: {_java_message(error)}", source=pattern) from None
+        return [self._entry(status) for status in (statuses or ())]
+
+    def entries(self, path: str) -> List[Entry]:
+        target = self._jvm.org.apache.hadoop.fs.Path(path)
+        try:
+            statuses = self._fs(target).listStatus(target)
+        except Exception as error:
+            raise InspectError(f"cannot read the directory: {_java_message(error)}",
+                               source=path) from None
+        return sorted((self._entry(status) for status in statuses), key=lambda e: e.name)
+
+    @staticmethod
+    def _entry(status) -> Entry:
+        path = status.getPath()
+        return Entry(path.toString(), path.getName(), bool(status.isDirectory()),
+                     int(status.getLen()))
+
+
+def _java_message(error: Exception) -> str:
+    text = str(getattr(error, "java_exception", "") or error)
+    return " ".join(text.split())[:300]
+
+
+def has_scheme(path: str) -> bool:
+    """Whether `path` is a URI (`s3a://b/k`, `file:/tmp/x`) rather than a local path."""
+    return bool(_SCHEME.match(path)) and not re.match(r"[A-Za-z]:[\\/]", path)
+
+
+def expand_units(paths: Sequence[str], files) -> List[Unit]:
+    """The log units the inputs name, in the order given (a folder's in name order). A path
+    that names nothing, or a folder with no file in it, is an InspectError: the command line is
+    wrong. Files that turn out not to be event logs are units all the same (their rows say so)."""
+    units: List[Unit] = []
+    for given in paths:
+        matched = files.matches(given)
+        if not matched:
+            raise InspectError("no such file or directory" if not glob.has_magic(given)
+                               else "matches no file", source=given)
+        found: List[Unit] = []
+        for entry in matched:
+            if entry.is_dir:
+                found.extend(_folder_units(entry, files))
+            else:
+                found.append(Unit(entry.path, "file", (entry.path,), (entry.size,)))
+        if not found:
+            raise InspectError("is a directory with no Spark event log in it (no files, nor "
+                               "eventlog_v2_* folders)", source=given)
+        units.extend(found)
+    return units
+
+
+def _folder_units(folder: Entry, files) -> List[Unit]:
+    """The units under a folder: itself when laid out as one log, else its files and log
+    folders, searched `MAX_DEPTH` deep (a walk with a stack, in name order)."""
+    units: List[Unit] = []
+    stack = [(folder, 1)]
+    while stack:
+        entry, depth = stack.pop()
+        children = [child for child in files.entries(entry.path) if not is_hidden(child.name)]
+        unit = _log_folder(entry, children)
+        if unit is not None:
+            units.append(unit)
+            continue
+        below = []
+        for child in children:
+            if child.is_dir:
+                if depth < MAX_DEPTH:
+                    below.append((child, depth + 1))
+                else:
+                    sub = _log_folder(child, [c for c in files.entries(child.path)
+                                              if not is_hidden(c.name)])
+                    if sub is not None:
+                        units.append(sub)
+            elif not is_marker(child.name):
+                units.append(Unit(child.path, "file", (child.path,), (child.size,)))
+        stack.extend(reversed(below))
+    return sorted(units, key=lambda unit: unit.source)
+
+
+def _log_folder(folder: Entry, children: List[Entry]) -> Optional[Unit]:
+    names = [child.name for child in children if not child.is_dir]
+    try:
+        found = folder_parts(folder.path, names)
+    except InspectError as error:  # a rolling folder without its parts: an error row
+        return Unit(folder.path, "rolling", (), (), str(error))
+    if found is None:
+        return None
+    layout, chosen = found
+    by_name = {child.name: child for child in children}
+    parts = tuple(by_name[name].path for name in chosen)
+    return Unit(folder.path, layout, parts, tuple(by_name[name].size for name in chosen))
+
+
+# -- the job ---------------------------------------------------------------------------------
+
+def require_pyspark() -> None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise InspectError(INSTALL_HINT) from None
+
+
+def session_for(master: Optional[str]):
+    """The SparkSession to run on: the active one (a test's, a notebook's, spark-submit's), or
+    a new one on `master` (default `local[*]`; under spark-submit, the master it was given).
+    Returns (session, whether this call started it)."""
+    require_pyspark()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    builder = SparkSession.builder.appName("aqe-inspect fleet").config(
+        "spark.ui.showConsoleProgress", "false")
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started this Python
+    chosen = master or (None if submitted else DEFAULT_MASTER)
+    if chosen is not None:
+        builder = builder.master(chosen)
+    if chosen is not None and chosen.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
+        os.environ["PYSPARK_PYTHON"] = sys.executable  # the workers import this aqe_inspect
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session, True
+
+
+def scan(session, units: Sequence[Unit], binary: bool,
+         on_progress: Optional[Callable[[int], None]] = None) -> List[Row]:
+    """Every unit's rows, read in the executors: by path (`binary` false) or through
+    binaryFile; in unit order, each unit's rows in the order its executions ended.
+    `on_progress(units_done)` is called from a thread while the job runs."""
+    sc = session.sparkContext
+    done = sc.accumulator(0)
+    known = [(index, unit) for index, unit in enumerate(units) if not unit.error]
+    found: List[Tuple[int, tuple]] = [(index, _error(unit.source, unit.error))
+                                      for index, unit in enumerate(units) if unit.error]
+    if binary:
+        big = [(index, unit) for index, unit in known
+               if any(size > BINARY_MAX for size in unit.sizes)]
+        found.extend((index, _error(unit.source, f"{unit.source}: larger than 2 GiB, more than "
+                                    "Spark's binaryFile source reads; give it as a local path"))
+                     for index, unit in big)
+        skipped = {index for index, _ in big}
+        known = [(index, unit) for index, unit in known if index not in skipped]
+    with _Watch(done, on_progress):
+        if known:
+            rdd = _binary_rows(session, known, done) if binary else _path_rows(sc, known, done)
+            found.extend(rdd.collect())
+    seen = {index for index, _ in found}
+    found.extend((index, _error(unit.source, f"{unit.source}: no such file (it went away "
+                                "while the fleet was read)"))
+                 for index, unit in enumerate(units) if index not in seen)
+    found.sort(key=lambda item: item[0])  # stable: a unit's rows keep their order
+    return [dict(zip(COLUMN_NAMES, values)) for _, values in found]
+
+
+def _error(source: str, message: str) -> tuple:
+    row = error_row(source, message)
+    return tuple(row[name] for name in COLUMN_NAMES)
+
+
+def _slices(sc, count: int) -> int:
+    return max(1, min(count, TASKS_PER_CORE * sc.defaultParallelism))
+
+
+def _path_rows(sc, known: List[Tuple[int, Unit]], done):
+    # Largest first: the long logs start early and the short ones fill the gaps at the end.
+    ordered = sorted(known, key=lambda item: -item[1].size)
+    return sc.parallelize(ordered, _slices(sc, len(ordered))).mapPartitions(
+        functools.partial(_read_paths, done))
+
+
+def _read_paths(done, units: Iterable[Tuple[int, Unit]]) -> Iterator[Tuple[int, tuple]]:
+    """In an executor: each unit's rows, its log opened by path."""
+    from aqe_inspect.fleet.rows import rows_of_log
+
+    for index, unit in units:
+        for row in rows_of_log(unit.source):
+            yield index, tuple(row[name] for name in COLUMN_NAMES)
+        done.add(1)
+
+
+def _binary_rows(session, known: List[Tuple[int, Unit]], done):
+    """binaryFile over the units' files: single files read where they are listed (no
+    shuffle), the parts of rolling and Databricks logs grouped by unit between executors."""
+    sc = session.sparkContext
+    places = {part: (index, order) for index, unit in known
+              for order, part in enumerate(unit.parts)}
+    lookup = sc.broadcast({"places": places, "units": dict(known)})
+    singles = [unit.parts[0] for _, unit in known if unit.layout == "file"]
+    several = [part for _, unit in known if unit.layout != "file" for part in unit.parts]
+    reader = session.read.format("binaryFile")
+    rdds = []
+    if singles:
+        rdds.append(reader.load(singles).select("path", "content").rdd.mapPartitions(
+            functools.partial(_read_single_bytes, lookup, done)))
+    if several:
+        grouped = reader.load(several).select("path", "content").rdd.map(
+            functools.partial(_keyed_part, lookup)).filter(lambda item: item is not None)
+        slices = _slices(sc, len({place[0] for place in places.values()}))
+        rdds.append(grouped.groupByKey(slices).flatMap(
+            functools.partial(_read_grouped_bytes, lookup, done)))
+    return rdds[0] if len(rdds) == 1 else sc.union(rdds)
+
+
+def _read_single_bytes(lookup, done, records) -> Iterator[Tuple[int, tuple]]:
+    from aqe_inspect.fleet.rows import rows_of_bytes
+
+    places, units = lookup.value["places"], lookup.value["units"]
+    for record in records:
+        place = places.get(record.path)
+        if place is None:  # not a file of ours (cannot happen: binaryFile lists what it is given)
+            continue
+        unit = units[place[0]]
+        for row in rows_of_bytes(unit.source, "file", [(unit.parts[0], record.content)]):
+            yield place[0], tuple(row[name] for name in COLUMN_NAMES)
+        done.add(1)
+
+
+def _keyed_part(lookup, record):
+    place = lookup.value["places"].get(record.path)
+    return None if place is None else (place[0], (place[1], record.path, record.content))
+
+
+def _read_grouped_bytes(lookup, done, item) -> List[Tuple[int, tuple]]:
+    from aqe_inspect.fleet.rows import rows_of_bytes
+
+    index, parts = item
+    unit = lookup.value["units"][index]
+    ordered = [(path, content) for _, path, content in sorted(parts, key=lambda p: p[0])]
+    rows = rows_of_bytes(unit.source, unit.layout, ordered)
+    done.add(1)
+    return [(index, tuple(row[name] for name in COLUMN_NAMES)) for row in rows]
+
+
+class _Watch:
+    """While the job runs, a thread calls `on_progress` with the accumulator's value (updated
+    on the driver as each task ends)."""
+
+    def __init__(self, done, on_progress: Optional[Callable[[int], None]]):
+        self._done, self._on_progress = done, on_progress
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def __enter__(self) -> "_Watch":
+        if self._on_progress is not None:
+            self._thread = threading.Thread(target=self._poll, name="aqe-inspect-progress",
+                                            daemon=True)
+            self._thread.start()
+        return self
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.2):
+            self._on_progress(self._done.value)
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._on_progress(self._done.value)
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+class _Target:
+    """`--output`: checked before the job (its folder must exist), written beside it to a
+    temporary folder and renamed over it when whole (Hadoop's FileSystem: any URI)."""
+
+    def __init__(self, session, output: str, shown: str):
+        jvm = session._jvm
+        self.output = shown  # as the user gave it, for messages
+        self._path = jvm.org.apache.hadoop.fs.Path(output)
+        self._fs = self._path.getFileSystem(session._jsc.hadoopConfiguration())
+        parent = self._path.getParent()
+        name = self._path.getName()
+        self._temporary = jvm.org.apache.hadoop.fs.Path(
+            parent, f".{name}.aqe-inspect-{uuid.uuid4().hex[:12]}")
+        self._old = jvm.org.apache.hadoop.fs.Path(
+            parent, f".{name}.aqe-inspect-old-{uuid.uuid4().hex[:12]}")
+        self._parent = parent
+
+    def check(self) -> None:
+        if self._parent is None:
+            raise InspectError("cannot write the table: give a folder, not a root",
+                               source=self.output)
+        try:
+            if not self._fs.exists(self._parent):
+                raise InspectError("cannot write the table: its parent folder does not exist",
+                                   source=self.output)
+            if self._fs.exists(self._path) and not self._fs.getFileStatus(self._path).isDirectory():
+                raise InspectError("cannot write the table: a file is there (the table is a "
+                                   "folder)", source=self.output)
+        except InspectError:
+            raise
+        except Exception as error:
+            raise InspectError(f"cannot write the table: {_java_message(error)}",
+                               source=self.output) from None
+        if self._fs.getScheme() == "file":
+            local = self._fs.pathToFile(self._parent).getPath()
+            if not os.access(local, os.W_OK | os.X_OK):
+                raise InspectError("cannot write the table: permission denied",
+                                   source=self.output)
+
+    def write(self, session, rows: List[Row], output_format: str) -> None:
+        frame = session.createDataFrame([tuple(row[name] for name in COLUMN_NAMES)
+                                         for row in rows], schema=spark_schema())
+        writer = frame.coalesce(1).write.mode("overwrite").format(output_format)
+        if output_format == "csv":  # quotes doubled, as RFC 4180 and Python's csv read them
+            writer = writer.option("header", "true").option("escape", '"')
+        try:
+            writer.save(self._temporary.toString())
+            moved = False
+            if self._fs.exists(self._path):
+                moved = bool(self._fs.rename(self._path, self._old))
+            if not self._fs.rename(self._temporary, self._path):
+                if moved:
+                    self._fs.rename(self._old, self._path)
+                raise InspectError("cannot write the table: renaming the written folder "
+                                   "failed", source=self.output)
+            if moved:
+                self._fs.delete(self._old, True)
+        except InspectError:
+            self._remove()
+            raise
+        except Exception as error:
+            self._remove()
+            raise InspectError(f"cannot write the table: {_java_message(error)}",
+                               source=self.output) from None
+
+    def _remove(self) -> None:
+        try:
+            self._fs.delete(self._temporary, True)
+        except Exception:  # noqa: BLE001 - cleaning up after a failure already reported
+            pass
+
+
+def run_fleet(paths: Sequence[str], output: str, output_format: str = "parquet",
+              master: Optional[str] = None, progress: Optional[bool] = None,
+              session=None) -> List[Row]:
+    """Scan the event logs at `paths` into the fleet table, write it to `output` (a local path
+    unless it is a URI), and return its rows. `progress`: a bar of logs done on standard error (default: when it is a
+    terminal). `session`: run on it (default: the active one, else a new one on `master`)."""
+    if output_format not in FORMATS:
+        raise InspectError(f"--format: expected parquet or csv, found {output_format!r}")
+    if not paths:
+        raise InspectError("fleet takes one or more event logs, folders or globs")
+    binary = any(has_scheme(path) for path in paths)
+    # Local paths are listed before Spark starts: a wrong path fails at once.
+    units = [] if binary else expand_units(paths, LocalFiles())
+    given = output
+    if not has_scheme(output):  # a local path, wherever Spark's default file system is
+        output = "file:" + os.path.abspath(output)
+    own = False
+    if session is None:
+        session, own = session_for(master)
+    try:
+        if binary:
+            units = expand_units(paths, HadoopFiles(session))
+        target = _Target(session, output, given)
+        target.check()
+        show = sys.stderr.isatty() if progress is None else progress
+        with _bar(len(units), show) as on_progress:
+            rows = scan(session, units, binary, on_progress)
+        target.write(session, rows, output_format)
+        return rows
+    finally:
+        if own:
+            session.stop()
+
+
+class _bar:
+    """A rich progress bar of logs done on standard error, or nothing."""
+
+    def __init__(self, total: int, show: bool):
+        self._total, self._show, self._progress, self._task = total, show, None, None
+
+    def __enter__(self) -> Optional[Callable[[int], None]]:
+        if not self._show:
+            return None
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeElapsedColumn)
+
+        self._progress = Progress(TextColumn("event logs"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), console=Console(file=sys.stderr),
+                                  transient=True)
+        self._progress.start()
+        self._task = self._progress.add_task("scan", total=self._total)
+        return lambda done: self._progress.update(self._task, completed=min(done, self._total))
+
+    def __exit__(self, *exc) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """`python -m aqe_inspect.fleet.job ...` and `spark-submit .../job.py ...`: the `fleet`
+    command, with its one-line errors and exit codes."""
+    from aqe_inspect.cli import main as cli_main
+
+    return cli_main(["fleet", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":  # pragma: no cover - run by python -m or spark-submit
+    sys.exit(main())

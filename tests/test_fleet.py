@@ -1,0 +1,243 @@
+"""The fleet scan (aqe_inspect.fleet.rows and .job): the committed sample event logs (real
+Spark 3.5.9 and 4.3.0 runs of the sample generator: plain, zstd, lz4, snappy, lzf, a rolling
+log, killed and cut `.inprogress` files) scanned into the table and checked row by row against
+their truth.json; bad files as error rows; the job on the session's Spark (path and binaryFile
+modes, CSV and Parquet, a re-run over the same output)."""
+
+from __future__ import annotations
+
+import csv
+import glob
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from aqe_inspect.errors import InspectError
+from aqe_inspect.fleet.job import LocalFiles, expand_units, run_fleet
+from aqe_inspect.fleet.rows import rows_of_bytes, rows_of_log
+from aqe_inspect.fleet.table import COLUMN_NAMES, KIND_COLUMNS, kind_column
+from aqe_inspect.sources.eventlog.files import folder_parts
+
+from .conftest import SAMPLE_PLANS
+
+MANIFEST = json.loads((SAMPLE_PLANS / "eventlogs.json").read_text())
+#: Every committed event log (History Server JSON is not one).
+LOGS = [entry for entry in MANIFEST["logs"] if entry["layout"] != "history-sql"]
+HISTORY = next(entry for entry in MANIFEST["logs"] if entry["layout"] == "history-sql")
+
+
+def _truth(entry):
+    return json.loads((SAMPLE_PLANS / entry["truth"]).read_text())
+
+
+def _check_labelled(rows, entry, where):
+    """The labelled execution's row against the log's manifest entry and truth.json."""
+    truth = _truth(entry)
+    found = [row for row in rows if row["execution_id"] == entry["execution_id"]]
+    assert len(found) == 1, where
+    row = found[0]
+    assert row["error"] == "", where
+    assert row["description"] == entry["description"], where
+    assert (row["app_id"], row["app_name"]) == (entry["app_id"], entry["app_name"]), where
+    assert row["spark_version"] == entry["spark_version"] == truth["spark_version"], where
+    assert row["is_final_plan"] == truth["is_final_plan"], where
+    expected = {kind_column(kind): count for kind, count in truth["rewrites"].items()}
+    assert {kind: row[kind] for kind in KIND_COLUMNS} == expected, where
+    assert row["aqe_enabled"] == (truth["confs"]["spark.sql.adaptive.enabled"] == "true"), where
+
+
+# ---- rows of one log, without Spark --------------------------------------------------------
+
+@pytest.mark.parametrize("entry", LOGS, ids=[entry["path"] for entry in LOGS])
+def test_rows_of_each_committed_log_match_truth(entry):
+    path = str(SAMPLE_PLANS / entry["path"])
+    rows = rows_of_log(path)
+    assert all(set(row) == set(COLUMN_NAMES) for row in rows)
+    assert all(row["source"] == path and row["error"] == "" for row in rows)
+    _check_labelled(rows, entry, entry["path"])
+
+
+def test_rows_of_bytes_are_the_rows_of_the_files():
+    """What binaryFile hands an executor (the bytes, a rolling log's parts in order) reads as
+    the files do."""
+    for entry in LOGS:
+        if entry["codec"] is None and entry["layout"] == "single":
+            continue
+        path = str(SAMPLE_PLANS / entry["path"])
+        if os.path.isdir(path):
+            layout, names = folder_parts(path, sorted(os.listdir(path)))
+            parts = [(os.path.join(path, name), Path(path, name).read_bytes()) for name in names]
+        else:
+            layout, parts = "file", [(path, Path(path).read_bytes())]
+        assert rows_of_bytes(path, layout, parts) == rows_of_log(path), entry["path"]
+
+
+def test_what_is_not_an_event_log_is_one_error_row(tmp_path):
+    garbage = tmp_path / "garbage.zstd"
+    garbage.write_bytes(os.urandom(4096))
+    text = tmp_path / "notes.txt"
+    text.write_text("just text\n")
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    history = str(SAMPLE_PLANS / HISTORY["path"])
+    for path, says in ((garbage, "not an event log"), (text, "not an event log"),
+                       (empty, "empty"), (history, "History Server SQL JSON"),
+                       (tmp_path / "gone", "no such file")):
+        rows = rows_of_log(str(path))
+        assert len(rows) == 1 and rows[0]["source"] == str(path)
+        assert rows[0]["error"].startswith(f"{path}: ") and says in rows[0]["error"]
+        assert all(rows[0][name] is None for name in COLUMN_NAMES
+                   if name not in ("source", "error"))
+        assert rows_of_bytes(str(path), "file", [(str(path), b"" if "gone" in str(path)
+                                                  else Path(path).read_bytes())])[0]["error"]
+
+
+def test_a_log_damaged_part_way_keeps_what_came_before(tmp_path):
+    """A rolling log whose second part is garbage: the executions of the first part, then one
+    error row naming the damaged file."""
+    entry = next(e for e in LOGS if e["layout"] == "rolling")
+    folder = tmp_path / Path(entry["path"]).name
+    shutil.copytree(SAMPLE_PLANS / entry["path"], folder)
+    second = sorted(folder.glob("events_2_*"))[0]
+    data = bytearray(second.read_bytes())
+    data[len(data) // 2:] = os.urandom(len(data) - len(data) // 2)
+    second.write_bytes(bytes(data))
+    rows = rows_of_log(str(folder))
+    good, bad = rows[:-1], rows[-1]
+    _check_labelled(good, entry, "rolling")
+    assert all(row["error"] == "" for row in good)
+    assert str(second) in bad["error"] and bad["app_id"] == entry["app_id"]
+    assert bad["execution_id"] is None
+
+
+def test_a_log_without_sql_is_one_error_row(tmp_path):
+    source = (SAMPLE_PLANS / LOGS[0]["path"]).read_text().splitlines(keepends=True)
+    no_sql = tmp_path / "no_sql.json"
+    no_sql.write_text("".join(line for line in source if "SparkListenerSQL" not in line))
+    rows = rows_of_log(str(no_sql))
+    assert len(rows) == 1 and "no SQL execution" in rows[0]["error"]
+    assert rows[0]["app_id"] == LOGS[0]["app_id"]
+
+
+# ---- log units: names only -----------------------------------------------------------------
+
+def _tree(root: Path) -> None:
+    rolling = next(e for e in LOGS if e["layout"] == "rolling")
+    shutil.copytree(SAMPLE_PLANS / rolling["path"], root / "apps" / Path(rolling["path"]).name)
+    (root / "apps" / "deep" / "er").mkdir(parents=True)
+    shutil.copy(SAMPLE_PLANS / LOGS[0]["path"], root / "apps" / "deep" / "er" / "local-1")
+    shutil.copy(SAMPLE_PLANS / LOGS[1]["path"], root / "apps" / "local-2.inprogress")
+    (root / "apps" / ".local-2.crc").write_text("x")
+    (root / "apps" / "_SUCCESS").write_text("")
+    (root / "apps" / "appstatus_local-3").write_text("")
+    (root / "apps" / "garbage").write_text("?")
+    (root / "empty").mkdir()
+
+
+def test_units_of_folders_and_globs(tmp_path):
+    _tree(tmp_path)
+    units = expand_units([str(tmp_path / "apps")], LocalFiles())
+    names = [os.path.relpath(unit.source, tmp_path) for unit in units]
+    rolling = next(unit for unit in units if unit.layout == "rolling")
+    assert names == sorted(names) and len(units) == 4
+    assert {"apps/deep/er/local-1", "apps/local-2.inprogress", "apps/garbage"} < set(names)
+    assert [Path(part).name.split("_")[1] for part in rolling.parts] == ["1", "2"]
+    assert rolling.sizes == tuple(os.path.getsize(part) for part in rolling.parts)
+    assert [u.source for u in expand_units([str(tmp_path / "apps" / "*.inprogress")],
+                                           LocalFiles())] == [str(tmp_path / "apps" /
+                                                                  "local-2.inprogress")]
+    for wrong, says in (("nothing", "no such file"), ("apps/*.zstd", "matches no file"),
+                        ("empty", "no Spark event log")):
+        with pytest.raises(InspectError, match=says):
+            expand_units([str(tmp_path / wrong)], LocalFiles())
+
+
+# ---- the job on Spark ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """A few dozen real logs in one folder (each Spark line in its own sub-folder, as a
+    spark.eventLog.dir holds them), plus one garbage file: {source: manifest entry}."""
+    root = tmp_path_factory.mktemp("fleet") / "logs"
+    placed = {}
+    for entry in LOGS:
+        source = SAMPLE_PLANS / entry["path"]
+        folder = root / f"spark-{entry['spark_version']}"
+        folder.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            target = folder / source.name
+            shutil.copytree(source, target)
+        else:
+            target = folder / f"{entry['scenario']}__{source.name}"
+            shutil.copy(source, target)
+        placed[str(target)] = entry
+    (root / "garbage.lz4").write_bytes(b"LZ4Block" + os.urandom(200))
+    return root, placed
+
+
+def _check_table(rows, root, placed):
+    by_source = {}
+    for row in rows:
+        by_source.setdefault(row["source"], []).append(row)
+    garbage = str(root / "garbage.lz4")
+    assert set(by_source) == set(placed) | {garbage}
+    assert len(by_source[garbage]) == 1 and by_source[garbage][0]["error"]
+    for source, entry in placed.items():
+        assert all(row["error"] == "" for row in by_source[source]), source
+        _check_labelled(by_source[source], entry, source)
+
+
+def _csv_rows(folder):
+    (found,) = glob.glob(os.path.join(folder, "part-*.csv"))
+    types = dict((name, kind) for name, kind in __import__(
+        "aqe_inspect.fleet.table", fromlist=["COLUMNS"]).COLUMNS)
+    with open(found, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        for name, value in row.items():
+            if value == "" and name != "error":
+                row[name] = None
+            elif types[name] in ("int", "bigint"):
+                row[name] = int(value)
+            elif types[name] == "boolean":
+                row[name] = value == "true"
+    return rows
+
+
+@pytest.mark.spark
+def test_fleet_table_row_by_row_against_truth(spark, fleet, tmp_path):
+    _, session = spark
+    root, placed = fleet
+    output = tmp_path / "table"
+    rows = run_fleet([str(root)], str(output), "csv", session=session, progress=False)
+    _check_table(rows, root, placed)
+    assert len(rows) > len(placed) + 1  # the rolling logs' fillers, other executions
+    written = _csv_rows(output)
+    assert written == [{name: row[name] if row[name] is not None or name == "error" else None
+                        for name in COLUMN_NAMES} for row in rows]
+    # A re-run over the same output replaces it whole, and leaves nothing beside it.
+    again = run_fleet([str(root)], str(output), "csv", session=session, progress=False)
+    assert again == rows and _csv_rows(output) == written
+    assert sorted(os.listdir(tmp_path)) == ["table"]
+
+
+@pytest.mark.spark
+def test_fleet_through_binary_file_reads_the_same(spark, fleet, tmp_path):
+    """URIs go through binaryFile (the rolling parts grouped between executors): the same
+    table as by path, the sources named as Hadoop names them."""
+    _, session = spark
+    root, placed = fleet
+    output = tmp_path
+    by_path = run_fleet([str(root)], str(output / "by_path"), "parquet", session=session,
+                        progress=False)
+    uri = run_fleet([f"file:{root}"], f"file:{output}/by_uri", "parquet", session=session,
+                    progress=False)
+    local = [{name: value.replace(f"file:{root}", str(root)) if isinstance(value, str)
+              else value for name, value in row.items()} for row in uri]
+    assert local == by_path
+    read = session.read.parquet(str(output / "by_path")).collect()
+    assert sorted(map(tuple, read), key=repr) == sorted(
+        (tuple(row[name] for name in COLUMN_NAMES) for row in by_path), key=repr)
