@@ -359,7 +359,8 @@ def test_html_in_chromium_draws_the_charts(fleet, browser, tmp_path):  # noqa: F
       const box = e => e.getBoundingClientRect();
       const bars = [...document.querySelectorAll('#rates [data-kind]')].map(g => ({
         kind: g.dataset.kind, rate: +g.dataset.rate,
-        bar: box(g.querySelector('rect.bar')).width, track: box(g.querySelector('rect.track')).width,
+        bar: box(g.querySelector('rect.bar')).width,
+        track: box(g.querySelector('rect.track')).width,
         fill: getComputedStyle(g.querySelector('rect.bar')).fill,
         label: g.querySelector('text.figure').textContent}));
       const cells = [...document.querySelectorAll('#apps td[data-rate]')].map(td => ({

@@ -49,6 +49,8 @@ border-radius:2px;margin-bottom:.15rem}
 .f-coalesced{background:var(--coalesced)}.f-skew-join{background:var(--skew-join)}
 .f-smj-to-bhj{background:var(--smj-to-bhj)}.f-smj-to-shj{background:var(--smj-to-shj)}
 .f-empty-relation{background:var(--empty-relation)}.f-local-read{background:var(--local-read)}
+.fleet td.nw{white-space:nowrap}.fleet td code{overflow-wrap:anywhere}
+#apps td.rate.zero{opacity:.55}
 .unknown{color:var(--dim)}.err{color:var(--fail)}.more{color:var(--dim)}
 """
 
@@ -110,7 +112,8 @@ def _chart(rates: Iterable[KindRate]) -> str:
 
 def _bar(rate: KindRate) -> str:
     width = (rate.rate or 0) * 100
-    return (f'<td class="rate" data-kind="{rate.kind}" data-rate="{_rate_attr(rate)}" '
+    zero = " zero" if not rate.executions else ""
+    return (f'<td class="rate{zero}" data-kind="{rate.kind}" data-rate="{_rate_attr(rate)}" '
             f'data-executions="{rate.executions}"><span class="bar" title="'
             f'{_e(rate.kind)}: {_e(fraction(rate))}"><span class="f-{rate.kind}" '
             f'style="width:{width:.2f}%"></span></span>{_e(fraction(rate))}</td>')
@@ -145,7 +148,7 @@ def _idle(out: _Writer, listed: Listed) -> None:
             where = item.where
             state = aqe_state(item.aqe_enabled)
             out(f'<tr data-aqe="{"on" if item.aqe_enabled else "unknown"}"><td>'
-                f"{_e(where.application)}</td><td>{_e(execution_name(where))}</td>"
+                f"{_e(where.application)}</td><td class=\"nw\">{_e(execution_name(where))}</td>"
                 f"<td>{_e(where.description)}</td><td"
                 f'{"" if item.aqe_enabled else " class=unknown"}>{_e(state)}</td></tr>\n')
         out("</tbody></table>\n")
@@ -163,7 +166,8 @@ def _skew(out: _Writer, listed: Listed) -> None:
             skewed = "-" if item.skewed_partitions is None else str(item.skewed_partitions)
             out(f'<tr data-splits="{item.skew_splits}"><td class="n">{item.skew_splits}</td>'
                 f'<td class="n">{skewed}</td><td>{_e(where.application)}</td>'
-                f"<td>{_e(execution_name(where))}</td><td>{_e(where.description)}</td></tr>\n")
+                f'<td class="nw">{_e(execution_name(where))}</td><td>{_e(where.description)}'
+                "</td></tr>\n")
         out("</tbody></table>\n")
     _more(out, listed)
 
@@ -178,10 +182,10 @@ def _small_joins(out: _Writer, summary: FleetSummary) -> None:
         for join in listed.shown:
             where = join.where
             out(f'<tr data-bytes="{join.smallest_side_bytes}" data-verdict='
-                f'"{_e(join.verdict or "")}"><td class="n">'
+                f'"{_e(join.verdict or "")}"><td class="n nw">'
                 f"{_e(show_bytes(join.smallest_side_bytes))}</td><td>{_e(join.node)}</td>"
-                f"<td>{_e(where.application)}</td><td>{_e(execution_name(where))}</td>"
-                f"<td>{_e(why_text(join))}</td><td><code>{_e(join.config or '-')}</code></td>"
+                f'<td>{_e(where.application)}</td><td class="nw">{_e(execution_name(where))}'
+                f"</td><td>{_e(why_text(join))}</td><td><code>{_e(join.config or '-')}</code></td>"
                 "</tr>\n")
         out("</tbody></table>\n")
     after: Optional[str] = joins_after(summary)
