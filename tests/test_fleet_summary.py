@@ -386,3 +386,17 @@ def test_html_in_chromium_draws_the_charts(fleet, browser, tmp_path):  # noqa: F
     opened.page.emulate_media(color_scheme="dark")
     opened.screenshot("fleet_summary-dark")
     opened.page.close()
+
+
+def test_rows_read_back_from_parquet_through_spark_sum_up_the_same(fleet, spark, tmp_path):
+    """The README's way to summarise a table the job wrote: Spark reads it, the rows go
+    through `toLocalIterator` (never all on the driver at once)."""
+    from aqe_inspect.fleet.table import spark_schema
+
+    _, session = spark
+    rows, _, _ = fleet
+    target = str(tmp_path / "table")
+    session.createDataFrame([tuple(row[name] for name in COLUMN_NAMES) for row in rows],
+                            spark_schema()).repartition(3).write.parquet(target)
+    read = (row.asDict() for row in session.read.parquet(target).toLocalIterator())
+    assert _write(read, "markdown") == _write(rows, "markdown")
