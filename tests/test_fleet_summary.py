@@ -400,3 +400,26 @@ def test_rows_read_back_from_parquet_through_spark_sum_up_the_same(fleet, spark,
                             spark_schema()).repartition(3).write.parquet(target)
     read = (row.asDict() for row in session.read.parquet(target).toLocalIterator())
     assert _write(read, "markdown") == _write(rows, "markdown")
+
+
+# ---- the README -----------------------------------------------------------------------------
+
+def _readme_section() -> str:
+    text = (SAMPLE_PLANS.parent / "README.md").read_text("utf-8")
+    start = text.index("## Fleet scan (`aqe-inspect fleet`)")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_the_readme_names_every_column_and_shows_a_real_summary(monkeypatch):
+    monkeypatch.chdir(SAMPLE_PLANS.parent)  # the example names the logs from the clone's root
+    section = _readme_section()
+    table = section[section.index("| column |"):]
+    for name in COLUMN_NAMES:
+        assert f"`{name}`" in table, name
+    assert "aqe-inspect fleet 'logs/*.zstd' --output fleet-out" in section
+    assert "spark-submit --master yarn" in section and "aqe_inspect/fleet/job.py" in section
+    example = re.search(r"```text\n(.*?)```", section, re.S).group(1)
+    rows = [row for path in sorted((SAMPLE_PLANS / "spark-4.3.0").glob("*/eventlog*"))
+            for row in _rows_of(str(path.relative_to(SAMPLE_PLANS.parent)))]
+    assert not any(row["error"] for row in rows)
+    assert _write(rows, "text", width=100, top=3) == example
