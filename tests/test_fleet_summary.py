@@ -423,3 +423,14 @@ def test_the_readme_names_every_column_and_shows_a_real_summary(monkeypatch):
             for row in _rows_of(str(path.relative_to(SAMPLE_PLANS.parent)))]
     assert not any(row["error"] for row in rows)
     assert _write(rows, "text", width=100, top=3) == example
+
+
+def test_html_lists_at_most_page_apps_applications(fleet, monkeypatch):
+    from aqe_inspect.fleet import html
+
+    rows, _, _ = fleet
+    monkeypatch.setattr(html, "PAGE_APPS", 5)
+    page = _write(rows, "html")
+    shown = [a for t, a in _Elements(page).elements if t == "tr" and "data-app" in a]
+    applications = summarize(rows).applications
+    assert len(shown) == 5 and f"... and {applications - 5} more." in page

@@ -31,6 +31,9 @@ from .summary import KINDS, FleetSummary, KindRate, Listed, aqe_line, aqe_state,
 #: The overall chart's geometry (SVG user units): label column, bar track, figures column.
 LABEL_WIDTH, TRACK_WIDTH, FIGURE_WIDTH = 130, 420, 150
 BAR_HEIGHT, BAR_GAP = 22, 8
+#: The applications the page lists, most executions first (a day of a fleet can hold a
+#: hundred thousand: the page would weigh hundreds of MB).
+PAGE_APPS = 2000
 
 FLEET_CSS = """
 .fleet h2{margin:1.2rem 0 .4rem}.fleet table{margin:.4rem 0 1rem;width:100%}
@@ -125,13 +128,14 @@ def _apps(out: _Writer, summary: FleetSummary) -> None:
         '<th class="n">executions</th>'
         + "".join(f'<th><span class="k k-{kind}">{kind}</span></th>' for kind in KINDS)
         + "<th>partitions (coalesced)</th></tr></thead><tbody>\n")
-    for app in summary.apps:
+    for app in summary.apps[:PAGE_APPS]:
         out(f'<tr data-app="{_e(app.app_id)}" data-executions="{app.executions}">'
             f'<td title="{_e(" ".join(app.sources))}">{_e(app.label)}</td>'
             f"<td>{_e(app.spark_version)}</td><td class=\"n\">{app.executions}</td>"
             + "".join(_bar(rate) for rate in app.rates)
             + f"<td>{_e(partitions(app))}</td></tr>\n")
     out("</tbody></table>\n")
+    _more(out, Listed(summary.apps[:PAGE_APPS], len(summary.apps)))
 
 
 def _more(out: _Writer, listed: Listed) -> None:
