@@ -109,6 +109,19 @@ URL_OPTION = typer.Option(
     "the application's URL (http://host:18080/api/v1/applications/APP) or its /sql URL.")
 
 
+# The settings why-not answers take (`why`, and `check` for its failures).
+CONF_OPTION = typer.Option(
+    [], "--conf", help="A setting the job ran with, KEY=VALUE (repeat for more), for the why-not "
+    "answers; it overrides what the input recorded. Settings not given are taken at Spark's "
+    "defaults.")
+CONF_FILE_OPTION = typer.Option(
+    None, "--conf-file", help="The job's spark-defaults.conf (KEY VALUE lines), for the why-not "
+    "answers.")
+SPARK_VERSION_OPTION = typer.Option(
+    None, "--spark-version", help="The Spark version that ran the plan, for its defaults (an "
+    "event log says it itself), e.g. 3.5.1.")
+
+
 @app.command("diff")
 def diff_command(
     paths: Optional[List[str]] = typer.Argument(
@@ -173,14 +186,9 @@ def check_command(
         None, "--snapshot", "-s", help="A snapshot file (from `aqe-inspect snapshot`): fail "
         "when the final plan's structure or AQE's rewrites differ from it, with the diff. "
         "With --snapshot alone, no expectation file is looked for."),
-    conf: List[str] = typer.Option(
-        [], "--conf", help="For the why-not of a failure: a setting the job ran with, "
-        "KEY=VALUE (as `aqe-inspect why --conf`)."),
-    conf_file: Optional[str] = typer.Option(
-        None, "--conf-file", help="For the why-not of a failure: the job's spark-defaults.conf."),
-    spark_version: Optional[str] = typer.Option(
-        None, "--spark-version", help="For the why-not of a failure: the Spark version that "
-        "ran the plan, for its defaults."),
+    conf: List[str] = CONF_OPTION,
+    conf_file: Optional[str] = CONF_FILE_OPTION,
+    spark_version: Optional[str] = SPARK_VERSION_OPTION,
 ) -> None:
     """Fail (exit 1) when AQE did not rewrite as expected (or the plan differs from --snapshot);
     exit 0 when every expectation holds."""
@@ -318,14 +326,9 @@ def why_command(
     kind: List[str] = typer.Option(
         [], "--kind", "-k", help="Only this rewrite kind (repeat for more); `aqe-inspect "
         "rules` lists them."),
-    conf: List[str] = typer.Option(
-        [], "--conf", help="A setting the job ran with, KEY=VALUE (repeat for more); it "
-        "overrides what the input recorded. Settings not given are taken at Spark's defaults."),
-    conf_file: Optional[str] = typer.Option(
-        None, "--conf-file", help="The job's spark-defaults.conf (KEY VALUE lines)."),
-    spark_version: Optional[str] = typer.Option(
-        None, "--spark-version", help="The Spark version that ran the plan, for its defaults "
-        "(an event log says it itself), e.g. 3.5.1."),
+    conf: List[str] = CONF_OPTION,
+    conf_file: Optional[str] = CONF_FILE_OPTION,
+    spark_version: Optional[str] = SPARK_VERSION_OPTION,
     output_format: str = typer.Option("text", "--format", "-f", help="text or json."),
     output: Optional[str] = OUTPUT_OPTION,
     max_size: str = MAX_SIZE_OPTION,

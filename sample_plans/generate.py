@@ -612,15 +612,18 @@ def _tune_broadcast_just_above(spark: SparkSession, data_dir: Path) -> dict:
     return {BROADCAST_KEY: str(int(side_bytes * JUST_ABOVE_FRACTION))}
 
 
-_SKEW_BELOW_FACTOR_CONFS = {
+# The skew controls read one original partition per reduce task, so the event
+# log's per-task shuffle reads show each partition's size (coalesced reads
+# would hide the skew inside a bigger read).
+_SKEW_UNCOALESCED_CONFS = {
     **_SKEW_CONFS,
-    COALESCE_KEY: "false",  # one original partition per reduce task
+    COALESCE_KEY: "false",
 }
 
 
 def _tune_skew_below_factor(spark: SparkSession, data_dir: Path) -> dict:
     """The skew factor set just above the skewed side's measured max/median ratio."""
-    measuring = {**_SKEW_BELOW_FACTOR_CONFS, SKEW_FACTOR_KEY: "1000000"}
+    measuring = {**_SKEW_UNCOALESCED_CONFS, SKEW_FACTOR_KEY: "1000000"}
     truth = _measure(spark, data_dir, _build_skew_join, measuring)
     _, left, _ = _join_side_stages(truth)
     sizes = left["bytes_by_partition"]
@@ -630,6 +633,10 @@ def _tune_skew_below_factor(spark: SparkSession, data_dir: Path) -> dict:
 
 def _value_is(wanted: str):
     return (f"the config is {wanted}", lambda f: f["config_value"] == wanted)
+
+
+_NO_EMPTY_PARTITION = ("no partition of either side is empty",
+                       lambda f: f["min_partition_bytes"] > 0 and f["other_side"]["min_partition_bytes"] > 0)
 
 
 _WOULD_COALESCE = ("the partitions together are under the advisory size",
@@ -897,7 +904,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "skew_below_factor",
         "The skew_join data with the skew factor set just above the skewed side's max/median partition ratio.",
         _build_skew_join,
-        confs=_SKEW_BELOW_FACTOR_CONFS,
+        confs=_SKEW_UNCOALESCED_CONFS,
         expect={"skew-join": False, "smj-to-bhj": False, "coalesced": False},
         tune=_tune_skew_below_factor,
         control=Control(
@@ -910,8 +917,7 @@ SCENARIOS: tuple[Scenario, ...] = (
               lambda f: f["max_partition_bytes"] <= f["factor"] * f["median_partition_bytes"]),
              ("the factor is within 15% of the ratio",
               lambda f: f["ratio"] < f["factor"] <= 1.15 * f["ratio"]),
-             ("no partition of either side is empty",
-              lambda f: f["min_partition_bytes"] > 0 and f["other_side"]["min_partition_bytes"] > 0),
+             _NO_EMPTY_PARTITION,
              ("the other side is not skewed", lambda f: not is_skewed(f["other_side"]))),
             twin="skew_join",
         ),
@@ -920,15 +926,16 @@ SCENARIOS: tuple[Scenario, ...] = (
         "skew_unsplittable_side",
         "Left outer join whose right side holds the skew: OptimizeSkewedJoin cannot split that side.",
         _build_skewed_right_outer_side,
-        confs=_SKEW_CONFS,
-        expect={"skew-join": False, "smj-to-bhj": False},
+        confs=_SKEW_UNCOALESCED_CONFS,
+        expect={"skew-join": False, "smj-to-bhj": False, "coalesced": False},
         control=Control(
             "skew-join", "unsplittable-join-side", None,
             "The skewed partition is on the right side of a left outer join, which Spark can only split on the left.",
             _skew_facts("right"),
             (("the join is a left outer join", lambda f: f["join_type"] == "LeftOuter"),
              ("the right side is skewed", is_skewed),
-             ("the left side is not", lambda f: not is_skewed(f["other_side"]))),
+             ("the left side is not", lambda f: not is_skewed(f["other_side"])),
+             _NO_EMPTY_PARTITION),
         ),
     ),
     Scenario(
