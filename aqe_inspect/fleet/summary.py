@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, TextIO, Tuple, \
     TypeVar
@@ -81,7 +82,9 @@ class Where:
 
 
 @dataclass(frozen=True)
-class Application:
+class ApplicationSummary:
+    """One application's executions (rows without error) and rates."""
+
     app_id: str
     app_name: str
     spark_version: str
@@ -151,7 +154,7 @@ class FleetSummary:
     aqe_off: int
     aqe_unknown: int
     rates: Tuple[KindRate, ...]
-    apps: Tuple[Application, ...]   # most executions first
+    apps: Tuple[ApplicationSummary, ...]   # most executions first
     idle: Listed                    # of Idle, by application and execution
     skew: Listed                    # of SkewSplit, most splits first
     small_joins: Listed             # of StayedJoin, smallest side first
@@ -209,8 +212,8 @@ class _AppTally:
         self.before: Optional[int] = None
         self.after: Optional[int] = None
 
-    def application(self) -> Application:
-        return Application(self.app_id, self.app_name, self.spark_version, tuple(self.sources),
+    def application(self) -> ApplicationSummary:
+        return ApplicationSummary(self.app_id, self.app_name, self.spark_version, tuple(self.sources),
                            self.executions, _rates(self.with_kind, self.counts, self.executions),
                            self.before, self.after)
 
@@ -379,7 +382,7 @@ def fraction(rate: KindRate) -> str:
     return f"{rate.executions}/{rate.read} ({percent(rate.rate)})"
 
 
-def partitions(app: Application) -> str:
+def partitions(app: ApplicationSummary) -> str:
     if app.partitions_before is None and app.partitions_after is None:
         return "-"
     return f"{_or_dash(app.partitions_before)} -> {_or_dash(app.partitions_after)}"
@@ -620,6 +623,4 @@ def write_summary(rows: Iterable[Dict[str, Any]], stream: TextIO, format: str = 
 def print_summary(rows: Iterable[Dict[str, Any]], stream: Optional[TextIO] = None,
                   width: Optional[int] = None) -> FleetSummary:
     """The text summary, on standard output unless `stream` says."""
-    import sys
-
     return write_summary(rows, stream if stream is not None else sys.stdout, "text", width)
