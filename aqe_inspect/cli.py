@@ -413,15 +413,10 @@ def fleet_command(
     if summary_format not in ("text", "markdown", "html"):
         raise InspectError(f"--summary-format: expected text, markdown or html, found "
                            f"{summary_format!r}")
+    from .fleet.summary import write_summary
+
     require_pyspark()
     rows = run_fleet(paths, output, table_format, master)
-    try:
-        from .fleet.summary import write_summary
-    except ImportError:  # the summary is another module's; until it is there, the counts
-        failed = sum(1 for row in rows if row["error"])
-        _emit(summary, lambda stream: stream.write(
-            f"{len(rows)} rows ({failed} with an error) written to {output}\n"))
-        return
     _emit(summary, lambda stream: write_summary(rows, stream, summary_format),
           summary=f"aqe-inspect fleet: {len(rows)} rows written to {output}"
           if summary is not None else None)
