@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, TextIO
 
-from ..formats.html import _e, _head, _Writer  # the report's page head, CSS and escaping
+from ..formats.html import PageWriter, page_head  # the report's page head and CSS
+from ..formats.html import escape_text as _e
 from ..units import show_bytes
 from .summary import KINDS, FleetSummary, KindRate, Listed, aqe_line, aqe_state, \
     execution_name, fraction, headline, joins_after, partitions, percent, small_heading, \
@@ -59,8 +60,8 @@ border-radius:2px;margin-bottom:.15rem}
 
 
 def write_fleet_page(summary: FleetSummary, stream: TextIO) -> None:
-    out = _Writer(stream)
-    _head(out, "aqe-inspect fleet summary")
+    out = PageWriter(stream)
+    page_head(out, "aqe-inspect fleet summary")
     out(f"<style>{FLEET_CSS}</style>\n")
     out(f'<header><h1>AQE across the fleet</h1><p class="src" id="headline">'
         f"{_e(headline(summary))}</p><p class=\"app\">{_e(aqe_line(summary))}</p></header>\n")
@@ -122,7 +123,7 @@ def _bar(rate: KindRate) -> str:
             f'style="width:{width:.2f}%"></span></span>{_e(fraction(rate))}</td>')
 
 
-def _apps(out: _Writer, summary: FleetSummary) -> None:
+def _apps(out: PageWriter, summary: FleetSummary) -> None:
     out(f"<h2>Applications ({summary.applications})</h2>\n")
     out('<table id="apps"><thead><tr><th>application</th><th>Spark</th>'
         '<th class="n">executions</th>'
@@ -138,12 +139,12 @@ def _apps(out: _Writer, summary: FleetSummary) -> None:
     _more(out, Listed(summary.apps[:PAGE_APPS], len(summary.apps)))
 
 
-def _more(out: _Writer, listed: Listed) -> None:
+def _more(out: PageWriter, listed: Listed) -> None:
     if listed.more:
         out(f'<p class="more">... and {listed.more} more.</p>\n')
 
 
-def _idle(out: _Writer, listed: Listed) -> None:
+def _idle(out: PageWriter, listed: Listed) -> None:
     out(f"<h2>Executions where AQE did nothing although it was on ({listed.total})</h2>\n")
     if listed.shown:
         out('<table id="idle"><thead><tr><th>application</th><th>execution</th>'
@@ -159,7 +160,7 @@ def _idle(out: _Writer, listed: Listed) -> None:
     _more(out, listed)
 
 
-def _skew(out: _Writer, listed: Listed) -> None:
+def _skew(out: PageWriter, listed: Listed) -> None:
     out(f"<h2>Largest skew splits ({listed.total})</h2>\n")
     if listed.shown:
         out('<table id="skew"><thead><tr><th class="n">splits</th><th class="n">skewed '
@@ -176,7 +177,7 @@ def _skew(out: _Writer, listed: Listed) -> None:
     _more(out, listed)
 
 
-def _small_joins(out: _Writer, summary: FleetSummary) -> None:
+def _small_joins(out: PageWriter, summary: FleetSummary) -> None:
     listed = summary.small_joins
     out(f"<h2>{_e(small_heading(summary))}: {listed.total}</h2>\n")
     if listed.shown:
@@ -197,7 +198,7 @@ def _small_joins(out: _Writer, summary: FleetSummary) -> None:
         out(f'<p class="more">{_e(after)}.</p>\n')
 
 
-def _errors(out: _Writer, listed: Listed) -> None:
+def _errors(out: PageWriter, listed: Listed) -> None:
     if not listed.total:
         return
     out(f"<h2>Files with errors ({listed.total})</h2>\n")

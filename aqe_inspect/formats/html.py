@@ -718,3 +718,9 @@ window.addEventListener("beforeprint",function(){$("details").forEach(function(d
 
 
 FORMAT = HtmlFormat()
+
+
+# What other pages (the fleet summary) share with the report: its escaping, writer and head.
+escape_text = _e
+PageWriter = _Writer
+page_head = _head
