@@ -44,6 +44,7 @@ def _check_labelled(rows, entry, where):
     assert (row["app_id"], row["app_name"]) == (entry["app_id"], entry["app_name"]), where
     assert row["spark_version"] == entry["spark_version"] == truth["spark_version"], where
     assert row["is_final_plan"] == truth["is_final_plan"], where
+    assert row["adaptive"] == bool(truth["adaptive_plans"]), where
     expected = {kind_column(kind): count for kind, count in truth["rewrites"].items()}
     assert {kind: row[kind] for kind in KIND_COLUMNS} == expected, where
     assert row["aqe_enabled"] == (truth["confs"]["spark.sql.adaptive.enabled"] == "true"), where

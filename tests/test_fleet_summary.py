@@ -145,15 +145,17 @@ def test_per_application_rates_and_partitions_are_truths(fleet):
 def test_idle_executions_are_those_truth_says_aqe_left_alone(fleet):
     rows, entries, _ = fleet
     expected = sorted((e["app_id"], e["execution_id"], e["description"]) for e in entries
-                      if _enabled(e) and not any(_fired(e).values()))
+                      if _enabled(e) and _truth(e)["adaptive"] and not any(_fired(e).values()))
     summary = summarize(rows, top=1000)
     assert len(expected) >= 6
     assert summary.idle.total == len(expected) == len(summary.idle.shown)
     assert sorted((i.where.app_id, i.where.execution_id, i.where.description)
                   for i in summary.idle.shown) == expected
     assert all(i.aqe_enabled is True for i in summary.idle.shown)
-    # The aqe_off scenario did nothing too, but AQE was off: not listed.
-    assert not any("aqe_off" in i.where.description for i in summary.idle.shown)
+    # The aqe_off scenario did nothing too, but AQE was off: not listed; nor no_exchange,
+    # whose plan AQE had nothing to re-plan in.
+    assert not any("aqe_off" in i.where.description or "no_exchange" in i.where.description
+                   for i in summary.idle.shown)
 
 
 def test_skew_splits_are_the_skew_joins_of_truth(fleet):
@@ -217,10 +219,11 @@ def test_lists_are_bounded_and_say_how_many_more(fleet):
 
 def test_unknown_aqe_setting_is_said(fleet):
     """A row whose log did not record spark.sql.adaptive.enabled (here: a History Server JSON
-    of the no_exchange scenario, read as `diff` reads it) counts as unknown, and an idle
-    execution of it is listed as such."""
+    of the coalesced_aggregation_off scenario, read as `diff` reads it) counts as unknown, and
+    an idle execution of it is listed as such."""
     entry = next(e for e in MANIFEST["logs"] if e["layout"] == "history-sql"
-                 and e["scenario"] == "no_exchange" and e["spark_version"] == "4.3.0")
+                 and e["scenario"] == "coalesced_aggregation_off"
+                 and e["spark_version"] == "4.3.0")
     row = _scenario_row(entry)
     assert row["aqe_enabled"] is None
     summary = summarize([row])

@@ -272,7 +272,8 @@ def summarize(rows: Iterable[Dict[str, Any]], small_bytes: int = SMALL_JOIN_BYTE
             on += 1
         else:
             off += 1
-        if enabled is not False and not any(found):
+        # A plan AQE did not take (no shuffle to re-plan, a command) is not AQE idling.
+        if enabled is not False and _flag(row.get("adaptive")) is not False and not any(found):
             idle.add(Idle(where, enabled))
         splits = _int(row.get("skew_splits"))
         if splits:

@@ -30,6 +30,7 @@ COLUMNS: Tuple[Tuple[str, str], ...] = (
     ("description", "string"),
     *((kind, "int") for kind in KIND_COLUMNS),
     ("is_final_plan", "boolean"),
+    ("adaptive", "boolean"),          # AQE took the plan (an AdaptiveSparkPlan, main or nested)
     ("duration_ms", "bigint"),
     ("partitions_before", "bigint"),  # shuffle partitions under coalesced reads, summed
     ("partitions_after", "bigint"),   # what the coalesced reads left of them
@@ -92,7 +93,8 @@ def row_from_report(report: QueryReport, source: str,
             before = (before or 0) + rewrite.numbers["partitions_before"]
         if isinstance(rewrite.numbers.get("partitions_after"), int):
             after = (after or 0) + rewrite.numbers["partitions_after"]
-    row.update(partitions_before=before, partitions_after=after)
+    row.update(partitions_before=before, partitions_after=after,
+               adaptive=bool(report_pairs(report)))
     skewed = splits = None
     for pair in report_pairs(report):
         for node in pair.final_nodes():
