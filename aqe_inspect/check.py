@@ -172,10 +172,7 @@ def _with_why(outcome: Outcome, application: Optional[Application],
     import dataclasses
 
     expectation = outcome.expectation
-    too_few = expectation.operator in (">=", ">", "=") and (
-        outcome.actual < expectation.count
-        or (expectation.operator == ">" and outcome.actual == expectation.count))
-    if outcome.passed or not too_few or not outcome.shown or \
+    if outcome.passed or _too_many(expectation, outcome.actual) or not outcome.shown or \
             expectation.kind not in rewrite_kinds():
         return outcome
     from .whynot import explain_query, query_settings
@@ -203,12 +200,17 @@ def _summed(tally: _Tally, total: int, source: str, selected_by: Optional[str]) 
         shown: Tuple[QueryReport, ...] = ()
     else:
         message = f"expected {expectation.wants} in {scope}, {found}"
-        too_many = expectation.operator in ("<=", "<") or tally.actual > expectation.count
+        too_many = _too_many(expectation, tally.actual)
         shown = tuple(tally.with_kind if too_many and tally.with_kind else
                       (tally.without_kind or tally.with_kind))
     located = shown[0] if shown else tally.first
     return Outcome(expectation, tally.actual, passed, message, len(tally.ids),
                    tuple(tally.ids), shown, kind_location(located, expectation.kind, source))
+
+
+def _too_many(expectation: Expectation, actual: int) -> bool:
+    """Whether an unmet expectation failed for too many of its rewrite (else too few)."""
+    return expectation.operator in ("<=", "<") or actual > expectation.count
 
 
 def _one_query(expectation: Expectation, report: QueryReport, count: int,

@@ -360,12 +360,12 @@ def _user_settings(conf: List[str], conf_file: Optional[str]):
 
 
 def _kinds(kinds: List[str]):
-    from .report import rewrite_kinds
+    from .report import kind_hint, rewrite_kinds
 
-    known = rewrite_kinds()
     for kind in kinds:
-        if kind not in known:
-            raise InspectError(f"--kind {kind}: not a rewrite kind; known: {', '.join(known)}")
+        if kind not in rewrite_kinds():
+            raise InspectError(f"--kind {printable(kind)}: not a rewrite kind; "
+                               f"{kind_hint(kind)}")
     return tuple(kinds) or None
 
 
@@ -433,26 +433,20 @@ def rules_command(
 
     chosen = DETECTORS
     if kind is not None:
-        import difflib
-
-        from .report import rewrite_kinds
+        from .report import kind_hint
 
         chosen = tuple(detector for detector in DETECTORS if detector.kind == kind)
         if not chosen:
-            kinds = rewrite_kinds()
-            close = difflib.get_close_matches(kind, kinds, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise InspectError(f"rules: unknown rewrite kind {printable(kind)!r}; {hint}the "
-                               f"kinds are {', '.join(kinds)}")
+            raise InspectError(f"rules: unknown rewrite kind {printable(kind)!r}; "
+                               f"{kind_hint(kind)}")
     print_rules(chosen, _output())
 
 
 def _read(path: str, max_size: str, task_metrics: bool = False):
     from .sources.routing import read_input
 
-    if task_metrics:  # the tasks' shuffle reads: partition sizes for why-not answers
-        return read_input(path, _size(max_size), task_metrics=True)
-    return read_input(path, _size(max_size))
+    # task_metrics: the tasks' shuffle reads, partition sizes for why-not answers.
+    return read_input(path, _size(max_size), task_metrics=task_metrics)
 
 
 def _read_url(url: str):

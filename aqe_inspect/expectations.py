@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from .errors import InspectError
-from .report import rewrite_kinds
+from .report import kind_hint, rewrite_kinds
 from .selection import Selector, compile_pattern
 
 #: The file `check` reads from the working directory when no expectation is given.
@@ -135,11 +135,8 @@ def parse_expectation(text: str, *, forbid: bool = False, scope: Optional[Select
         raise fail("expected a rewrite kind, optionally with a count: coalesced, "
                    "coalesced>=2, smj-to-bhj=1")
     kind, operator, number = found.groups()
-    kinds = rewrite_kinds()
-    if kind not in kinds:
-        close = difflib.get_close_matches(kind, kinds, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise fail(f"unknown rewrite kind; {hint}the kinds are {', '.join(kinds)}")
+    if kind not in rewrite_kinds():
+        raise fail(f"unknown rewrite kind; {kind_hint(kind)}")
     if forbid:
         if operator is not None:
             raise fail(f"forbid takes a kind alone (no {kind} at all); for a bound write "

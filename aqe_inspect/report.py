@@ -19,6 +19,16 @@ def rewrite_kinds() -> Tuple[str, ...]:
     return kinds
 
 
+def kind_hint(kind: str) -> str:
+    """What to say of a kind that is not one: `did you mean 'skew-join'? the kinds are ...`."""
+    import difflib
+
+    kinds = rewrite_kinds()
+    close = difflib.get_close_matches(kind, kinds, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"{hint}the kinds are {', '.join(kinds)}"
+
+
 def __getattr__(name: str):
     if name == "REWRITE_KINDS":
         return rewrite_kinds()

@@ -58,27 +58,30 @@ def error_row(source: str, message: str, application: Optional[Application] = No
     row: Dict[str, Any] = dict.fromkeys(COLUMN_NAMES)
     row["source"] = source
     row["error"] = message or "unreadable"
-    if application is not None:
-        row.update(app_id=application.app_id or None, app_name=application.name or None,
-                   spark_version=application.spark_version or None)
+    row.update(_application_fields(application))
     return row
+
+
+def _application_fields(application: Optional[Application]) -> Dict[str, Any]:
+    """app_id, app_name and spark_version (null where the log did not say)."""
+    if application is None:
+        return {}
+    return {"app_id": application.app_id or None, "app_name": application.name or None,
+            "spark_version": application.spark_version or None}
 
 
 def row_from_report(report: QueryReport, source: str,
                     application: Optional[Application]) -> Dict[str, Any]:
     """One execution's row: rewrite counts, figures, settings and the why-not of each
     sort-merge join that stayed."""
-    from ..whynot import explain_query, query_settings
+    from ..whynot import query_settings
 
     query = report.query
     execution = query.execution
     row: Dict[str, Any] = dict.fromkeys(COLUMN_NAMES)
-    version = application.spark_version if application is not None else ""
-    row.update(source=source, error="",
-               app_id=(application.app_id if application is not None else "") or None,
-               app_name=(application.name if application is not None else "") or None,
-               spark_version=version or None,
-               is_final_plan=query.is_final_plan)
+    row.update(source=source, error="", is_final_plan=query.is_final_plan,
+               **_application_fields(application))
+    pairs = report_pairs(report)
     if execution is not None:
         row.update(execution_id=execution.execution_id, description=execution.description,
                    duration_ms=execution.duration_ms,
@@ -93,10 +96,9 @@ def row_from_report(report: QueryReport, source: str,
             before = (before or 0) + rewrite.numbers["partitions_before"]
         if isinstance(rewrite.numbers.get("partitions_after"), int):
             after = (after or 0) + rewrite.numbers["partitions_after"]
-    row.update(partitions_before=before, partitions_after=after,
-               adaptive=bool(report_pairs(report)))
+    row.update(partitions_before=before, partitions_after=after, adaptive=bool(pairs))
     skewed = splits = None
-    for pair in report_pairs(report):
+    for pair in pairs:
         for node in pair.final_nodes():
             if is_shuffle_read(node):
                 if "number of skewed partitions" in node.metrics:
@@ -104,14 +106,14 @@ def row_from_report(report: QueryReport, source: str,
                 if "number of skewed partition splits" in node.metrics:
                     splits = (splits or 0) + node.metrics["number of skewed partition splits"]
     row.update(skewed_partitions=skewed, skew_splits=splits)
-    settings = query_settings(report, {}, version=version or None)
+    settings = query_settings(report, {}, version=row["spark_version"])
     enabled = settings.get("spark.sql.adaptive.enabled")
     row["aqe_enabled"] = enabled.flag() if enabled.known else None
-    row["stayed_sort_merge_joins"] = json.dumps(_stayed(report, settings))
+    row["stayed_sort_merge_joins"] = json.dumps(_stayed(report, pairs, settings))
     return row
 
 
-def _stayed(report: QueryReport, settings) -> List[Dict[str, Any]]:
+def _stayed(report: QueryReport, pairs, settings) -> List[Dict[str, Any]]:
     """Each sort-merge join of the final plan, its smallest side's run-time size and why it
     was not broadcast."""
     from ..whynot import explain_query
@@ -121,7 +123,7 @@ def _stayed(report: QueryReport, settings) -> List[Dict[str, Any]]:
     answer = explain_query(report, settings, ("smj-to-bhj",))
     by_node = {c.node: c for c in answer.candidates if c.verdict != HAPPENED}
     found = []
-    for pair in report_pairs(report):
+    for pair in pairs:
         for join in pair.final_nodes():
             if family(join) != "SortMergeJoin":
                 continue

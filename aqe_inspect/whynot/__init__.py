@@ -50,7 +50,6 @@ def explain_query(report: QueryReport, settings: Settings,
     """Every candidate of the query's adaptive plans, of `kinds` (all when None)."""
     pairs = report_pairs(report)
     candidates: List[Candidate] = []
-    notes: List[str] = []
     if not pairs:
         candidates.extend(static_plan(report.query, settings))
     for pair in pairs:
@@ -63,8 +62,7 @@ def explain_query(report: QueryReport, settings: Settings,
         for kind, explainer in EXPLAINERS.items():
             if kinds is None or kind in kinds:
                 candidates.extend(explainer.explain(ctx))
-        notes.extend(ctx.notes)
-    return QueryWhy(report.id, _distinct(candidates), tuple(dict.fromkeys(notes)))
+    return QueryWhy(report.id, _distinct(candidates))
 
 
 def _within(rewrite, own) -> bool:

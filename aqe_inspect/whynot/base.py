@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Mapping, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 from ..detectors.base import PlanPair
 from ..model import Node, Query
 from ..report import Rewrite, describe
 from ..units import conf_bytes
-from .evidence import Fact, Side, parents, show_size
+from .evidence import Fact, Side, parents
 from .settings import Setting, Settings
 from .verdicts import CONFIG, DEFAULT, HAPPENED, PLAN, Candidate, Reason
 
@@ -40,7 +40,6 @@ class Context:
     query: Query
     settings: Settings
     happened: Tuple[Rewrite, ...] = ()
-    notes: List[str] = field(default_factory=list)
 
     @property
     def origin(self) -> str:
@@ -88,19 +87,19 @@ def fact_reason(fact: Fact, text: str) -> Reason:
 
 
 def size_setting(setting: Setting) -> Optional[int]:
-    if setting.value is None:
-        return None
-    try:
-        return conf_bytes(setting.value)
-    except ValueError:
-        return None
+    """A byte-size setting's value in bytes; None when unknown (or not a size)."""
+    return _parsed(setting, conf_bytes)
 
 
 def number_setting(setting: Setting) -> Optional[float]:
+    return _parsed(setting, float)
+
+
+def _parsed(setting: Setting, parse: Callable[[str], Any]) -> Any:
     if setting.value is None:
         return None
     try:
-        return float(setting.value)
+        return parse(setting.value)
     except ValueError:
         return None
 
@@ -113,7 +112,3 @@ def needs_setting(setting: Setting) -> str:
 
 def side_label(index: int, side: Side) -> str:
     return f"{SIDE_NAMES[index]} side {side.name()}"
-
-
-def show(size) -> str:
-    return show_size(size)

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from typing import Iterator, List
 
-from ..model import Node
 from ..operators import family, is_shuffle_read, shuffle_read_modes
 from ..report import describe
-from .base import (Context, Explainer, candidate, needs_setting, setting_reason, show,
-                   size_setting)
+from .base import (Context, Explainer, candidate, needs_setting, setting_reason, size_setting)
 from .evidence import USER_REPARTITION, Side, partitions, shuffle_origin, side_of
 from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason
 

@@ -8,7 +8,7 @@ whose preserved side is empty. The rule can be excluded with
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import Iterator, Optional
 
 from ..model import Node
 from ..operators import is_join, join_type

@@ -14,12 +14,13 @@ where an AQE shuffle read kept the partitions as they were; a coalesced read onl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..model import Node, Spread
 from ..operators import (family, is_join, is_query_stage, is_shuffle_read, partition_count,
                          partitioning, shuffle_read_modes)
 from ..report import describe
+from ..sources.eventlog.history import ORIGIN as HISTORY_ORIGIN
 from ..units import Size, parse_statistics, show_bytes
 from .verdicts import METRIC, PLAN
 
@@ -31,7 +32,7 @@ USER_REPARTITION = "REPARTITION_BY_NUM"
 SHUFFLE_ORIGINS = ("ENSURE_REQUIREMENTS", "REPARTITION_BY_COL", "REPARTITION_BY_NUM",
                    "REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL")
 #: Event logs hold metric figures as numbers; the History Server prints them rounded.
-ROUNDED_ORIGINS = ("History Server",)
+ROUNDED_ORIGINS = (HISTORY_ORIGIN,)
 
 
 def exact(value: int) -> Size:
@@ -75,10 +76,6 @@ class Side:
         return self.stage is not None and family(self.stage) == "ShuffleQueryStage" or (
             self.stage is None and self.exchange is not None
             and family(self.exchange) == "Exchange")
-
-    @property
-    def broadcast(self) -> bool:
-        return self.stage is not None and family(self.stage) == "BroadcastQueryStage"
 
     def name(self) -> str:
         return describe(self.stage or self.exchange or self.top) or "?"
@@ -216,10 +213,6 @@ class Partitions:
     #: Where the count of partitions holding data came from, when not from `where`.
     counted: str = ""
 
-    @property
-    def exact(self) -> bool:
-        return bool(self.sizes)
-
 
 def partitions(side: Side, origin: str) -> Optional[Partitions]:
     """The partition sizes of the shuffle `side` reads, as far as the input tells them."""
@@ -251,7 +244,7 @@ def partitions(side: Side, origin: str) -> Optional[Partitions]:
     if upper is not None or largest is not None:
         where = largest[1] if largest is not None else f"blocks and rows of {side.name()}"
         return Partitions(count=count, maximum=largest[0] if largest is not None else None,
-                          median=None, nonempty=upper, sizes=(), source=upper_source(side),
+                          median=None, nonempty=upper, sizes=(), source=_bound_source(side),
                           where=where, counted=_counted_where(side))
     if count is not None:
         return Partitions(count=count, maximum=None, median=None, nonempty=None, sizes=(),
@@ -281,7 +274,7 @@ def _largest_bound(side: Side, read_sizes: Optional[Spread]) -> Optional[Tuple[S
     return None
 
 
-def upper_source(side: Side) -> str:
+def _bound_source(side: Side) -> str:
     return METRIC if side.exchange is not None and side.exchange.metrics else PLAN
 
 
@@ -391,7 +384,3 @@ def _has_keys(node: Node) -> bool:
     if family(node) == "Window":
         return "partitionBy" in args or bool(node.details.get("Arguments"))
     return "keys=[" in args and "keys=[]" not in args
-
-
-def walk_final(root: Node) -> Iterator[Node]:
-    return root.walk(inner=False)

@@ -17,8 +17,8 @@ from ..model import Node
 from ..operators import family, is_skew_join, join_type
 from ..report import describe
 from .base import (SKEW_SPLITS, Context, Explainer, candidate, fact_reason, needs_setting,
-                   number_setting, setting_reason, show, side_label, size_setting)
-from .evidence import Fact, join_sides, partitioning_user_above, partitions
+                   number_setting, setting_reason, side_label, size_setting)
+from .evidence import Fact, join_sides, partitioning_user_above, partitions, show_size
 from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason
 
 ENABLED = "spark.sql.adaptive.skewJoin.enabled"
@@ -84,7 +84,7 @@ class SkewJoinWhyNot(Explainer):
             if found.maximum.high <= bar_low:
                 reasons.append(setting_reason(factor_setting, (
                     f"the largest partition of the {label} ({largest.show()}) is "
-                    f"{ratio:.2f}x the median ({show(found.median)}), within "
+                    f"{ratio:.2f}x the median ({show_size(found.median)}), within "
                     f"{FACTOR}={factor_setting.value} ({found.source}: {found.where})")))
                 continue
             if found.maximum.low > bar_high:

@@ -15,7 +15,7 @@ from typing import Iterator, List, Optional, Tuple
 from ..model import Node
 from ..operators import family, join_type
 from .base import (BROADCAST_BUILDS, Context, Explainer, candidate, fact_reason,
-                   needs_setting, number_setting, setting_reason, show, side_label, size_setting)
+                   needs_setting, number_setting, setting_reason, side_label, size_setting)
 from .evidence import join_sides, partitions, side_size
 from .settings import Setting
 from .verdicts import BLOCKED, CANNOT_TELL, PLAN, Candidate, Reason

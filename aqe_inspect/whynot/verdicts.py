@@ -68,6 +68,3 @@ class QueryWhy:
     id: str
     candidates: Tuple[Candidate, ...]
     notes: Tuple[str, ...] = ()
-
-    def of_kind(self, kind: str) -> Tuple[Candidate, ...]:
-        return tuple(c for c in self.candidates if c.kind == kind)

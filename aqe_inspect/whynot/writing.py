@@ -23,7 +23,7 @@ def candidate_json(found: Candidate) -> Dict[str, Any]:
     }
 
 
-def query_json(answer: QueryWhy, label: str = "", settings_origin: str = "") -> Dict[str, Any]:
+def query_json(answer: QueryWhy, label: str = "") -> Dict[str, Any]:
     data: Dict[str, Any] = {"id": answer.id}
     if label:
         data["label"] = label
