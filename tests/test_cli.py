@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import require_corpus
+from .conftest import AQE_INSPECT, require_corpus
 
-CLI = [sys.executable, "-m", "aqe_inspect"]
+CLI = AQE_INSPECT
 
 
 def run(*args: str, stdin: bytes = b"", env=None) -> subprocess.CompletedProcess:
