@@ -167,6 +167,13 @@ def test_the_installed_wheel_runs_every_command_from_anywhere(fresh, tmp_path):
             report = json.loads(result.stdout)
             descriptions = [query.get("description") for query in report["queries"]]
             assert entry["description"] in descriptions, label
+            rewrites = json.loads((SAMPLE_PLANS / entry["truth"]).read_text("utf-8"))["rewrites"]
+            expect = [f"--expect={kind}={count}" for kind, count in rewrites.items()]
+            for argv in (["check", path, "--query", str(entry["execution_id"]), *expect],
+                         ["why", path, "--query", str(entry["execution_id"])]):
+                result = _run([aqe, *argv], env=env, cwd=cwd, timeout=120)
+                assert result.returncode == 0, f"{argv[0]} {label}: {result.stdout[-1500:]}" \
+                    f"{result.stderr[-1500:]}"
 
 
 @pytest.mark.spark
