@@ -80,7 +80,8 @@ def test_the_jobs_parse_and_have_their_shape():
 def test_the_readme_section_quotes_the_files_verbatim():
     blocks = re.findall(r"```(\w+)\n(.*?)```", README_SECTION.read_text("utf-8"), re.S)
     yaml_blocks = [body for lang, body in blocks if lang == "yaml"]
-    assert yaml_blocks == [GITHUB_JOB.read_text("utf-8"), GITLAB_JOB.read_text("utf-8")]
+    assert yaml_blocks == [GITHUB_JOB.read_text("utf-8"), GITLAB_JOB.read_text("utf-8"),
+                           (EXAMPLES / "aqe-action.yml").read_text("utf-8")]
     toml_blocks = [body for lang, body in blocks if lang == "toml"]
     assert toml_blocks == [EXPECTATIONS.read_text("utf-8")]
 
