@@ -142,7 +142,7 @@ def test_a_rolling_log_reads_as_its_folder_and_inside_a_folder_of_applications(t
     assert report["notes"] == []
 
 
-# -- a codec library that cannot be imported -----------------------------------------------------
+# -- a codec library that cannot be imported ------------------------------------------------------
 
 def _library_error(codec: str, source: str) -> str:
     _, package = LIBRARIES[codec]
@@ -184,7 +184,7 @@ def test_a_missing_library_in_a_mixed_folder_is_a_note_and_the_rest_is_read(tmp_
     assert report["notes"] == [_library_error("zstd", str(zstd)) + "; it was skipped"]
 
 
-# -- a folder says what it passed over -------------------------------------------------------------
+# -- a folder says what it passed over ------------------------------------------------------------
 
 def test_a_folder_of_every_codec_reports_each_log_and_names_what_is_not_one(tmp_path):
     folder = tmp_path / "spark-events"
@@ -344,7 +344,7 @@ def test_a_first_block_longer_than_the_sniff_still_reads(tmp_path):
         assert {d: got.get(d) for d in GZIP_EXPECT} == GZIP_EXPECT
 
 
-# -- telling a compressed stream by its magic -------------------------------------------------------
+# -- telling a compressed stream by its magic -----------------------------------------------------
 
 @pytest.mark.parametrize("head, name, codec", [
     (b"\x28\xb5\x2f\xfd\x04", "x", "zstd"), (b"LZ4Block", "x", "lz4"),
@@ -367,7 +367,7 @@ def test_a_short_text_that_begins_a_magic_goes_to_the_text_reader(tmp_path):
     assert "lzf" not in error and "event log" not in error
 
 
-# -- the library: the same notes, where they belong ------------------------------------------------
+# -- the library: the same notes, where they belong -----------------------------------------------
 
 def test_read_event_logs_carries_the_folder_notes(tmp_path):
     shutil.copyfile(LOGS["plain"][0], tmp_path / "app")

@@ -81,8 +81,9 @@ class LogStream:
     per-task `Node.spreads` of exchanges (`local bytes read`, `bytes read per task`, ...).
 
     Of several logs, one that cannot be read (damaged part way) is a note and the others are
-    read; its error is in `failed`, and the stream raises it only when no log gave a query.
-    With `keep_going`, a single log's error is such a note too (the caller decides)."""
+    read; its error is in `failed`, and the stream raises the first only when every log failed
+    before giving a query. With `keep_going`, a single log's error is such a note too and is
+    never raised (the caller decides)."""
 
     def __init__(self, source: str, logs, workers: Optional[int] = None,
                  task_metrics: bool = False, keep_going: bool = False):

@@ -21,10 +21,11 @@ The codec is told by the first bytes (`detect_codec`; `magic_codec` for the comp
 file name's suffix is only a hint, used when a file is too short to hold its magic. Each block
 is decoded by a maintained library: `zstandard`, `lz4` (`lz4.block`), `cramjam` (raw snappy),
 `python-neo-lzf` (module `lzf`, the liblzf binding with wheels: ning's chunk payloads are
-liblzf's format), `xxhash` (the lz4 checksums, checked when it can be imported) and `zlib`. They are dependencies of aqe-inspect,
-imported only when a log needs one; one that cannot be imported (a broken environment) is an
-error naming the package and the pip command. Only the Java framings around the blocks are
-walked here, block by block in large reads (no per-line Python work).
+liblzf's format), `xxhash` (the lz4 checksums, checked when it can be imported) and `zlib`.
+They are dependencies of aqe-inspect, imported only when a log needs one; one that cannot be
+imported (a broken environment) is an error naming the package and the pip command. Only the
+Java framings around the blocks are walked here, block by block in large reads (no per-line
+Python work).
 
 Damage: a file cut short (a log still being written, or copied half-way) is read up to the
 last complete block, and a note names where it was cut; the consumer sees the bytes that block

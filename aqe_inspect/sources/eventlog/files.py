@@ -30,7 +30,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, List, Optional, Sequence, Tuple, Union
+from typing import BinaryIO, Callable, Collection, List, Optional, Sequence, Tuple, Union
 
 from ...errors import InspectError, printable
 from .codecs import CODECS, decode, detect_codec, magic_codec, require_library
@@ -254,7 +254,6 @@ def first_text(read_head: Callable[[int], bytes], codec: str, name: str) -> byte
 
 def _compressed_events(read_head: Callable[[int], bytes], codec: str, name: str) -> None:
     """An InspectError unless a `codec` stream can be read and holds events (or nothing yet)."""
-    require_library(codec, name)
     text = first_text(read_head, codec, name)
     if text and _EVENT.match(text) is None:
         line = text.split(b"\n", 1)[0][:60].decode("utf-8", "replace")
@@ -276,13 +275,17 @@ def _head(path: str, size: int = SNIFF_SIZE) -> bytes:
         return handle.read(size)
 
 
-def _holds_events(path: str) -> bool:
-    head = _head(path)
+def _sniffed(path: str, head: bytes) -> Tuple[str, bytes]:
+    """The codec of a file that starts with `head` ("plain" when no magic says otherwise) and
+    its first text; an InspectError when a compressed one cannot be decoded."""
     codec = magic_codec(head, path)
     if codec is None:
-        return _EVENT.match(head) is not None
-    text = first_text(lambda size: _head(path, size), codec, path)
-    return _EVENT.match(text) is not None
+        return "plain", head
+    return codec, first_text(lambda size: _head(path, size), codec, path)
+
+
+def _holds_events(path: str) -> bool:
+    return _EVENT.match(_sniffed(path, _head(path))[1]) is not None
 
 
 def _unreadable(error: OSError, name: str) -> InspectError:
@@ -328,16 +331,9 @@ def _loose(path: str, size: int) -> Union[EventLog, str]:
         raise _unreadable(error, path) from None
     if not head:
         return "empty"
-    codec = magic_codec(head, path)
-    if codec is None:
-        if _EVENT.match(head) is None:
-            return "not-events"
-        codec = "plain"
-    else:
-        require_library(codec, path)
-        text = first_text(lambda size: _head(path, size), codec, path)
-        if text and _EVENT.match(text) is None:
-            return "not-events"
+    codec, text = _sniffed(path, head)
+    if text and _EVENT.match(text) is None:  # no text: a compressed log cut in its first block
+        return "not-events"
     return EventLog(name=path, layout="file", parts=(Part(path, path, codec, size),))
 
 
@@ -389,7 +385,7 @@ def _listing(path: str) -> List[str]:
     return [name for name in _entries(path) if not is_hidden(name)]
 
 
-def _is_checksum(name: str, names: Sequence[str]) -> bool:
+def _is_checksum(name: str, names: Collection[str]) -> bool:
     """Whether `name` is Hadoop's checksum `.NAME.crc` of a file NAME beside it."""
     return name.startswith(".") and name.endswith(".crc") and name[1:-4] in names
 
@@ -441,10 +437,11 @@ def _folder_log(path: str, names: List[str], passed: List[Tuple[str, str]]
         raise InspectError(f"a {layout} event log directory without readable files",
                            source=path)
     read = {os.path.basename(part.path) for part in parts}
+    present = set(names)
     for name in names:
         child = os.path.join(path, name)
         if is_hidden(name):
-            if not _is_checksum(name, names):
+            if not _is_checksum(name, present):
                 passed.append(("hidden", child))
         elif name not in read and not is_marker(name):
             passed.append(("not-part", child))
@@ -457,16 +454,16 @@ def _search(root: str, names: List[str]) -> Found:
     logs: List[EventLog] = []
     failed: List[InspectError] = []
     passed: List[Tuple[str, str]] = []
-    stack = [(root, names, iter(names), 1)]
+    stack = [(root, set(names), iter(names), 1)]
     while stack:
-        folder, listing, pending, depth = stack[-1]
+        folder, present, pending, depth = stack[-1]
         name = next(pending, None)
         if name is None:
             stack.pop()
             continue
         child = os.path.join(folder, name)
         if is_hidden(name):
-            if not _is_checksum(name, listing):
+            if not _is_checksum(name, present):
                 passed.append(("hidden", child))
             continue
         try:
@@ -486,7 +483,7 @@ def _search(root: str, names: List[str]) -> Found:
                 if log is not None:
                     logs.append(log)
                 elif depth < MAX_DEPTH:
-                    stack.append((child, children, iter(children), depth + 1))
+                    stack.append((child, set(children), iter(children), depth + 1))
                 else:
                     passed.append(("deep", child))
             elif not stat.S_ISREG(mode):
