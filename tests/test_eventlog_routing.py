@@ -391,3 +391,27 @@ def test_the_fleet_rows_of_a_folder_have_an_error_row_for_a_log_that_cannot_be_r
     assert errors[0]["error"].startswith(f"{fake}: byte offset 0: the gzip member is damaged")
     assert {row["source"] for row in rows if not row["error"]} == {str(tmp_path / "app"),
                                                                    str(tmp_path / "app.lz4")}
+
+
+def test_executions_read_before_the_damage_are_kept_when_parsed_in_the_pool(tmp_path):
+    """A long log is parsed in a pool of processes: the executions in flight when the reading
+    hits damage are still given, as the serial reading gives them."""
+    from aqe_inspect.errors import InspectError
+    from aqe_inspect.sources.eventlog.events import Scanner, build_queries
+
+    folder = tmp_path / Path(ROLLING["path"]).name
+    shutil.copytree(SAMPLE_PLANS / ROLLING["path"], folder)
+    second = sorted(folder.glob("events_2_*"))[0]
+    _damaged(second, second)
+
+    def read(workers: int):
+        (log,) = find_event_logs(str(folder))
+        ids = []
+        with pytest.raises(InspectError, match="damaged"):
+            for query, _ in build_queries(Scanner(log, []), workers, pool_min=1):
+                ids.append(query.execution.execution_id)
+        return ids
+
+    serial = read(1)
+    assert len(serial) >= 10
+    assert read(2) == serial
