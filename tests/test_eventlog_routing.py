@@ -62,11 +62,12 @@ ROLLING = _entry("zstd", "rolling")
 
 
 def cli(*args: str, stdin: Optional[bytes] = None, block: Sequence[str] = ()):
-    """`aqe-inspect ARGS` in a fresh interpreter; `block` makes those modules unimportable
+    """`aqe-inspect ARGS` in a fresh, isolated interpreter (-I: the checkout is not on its
+    sys.path, the installed package is run); `block` makes those modules unimportable
     (a broken environment: `sys.modules[name] = None` fails their import)."""
     code = "".join(f"import sys; sys.modules[{name!r}] = None\n" for name in block)
     code += "import sys\nsys.argv[0] = 'aqe-inspect'\nfrom aqe_inspect.cli import run\nrun()\n"
-    return subprocess.run([sys.executable, "-c", code, *args], input=stdin,
+    return subprocess.run([sys.executable, "-I", "-c", code, *args], input=stdin,
                           stdin=None if stdin is not None else subprocess.DEVNULL,
                           capture_output=True, cwd=ROOT, timeout=120)
 
