@@ -143,6 +143,7 @@ def diff_command(
     from .api import diff_pair
     from .formats import get_format
 
+    _refuse_inputs(output, *(paths or []))
     if tree and side_by_side:
         raise InspectError("--tree and --side-by-side are two views; choose one")
     chosen = get_format(output_format.value)
@@ -211,6 +212,7 @@ def check_command(
             raise InspectError("nothing to check: give --expect KIND or --forbid KIND, or "
                                "--config FILE, or put an aqe-expect.toml in the working "
                                "directory")
+    _refuse_inputs(output, path, config, snapshot, conf_file)
     if config is not None:
         expectations = load_config(config) + expectations
     read = _read_input([path] if path is not None else [], url, max_size, "check",
@@ -269,11 +271,21 @@ def _read_input(paths: List[str], url: Optional[str], max_size: str, command: st
     return _read(paths[0], max_size, task_metrics)
 
 
+def _refuse_inputs(output: Optional[str], *inputs: Optional[str]) -> None:
+    """`--output` naming one of the command's inputs (or a file in an input folder) is an
+    error before anything is read: the report would replace what it reports on."""
+    if output is not None:
+        from .outputs import refuse_inputs
+
+        refuse_inputs(output, inputs)
+
+
 def _emit(output: Optional[str], write, json: bool = False,
           summary: Optional[str] = None) -> None:
-    """Write with `write(stream)`: to standard output, or whole to the file `output` (a
-    temporary file beside it, renamed when complete; removed on any failure). `json`: what
-    the encoding cannot hold is written as JSON escapes."""
+    """Write with `write(stream)`: to standard output, or whole to the file `output` (see
+    `outputs.AtomicFile`: a file replaced atomically, a pipe or device written into once the
+    report is complete; nothing left behind on any failure). `json`: what the encoding cannot
+    hold is written as JSON escapes."""
     if output is None:
         write(_output(json=json))
         return
@@ -340,6 +352,7 @@ def why_command(
 
     if output_format not in ("text", "json"):
         raise InspectError(f"--format: expected text or json, found {output_format!r}")
+    _refuse_inputs(output, path, conf_file)
     user = _user_settings(conf, conf_file)
     kinds = _kinds(kind)
     read = _read_input([path] if path is not None else [], url, max_size, "why",
@@ -385,6 +398,7 @@ def snapshot_command(
     from .report import read_whole
     from .snapshot import take_all
 
+    _refuse_inputs(output, path)
     text = take_all(read_whole(_diff(_select(_read(path, max_size), query))))
     _emit(output, lambda stream: stream.write(text))
 
@@ -415,6 +429,7 @@ def fleet_command(
                            f"{summary_format!r}")
     from .fleet.summary import write_summary
 
+    _refuse_inputs(summary, *paths)
     require_pyspark()
     rows = run_fleet(paths, output, table_format, master)
     _emit(summary, lambda stream: write_summary(rows, stream, summary_format),

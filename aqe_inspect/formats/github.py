@@ -6,12 +6,25 @@ printed in a collapsed `::group::`, as the text format draws them.
 
 Escaping follows the runner's rules: in a message `%`, CR and LF are `%25`, `%0D`, `%0A`; in a
 property (file, title) `:` and `,` too.
+
+Text from the inputs (an application's name, a job's description, a plan) must never reach the
+runner as a command of its own. The runner (actions/runner, src/Runner.Common/ActionCommand.cs,
+`TryParseV2` and `TryParse`) takes a line for a command when, its leading white space trimmed,
+it starts with `::`, or when it holds `##[` anywhere; it splits lines at CR and LF only. So
+every plain line is defused (`_plain`): control characters and the characters one cannot see
+(format characters, white space other than the space, variation selectors: a line could hide
+`::` behind them) are written as escapes, a leading `::` as `\x3a:` and `##[` as `#\x23[`. The
+plans of the failing queries, the longest text from the inputs, are moreover printed between
+`::stop-commands::TOKEN` and `::TOKEN::`, with a token drawn from their text, so that the
+runner runs no command from them whatever they hold.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
-from typing import Dict, Optional, TextIO
+import re
+from typing import Dict, List, Optional, TextIO
 
 from ..check import CheckResult
 from ..errors import printable
@@ -39,14 +52,48 @@ def command(name: str, message: str, location: Optional[Location] = None,
 
 
 def _clean(text: str) -> str:
-    """Control characters escaped (a plan may hold any), newlines kept for the runner."""
-    return printable(text, newlines=True)
+    """Control characters and invisible ones escaped (a plan may hold any), newlines kept for
+    the runner (which reads them as `%0A`)."""
+    return _visible(printable(text, newlines=True))
+
+
+# Characters that show nothing, yet a reader (or the runner's trimming and its culture-aware
+# string search) may pass over: besides what `str.isprintable` refuses (format characters such
+# as U+200B or U+202E, white space other than the space, line and paragraph separators,
+# unassigned and private code points, lone surrogates), the printable default-ignorable ones.
+_IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f"
+                        "\uffa0\U000e0100-\U000e01ef]")
+
+
+def _visible(text: str) -> str:
+    if text.isprintable() and not _IGNORABLE.search(text):
+        return text
+    return "".join(_escape(char) if (not char.isprintable() and char not in " \n")
+                   or _IGNORABLE.match(char) else char for char in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _plain(text: str) -> str:
-    """A plain log line that the runner cannot take for a command (one starting with `::`)."""
-    line = printable(text)
-    return f" {line}" if line.startswith("::") else line
+    """A plain log line that the runner cannot take for a command: nothing hidden in it, no
+    `::` at its start (after white space), no `##[` anywhere."""
+    line = _visible(printable(text))
+    body = line.lstrip(" ")
+    if body.startswith("::"):
+        line = line[:len(line) - len(body)] + "\\x3a" + body[1:]
+    return line.replace("##[", "#\\x23[")
+
+
+def _plain_block(lines: List[str]) -> List[str]:
+    """Plain lines, between `::stop-commands::TOKEN` and `::TOKEN::`: the runner runs no
+    command until the token, drawn from the lines themselves (so no line can hold it)."""
+    plain = [_plain(line) for line in lines]
+    token = "aqe-inspect-" + hashlib.sha256("\n".join(plain).encode(
+        "utf-8", "backslashreplace")).hexdigest()[:32]
+    return [f"::stop-commands::{token}", *plain, f"::{token}::"]
 
 
 class GithubFormat(Format):
@@ -87,8 +134,8 @@ class GithubFormat(Format):
             stream.write("::group::Plans of the queries that failed an expectation\n")
             text = io.StringIO()
             TEXT.write_report(Report(shown, result.source, (), result.application), text)
-            for line in text.getvalue().splitlines():
-                stream.write(_plain(line) + "\n")
+            for line in _plain_block(text.getvalue().splitlines()):
+                stream.write(line + "\n")
             stream.write("::endgroup::\n")
         for note in result.notes:
             stream.write(command("warning", note, Location(result.source)) + "\n")
