@@ -154,9 +154,30 @@ def test_whys_settings_file_is_never_the_output(tmp_path, log):
     assert conf.read_text("utf-8") == "spark.sql.adaptive.enabled true\n"
 
 
-@pytest.mark.parametrize("output", ["eventlog.json", "/dev/stdin"])
+# The system's /dev/stdin and /dev/stdout are links into /proc/self/fd. The tests make links of
+# their own like them: a regression run as root must not replace the system's. The system's
+# own are tried only when not root (a plain user cannot replace anything in /dev).
+AS_ROOT = not hasattr(os, "geteuid") or os.geteuid() == 0
+SYSTEM_LINK = pytest.param("/dev", marks=pytest.mark.skipif(
+    AS_ROOT, reason="as root, a wrong --output could replace the system's /dev entries"))
+
+
+def fd_link(folder, name: str, number: int) -> str:
+    """`folder`/`name`, a link to /proc/self/fd/`number` as /dev/stdout is; or /dev's own."""
+    if str(folder) == "/dev":
+        return f"/dev/{name}"
+    Path(folder).mkdir(exist_ok=True)
+    link = Path(folder) / name
+    link.symlink_to(f"/proc/self/fd/{number}")
+    return str(link)
+
+
+@pytest.mark.parametrize("output", ["eventlog.json", "own", SYSTEM_LINK])
 def test_standard_input_from_the_file_is_never_the_output(tmp_path, log, output):
-    """`aqe-inspect diff - -o in.json < in.json` (the shell opens the file; we see fd 0)."""
+    """`aqe-inspect diff - -o in.json < in.json` (the shell opens the file; we see fd 0),
+    or `-o /dev/stdin` then."""
+    if output != "eventlog.json":
+        output = fd_link(tmp_path / "links" if output == "own" else output, "stdin", 0)
     before = log.read_bytes()
     with open(log, "rb") as stdin:
         done = subprocess.run([*AQE_INSPECT, "diff", "-", "-o", output], stdin=stdin,
@@ -211,18 +232,25 @@ def test_a_named_pipe_gets_nothing_when_the_report_fails(tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
-@pytest.fixture
-def device(tmp_path) -> Path:
-    """A character device: a /dev/null of our own where we may make one; else, when not root,
-    the system's (whose folder a plain user could never replace it in anyway)."""
-    node = tmp_path / "null"
+def own_device(folder: Path, name: str, minor: int) -> Path:
+    """A memory device of our own in `folder` (1,3 /dev/null; 1,7 /dev/full) where one may be
+    made; else, when not root, the system's, whose folder a plain user could never replace it
+    in anyway. Never the system's as root: were the code wrong, the test would replace it."""
+    node = folder / name
     try:
-        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
         return node
     except (OSError, AttributeError):
-        if os.geteuid() == 0:
+        if not hasattr(os, "geteuid") or os.geteuid() == 0:
             pytest.skip("root, yet no device node can be made here")
-        return Path(os.devnull)
+        if not Path("/dev", name).exists():
+            pytest.skip(f"no /dev/{name} here")
+        return Path("/dev", name)
+
+
+@pytest.fixture
+def device(tmp_path) -> Path:
+    return own_device(tmp_path, "null", 3)
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -237,14 +265,16 @@ def test_a_device_is_written_into_not_replaced(device, log, command):
     assert not [p for p in device.parent.iterdir() if p.name.startswith(".null.")]
 
 
+@pytest.mark.parametrize("links", ["own", SYSTEM_LINK])
 @pytest.mark.parametrize("redirect", ["w", "a"])
-def test_dev_stdout_writes_where_standard_output_goes(tmp_path, log, redirect):
+def test_dev_stdout_writes_where_standard_output_goes(tmp_path, log, redirect, links):
     """`check -o /dev/stdout > file`: the report, then the summary, in the shell's file (and
     after what it held, for `>>`), never a file replaced behind the shell's back."""
+    stdout_link = fd_link(tmp_path / "links" if links == "own" else links, "stdout", 1)
     target = tmp_path / "out.txt"
     target.write_text("earlier\n", "utf-8")
     with open(target, redirect) as stdout:
-        done = subprocess.run([*AQE_INSPECT, *args("check", log, "/dev/stdout"), "--format",
+        done = subprocess.run([*AQE_INSPECT, *args("check", log, stdout_link), "--format",
                                "junit"], stdout=stdout, stderr=subprocess.PIPE, text=True,
                               timeout=120)
     assert (done.returncode, done.stderr) == (0, "")
@@ -252,13 +282,17 @@ def test_dev_stdout_writes_where_standard_output_goes(tmp_path, log, redirect):
     summary = "aqe-inspect check: all 1 expectation(s) met\n"
     held = "earlier\n" if redirect == "a" else ""
     assert target.read_text("utf-8") == held + report + summary
+    assert Path(stdout_link).is_symlink()
 
 
-def test_dev_stdout_into_a_reader_that_leaves_is_no_error(log):
-    done = subprocess.run(f"{' '.join(AQE_INSPECT)} diff {log} --format junit -o /dev/stdout "
-                          "| head -n 1", shell=True, capture_output=True, text=True,
-                          timeout=120)
+@pytest.mark.parametrize("links", ["own", SYSTEM_LINK])
+def test_dev_stdout_into_a_reader_that_leaves_is_no_error(tmp_path, log, links):
+    stdout_link = fd_link(tmp_path / "links" if links == "own" else links, "stdout", 1)
+    done = subprocess.run(f"{' '.join(AQE_INSPECT)} diff {log} --format junit -o "
+                          f"{stdout_link} | head -n 1", shell=True, capture_output=True,
+                          text=True, timeout=120)
     assert done.stdout.startswith("<?xml") and done.stderr == ""
+    assert Path(stdout_link).is_symlink()
 
 
 # ---- regular files: mode, owner, links ---------------------------------------------------------
@@ -394,13 +428,13 @@ def test_ctrl_c_before_a_pipe_is_written_leaves_it_unopened(tmp_path, log, monke
     assert reader["data"] == b""
 
 
-def test_a_full_disk_on_a_pipe_is_one_line(tmp_path, log):
-    """/dev/full: every write fails with ENOSPC."""
-    if not os.path.exists("/dev/full"):
-        pytest.skip("no /dev/full here")
-    code, out, err = run(*args("diff", log, "/dev/full"))
+def test_a_full_disk_on_a_device_is_one_line(tmp_path, log):
+    """A /dev/full: every write fails with ENOSPC; it stays the device it was."""
+    full = own_device(tmp_path, "full", 7)
+    code, out, err = run(*args("diff", log, full))
     assert (code, out) == (2, "")
     assert "cannot write the report: No space left on device" in one_error(err)
+    assert stat.S_ISCHR(os.lstat(full).st_mode)
 
 
 # The command, its text report held up half written until a signal comes.
