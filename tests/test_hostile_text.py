@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -20,6 +21,7 @@ from .conftest import SAMPLE_PLANS
 from .hostile import hostile_log, run, sample
 from .schemas import validate_junit, validate_sarif
 
+LOG_BYTES = (SAMPLE_PLANS / sample("skew_join")["path"]).read_bytes()
 # Each a way into the runner, with a piece of its text that must still show in the output.
 INJECTIONS = {
     "newline": ("\n::set-output name=x::injected", "set-output name=x"),
@@ -273,3 +275,35 @@ def test_nothing_is_left_in_the_working_directory(tmp_path, monkeypatch):
     hostile_log(tmp_path / "eventlog.json", description=ALL)
     assert run("check", "eventlog.json", "--expect", "skew-join>=5", "--format", "github")[0] == 1
     assert os.listdir(tmp_path) == ["eventlog.json"]
+
+
+@pytest.mark.skipif(os.name != "posix" or sys.getfilesystemencoding() != "utf-8",
+                    reason="a file name of raw bytes needs a POSIX UTF-8 file system API")
+@pytest.mark.parametrize("relative", [True, False])
+def test_a_file_name_that_is_no_utf8_in_every_machine_format(tmp_path, monkeypatch, relative):
+    """`bad\\xff.json` (Python holds it as `bad\\udcff.json`): SARIF's URI is the file's bytes,
+    percent-encoded; JUnit, GitHub and JSON write it escaped; none fails."""
+    raw = b"bad\xff.json"
+    with open(os.path.join(os.fsencode(tmp_path), raw), "wb") as handle:
+        handle.write(LOG_BYTES)
+    name = os.fsdecode(raw)
+    (tmp_path / "elsewhere").mkdir()  # (a path under the working directory is relative)
+    monkeypatch.chdir(tmp_path if relative else tmp_path / "elsewhere")
+    given = name if relative else str(tmp_path / name)
+    for format_name in ("sarif", "junit", "github", "json"):
+        code, out, err = run("check", given, "--expect", "skew-join>=5", "--format",
+                             format_name)
+        assert (code, err) == (1, ""), format_name
+        if format_name == "sarif":
+            document = json.loads(out)
+            validate_sarif(document)
+            uri = document["runs"][0]["results"][0]["locations"][0]["physicalLocation"][
+                "artifactLocation"]["uri"]
+            assert uri.endswith("bad%FF.json") and (relative or uri.startswith("file:///"))
+        elif format_name == "junit":
+            validate_junit(out)
+            assert "bad\\udcff.json" in out
+        elif format_name == "github":
+            assert commands(out)[0].properties["file"].endswith("bad\\udcff.json")
+        else:
+            json.loads(out)

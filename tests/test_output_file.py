@@ -94,6 +94,19 @@ def test_the_output_is_never_the_input(tmp_path, log, command, how, monkeypatch)
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
 
 
+@pytest.mark.parametrize("which", [0, 1])
+def test_diffs_initial_and_final_plans_are_never_the_output(tmp_path, which):
+    plans = []
+    for name in ("formatted_before.txt", "formatted_after.txt"):
+        plans.append(tmp_path / name)
+        plans[-1].write_bytes((LOG.parent / name).read_bytes())
+    before = plans[which].read_bytes()
+    code, out, err = run("diff", str(plans[0]), str(plans[1]), "-o", str(plans[which]))
+    assert (code, out) == (2, "")
+    assert f"--output is the input {plans[which]}" in one_error(err)
+    assert plans[which].read_bytes() == before
+
+
 @pytest.mark.parametrize("command", ["diff", "check", "why"])
 @pytest.mark.parametrize("where", ["an existing file", "a new file", "a new sub-folder",
                                    "through a link to the folder"])

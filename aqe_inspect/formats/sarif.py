@@ -9,6 +9,7 @@ relative URIs (code scanning resolves them against the checkout), others `file:/
 from __future__ import annotations
 
 import inspect
+import os
 import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional, TextIO
@@ -49,7 +50,9 @@ def artifact(location: Location) -> Optional[Dict[str, Any]]:
     path = location.path
     if path.startswith("/") or re.match(r"[A-Za-z]:/", path):
         return {"uri": Path(path).as_uri()}
-    return {"uri": quote(path, safe="/")}
+    # The file name's bytes, percent-encoded: a name that is no UTF-8 (held with surrogate
+    # escapes) is the URI of the very file, not an encoding error.
+    return {"uri": quote(os.fsencode(path), safe="/")}
 
 
 def physical(location: Optional[Location], message: str = "") -> Optional[Dict[str, Any]]:
