@@ -109,7 +109,10 @@ class AtomicFile:
         if found is not None and (not stat.S_ISREG(found.st_mode) or _through_fd_link(self.path)):
             # A pipe, a device, a socket, or a file a process holds open (/dev/stdout):
             # written into as the shell's `>` would, once the report is whole.
-            raw = tempfile.TemporaryFile()
+            try:
+                raw = tempfile.TemporaryFile()
+            except OSError as error:
+                raise self._error(f"no temporary file: {error.strerror or error}") from None
             self._buffer = raw
             self._handle = io.TextIOWrapper(raw, encoding="utf-8", errors=self.errors,
                                             newline="")
@@ -163,11 +166,9 @@ class AtomicFile:
             os.chmod(self._temporary, 0o666 & ~_umask())
         else:
             kept = self._kept
-            if (kept.st_uid, kept.st_gid) != (os.getuid(), os.getgid()):
-                try:  # the owner where the user may give it (root; a group the user is in)
-                    os.chown(self._temporary, kept.st_uid, kept.st_gid)
-                except OSError:
-                    pass
+            if hasattr(os, "chown") and (kept.st_uid, kept.st_gid) != (os.geteuid(),
+                                                                       os.getegid()):
+                _give(self._temporary, kept.st_uid, kept.st_gid)
             # The permission bits (not set-user/group-ID: a report is no program).
             os.chmod(self._temporary, stat.S_IMODE(kept.st_mode) & ~(stat.S_ISUID | stat.S_ISGID))
         os.replace(self._temporary, self._target)
@@ -297,6 +298,17 @@ def _copy_into(source, path: str) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOCTTY", 0))
     with open(fd, "wb", buffering=0) as target:
         shutil.copyfileobj(source, target)
+
+
+def _give(path: str, uid: int, gid: int) -> None:
+    """The owner and group, where the user may give them (root may; anyone may give a group
+    they are in), else the group alone, else neither."""
+    for owner in (uid, -1):
+        try:
+            os.chown(path, owner, gid)
+            return
+        except OSError:
+            pass
 
 
 def _umask() -> int:
