@@ -13,6 +13,8 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aqe_inspect.errors import printable
 
@@ -307,3 +309,43 @@ def test_a_file_name_that_is_no_utf8_in_every_machine_format(tmp_path, monkeypat
             assert commands(out)[0].properties["file"].endswith("bad\\udcff.json")
         else:
             json.loads(out)
+
+
+# ---- any text at all --------------------------------------------------------------------------
+
+# Text that leans on what the runner reads: its separators, white space, escapes, and any
+# character besides (surrogates included: a file name may hold them).
+_PIECES = st.sampled_from(["::", "##[", "]", "%0A", "%25", "%3A", ",", "=", " ", "\n", "\r",
+                           "\u2028", "\x85", "\xa0", "\u200b", "\u00ad", "\ufe0f", "\t",
+                           "stop-commands", "set-output name=x", "error"])
+HOSTILE_TEXT = st.lists(st.one_of(_PIECES, st.text(max_size=4)), max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(HOSTILE_TEXT)
+def test_no_text_is_a_command_once_plain(text):
+    from aqe_inspect.formats.github import _plain
+
+    line = _plain(text)
+    assert runner_lines(line) == ([line] if line else [])
+    assert parse_line(line) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(HOSTILE_TEXT, HOSTILE_TEXT, HOSTILE_TEXT)
+def test_an_annotation_is_one_command_holding_its_text(message, title, path):
+    """Whatever the text, the runner reads one command, and reads back exactly the text
+    aqe-inspect meant to show (control and invisible characters escaped)."""
+    from aqe_inspect.formats.github import _clean, command
+    from aqe_inspect.locations import Location
+
+    location = Location(path, 3)
+    line = command("error", message, location, title=title)
+    assert len(runner_lines(line)) == 1
+    found = parse_line(line)
+    assert (found.name, found.syntax, found.data) == ("error", "v2", _clean(message))
+    # (The runner trims the properties' text: spaces at its ends are lost, nothing else.)
+    assert found.properties.get("title", "") == _clean(title).strip(" ")
+    if location.has_file:  # (never last: `line` follows it)
+        assert found.properties["file"] == _clean(location.path)
+        assert found.properties["line"] == "3"
