@@ -479,7 +479,7 @@ def test_a_real_ctrl_c_while_writing_leaves_nothing(tmp_path, log, output):
         reader = read_in_background(target)
     else:
         target.write_text("old report\n", "utf-8")
-    process = subprocess.Popen([sys.executable, "-c", _HELD_UP, "diff", str(log), "-o",
+    process = subprocess.Popen([sys.executable, "-I", "-c", _HELD_UP, "diff", str(log), "-o",
                                 str(target)], stderr=subprocess.PIPE, cwd=tmp_path)
     try:
         assert process.stderr.readline() == b"writing\n"
