@@ -19,12 +19,12 @@ base URL or the `/sql` URL.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from datetime import datetime
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ... import deepjson
 from ...errors import InspectError
 from ...model import Application, Document, Execution, Node, Query, Spread
 from .planinfo import attach_metrics, read_description, tree_carriers, usable_description
@@ -53,16 +53,19 @@ def looks_like_history_json(head: bytes) -> bool:
 
 def read_history(data: bytes, source: str, app_id: str = "") -> Document:
     """Every execution of a saved `/sql` answer (a list, or one execution from `/sql/<id>`)."""
+    notes: List[str] = []
     try:
-        value = json.loads(data)
+        value = deepjson.loads(data)
+    except deepjson.TooDeep as error:
+        # One execution too deep to read: the others of a list still are.
+        value = _items_but_too_deep(data, source, notes, error)
     except ValueError as error:
-        raise InspectError(f"expected the History Server's SQL JSON, found malformed JSON "
-                           f"({error.msg})", source=source, line=getattr(error, "lineno", 1),
-                           column=getattr(error, "colno", 1)) from None
+        raise _malformed(error, source) from None
     items = value if isinstance(value, list) else [value]
     queries: List[Query] = []
-    notes: List[str] = []
     for number, item in enumerate(items, 1):
+        if item is _TOO_DEEP:
+            continue
         if not isinstance(item, dict) or not isinstance(item.get("id"), int):
             notes.append(f"entry {number}: not an SQL execution (no id); skipped")
             continue
@@ -76,14 +79,46 @@ def read_history(data: bytes, source: str, app_id: str = "") -> Document:
                     application=Application(app_id=app_id))
 
 
+#: In place of an execution nested too deep to read (a note says so).
+_TOO_DEEP = object()
+
+
+def _items_but_too_deep(data: bytes, source: str, notes: List[str],
+                        error: "deepjson.TooDeep") -> List[Any]:
+    """A list answer's entries, read one by one, those nested too deep left out with a note;
+    one execution (not a list) too deep is an error."""
+    items: List[Any] = []
+    try:
+        for number, (item, problem) in enumerate(deepjson.array_items(data), 1):
+            if problem is not None:
+                notes.append(f"{source}:{problem.lineno}:{problem.colno}: entry {number}: "
+                             f"JSON {problem.msg}; skipped")
+                item = _TOO_DEEP
+            items.append(item)
+    except deepjson.NotAnArray:
+        raise _malformed(error, source) from None
+    except ValueError as other:
+        raise _malformed(other, source) from None
+    return items
+
+
+def _malformed(error: ValueError, source: str) -> InspectError:
+    if isinstance(error, deepjson.TooDeep):
+        found = f"JSON {error.msg}"
+    else:
+        found = f"malformed JSON ({getattr(error, 'msg', error)})"
+    return InspectError(f"expected the History Server's SQL JSON, found {found}", source=source,
+                        line=getattr(error, "lineno", 1), column=getattr(error, "colno", 1))
+
+
 def _query(item: Mapping[str, Any], source: str, notes: List[str]) -> Optional[Query]:
     number = item["id"]
     label = f"execution {number}"
     start = _epoch_ms(item.get("submissionTime"))
     duration = item.get("duration") if isinstance(item.get("duration"), int) else None
-    status = str(item.get("status") or "")
+    status = deepjson.text(item.get("status") or "")
     execution = Execution(
-        execution_id=number, description=str(item.get("description") or ""), replans=None,
+        execution_id=number, description=deepjson.text(item.get("description") or ""), replans=None,
         start_time=start, end_time=start + duration if start is not None and duration is not None
         else None, finished=status not in ("RUNNING", ""), status=status)
     graph = graph_tree(item.get("nodes"), item.get("edges"))
@@ -165,7 +200,7 @@ def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
             children[parent].append(child)
             has_parent.add(child)
     roots = [key for key in items if key not in has_parent and
-             not str(items[key].get("nodeName", "")).startswith("WholeStageCodegen")]
+             not deepjson.text(items[key].get("nodeName", "")).startswith("WholeStageCodegen")]
     if not roots:
         return None
     built: Dict[int, Node] = {}
@@ -181,7 +216,7 @@ def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
         stack.extend(children[key])
     for key in reversed(order):
         item = items[key]
-        name = str(item.get("nodeName") or "?")
+        name = deepjson.text(item.get("nodeName") or "?")
         stage = item.get("wholeStageCodegenId")
         first, _, rest = name.partition(" ")
         metrics, spreads = {}, {}
@@ -189,10 +224,10 @@ def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
             if isinstance(metric, dict) and metric.get("name"):
                 figure = metric_figure(metric.get("value"))
                 if figure is not None:
-                    metrics[str(metric["name"])] = figure
+                    metrics[deepjson.text(metric["name"])] = figure
                 spread = metric_spread(metric.get("value"))
                 if spread is not None:
-                    spreads[str(metric["name"])] = spread
+                    spreads[deepjson.text(metric["name"])] = spread
         if "(" in first and not rest:  # `SortMergeJoin(skew=true)`
             first, rest = first[:first.index("(")], first[first.index("("):]
         built[key] = Node(name=first, args=rest, codegen_stage=stage if isinstance(stage, int)
