@@ -454,11 +454,22 @@ def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, w
     with ProcessPoolExecutor(max_workers=workers) as pool:
         pending: deque = deque()
         for raw in executions:
-            pending.append(pool.submit(work, raw, source, dict(scanner.app.configs)))
+            configs = dict(scanner.app.configs)
+            pending.append((pool.submit(work, raw, source, configs), raw, configs))
             if len(pending) >= window:
-                yield pending.popleft().result()
+                yield _result(*pending.popleft(), source, work)
         while pending:
-            yield pending.popleft().result()
+            yield _result(*pending.popleft(), source, work)
+
+
+def _result(future: Any, raw: RawExecution, configs: Dict[str, str], source: str, work
+            ) -> Tuple[Any, List[str]]:
+    """A pooled execution's result; one too deep for pickle to send back (a plan some 300
+    operators deep: pickle recurses) is built again here."""
+    try:
+        return future.result()
+    except RecursionError:
+        return work(raw, source, configs)
 
 
 def _load(text: Optional[bytes], part: str, line: int, notes: List[str]
