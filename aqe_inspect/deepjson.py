@@ -220,7 +220,9 @@ def text(value: Any, limit: int = 200) -> str:
         elif isinstance(piece.value, (list, dict)):
             stack.append(_pieces(piece.value))
         else:
-            out.append(json.dumps(piece.value, ensure_ascii=False))
+            inner = piece.value
+            out.append(json.dumps(inner, ensure_ascii=False) if inner is None or
+                       isinstance(inner, (str, int, float)) else repr(inner))
             size += len(out[-1])
     joined = "".join(out)
     return joined if len(joined) <= limit else joined[:limit] + "..."
