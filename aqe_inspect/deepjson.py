@@ -45,8 +45,12 @@ def loads(data: Union[str, bytes, bytearray], max_depth: int = MAX_DEPTH) -> Any
     try:
         return json.loads(text)
     except RecursionError:
-        pass
-    # json.loads got past its checks of the text's start (a BOM, a non-str) to recurse.
+        # json.loads got past its checks of the text's start (a BOM) to recurse.
+        return loads_iteratively(text, max_depth)
+
+
+def loads_iteratively(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """`json.loads(text)` without recursion (and slower): what `loads` falls back to."""
     value, end = _decode(text, _WHITESPACE.match(text, 0).end(), max_depth)  # type: ignore
     end = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
     if end != len(text):

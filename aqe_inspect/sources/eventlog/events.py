@@ -355,7 +355,7 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     description = start.get("description")
     execution = Execution(
         execution_id=raw.execution_id,
-        description=description if isinstance(description, str) else "",
+        description=deepjson.text(description) if description is not None else "",
         replans=raw.updates, start_time=_int(start.get("time")), end_time=_int(raw.end_time),
         finished=raw.finished, status="COMPLETED" if raw.finished else "RUNNING",
         configs=configs, configs_complete=isinstance(modified, dict))
