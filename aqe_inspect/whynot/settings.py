@@ -252,7 +252,9 @@ def java_properties(text: str) -> List[Tuple[int, str, str]]:
         if backslashes % 2:
             pieces.append((number, column, body[:-1]))
             length += len(body) - 1
-            if ending is None:  # the file ends on a continuation
+            if ending is None or (ending.end() == len(text) and ending.group() != "\r\n"):
+                # The file ends on a continuation: Java returns the line it has, even an
+                # empty one (a property "" = ""), except after a last CR LF.
                 found.append(_property(pieces))
                 pieces, length = [], 0
             continue
