@@ -409,8 +409,11 @@ class _Locator:
         """Line and column of an array item: its text, from the key's line on."""
         start = self.key_line(index, key)
         _, end = self._range(index)
-        needles = ([f'"{item}"', f"'{item}'"] if isinstance(item, str)
-                   else [str(item).lower() if isinstance(item, bool) else str(item)])
+        if isinstance(item, (list, dict)):  # no text to look for (and str() would recurse)
+            needles: List[str] = []
+        else:
+            needles = ([f'"{item}"', f"'{item}'"] if isinstance(item, str)
+                       else [str(item).lower() if isinstance(item, bool) else str(item)])
         for number in range(start, max(end, start + 1)):
             line = self.lines[number - 1] if number <= len(self.lines) else ""
             for needle in needles:

@@ -67,7 +67,12 @@ def mutated_configs(draw) -> str:
             lines.insert(index, draw(st.sampled_from([
                 "[[query]]", "expect = []", 'forbid = ["coalesced"]', "each = true", "id = 0",
                 'match = "multi"', 'name = "x"', "[query]", "[tool.aqe-inspect]", "query = 1",
-                'expect = ["coalesced>=1", 3]', "", "#"])))
+                'expect = ["coalesced>=1", 3]', "", "#",
+                # Nesting deeper than the TOML reader's recursion: brackets, dotted keys.
+                "expect = " + "[" * 3000 + "]" * 3000, "forbid = " + "{a=" * 500 + "1" +
+                "}" * 500, "expect." + ".".join(["k"] * 3000) + " = 1",
+                "expect = [{" + ".".join(["k"] * 3000) + " = 1}]",
+                'match = "' + "(" * 2000 + ")" * 2000 + '"'])))
         elif lines[index]:
             at = draw(st.integers(0, len(lines[index]) - 1))
             char = draw(st.sampled_from(list('"[]=,<>#\\\'{} \t\x00') + ["\u00e9", "\ud800"]))

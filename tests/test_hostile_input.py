@@ -458,6 +458,8 @@ def test_a_selector_pickles_and_compares():
      "}" * 5000 + "\n", 4, "nested deeper than 64 levels"),
     ("expect." + ".".join(f"k{n}" for n in range(5000)) + " = 1\n", 1,
      "expect must be an array, found a table"),
+    ("expect = [{" + ".".join(f"k{n}" for n in range(5000)) + " = 1}]\n", 1,
+     "expect items must be strings"),
 ])
 def test_an_expectation_file_nested_5000_deep_is_one_located_line(tmp_path, body, line, words):
     config = tmp_path / "aqe-expect.toml"
