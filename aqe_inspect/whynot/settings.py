@@ -205,10 +205,11 @@ class PropertiesError(ValueError):
 _BLANK = " \t\f"
 #: A natural line's terminator: `\n`, `\r` or `\r\n`, nothing else.
 _TERMINATOR = re.compile(r"\r\n|\r|\n")
-#: A key (escaped characters included), then its separator: `=` or `:` with white space
-#: around it, or white space alone (then an `=` or `:` after it is part of the separator).
-_KEY = re.compile(r"((?:[^\\=: \t\f]|\\.)*)(?:[ \t\f]*[=:][ \t\f]*|[ \t\f]+(?:[=:][ \t\f]*)?)?",
-                  re.DOTALL)
+#: What ends a key (unless escaped), or escapes the character after it.
+_KEY_STOP = re.compile(r"[\\=: \t\f]")
+#: The separator after a key: `=` or `:` with white space around it, or white space alone
+#: (then an `=` or `:` after it is part of the separator).
+_SEPARATOR = re.compile(r"[ \t\f]*[=:][ \t\f]*|[ \t\f]+(?:[=:][ \t\f]*)?")
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPED = {"t": "\t", "r": "\r", "n": "\n", "f": "\f"}
@@ -250,7 +251,8 @@ def java_properties(text: str) -> List[Tuple[int, str, str]]:
             continue
         backslashes = len(body) - len(body.rstrip("\\"))
         if backslashes % 2:
-            pieces.append((number, column, body[:-1]))
+            if len(body) > 1 or not pieces:  # an empty piece locates nothing: not kept
+                pieces.append((number, column, body[:-1]))
             length += len(body) - 1
             if ending is None or (ending.end() == len(text) and ending.group() != "\r\n"):
                 # The file ends on a continuation: Java returns the line it has, even an
@@ -269,10 +271,20 @@ def java_properties(text: str) -> List[Tuple[int, str, str]]:
 def _property(pieces: List[Tuple[int, int, str]]) -> Tuple[int, str, str]:
     """(line, key, value) of one logical line (its pieces as `java_properties` gathers them)."""
     logical = "".join(text for _, _, text in pieces)
-    match = _KEY.match(logical)
-    assert match is not None  # the pattern matches the empty string
-    key = _unescape(match.group(1), 0, pieces)
-    value = _unescape(logical[match.end():], match.end(), pieces)
+    end = 0
+    while True:  # the key ends at the first unescaped separator (a loop: keys can be long)
+        stop = _KEY_STOP.search(logical, end)
+        if stop is None:
+            end = len(logical)
+            break
+        if stop.group() != "\\":
+            end = stop.start()
+            break
+        end = stop.end() + 1
+    separator = _SEPARATOR.match(logical, end)
+    start = separator.end() if separator else end
+    key = _unescape(logical[:end], 0, pieces)
+    value = _unescape(logical[start:], start, pieces)
     return pieces[0][0], key, value
 
 
