@@ -209,8 +209,12 @@ def _parse_toml(text: str, path: str) -> Dict[str, Any]:
         import tomllib
     else:  # pragma: no cover - exercised on Python 3.9 and 3.10
         import tomli as tomllib
+    _check_nesting(text, path)
     try:
         return tomllib.loads(text)
+    except RecursionError:  # past _check_nesting's bound, the reader's own recursion
+        raise InspectError(f"not read: arrays and tables nested too deep (at most "
+                           f"{MAX_NESTING} levels)", source=path) from None
     except tomllib.TOMLDecodeError as error:
         message = str(error)
         line = getattr(error, "lineno", None)
@@ -226,6 +230,38 @@ def _parse_toml(text: str, path: str) -> Dict[str, Any]:
             message = getattr(error, "msg", message)
         raise InspectError(f"not valid TOML: {message}", source=path, line=line,
                            column=column) from None
+
+
+#: How deep arrays and inline tables may nest in an expectation file (it needs 2): the TOML
+#: reader recurses, and about 300 levels exhaust its stack.
+MAX_NESTING = 64
+#: What `_check_nesting` steps over (strings and comments, whole) and counts (brackets).
+_TOML_TOKEN = re.compile(r'''
+    "{3}(?:[^"\\]|\\[\s\S]|"(?!""))*"{3,5}   # multi-line basic string
+  | '{3}[\s\S]*?'{3,5}                       # multi-line literal string
+  | "(?:[^"\\\n]|\\.)*"?                      # basic string (to the line's end if open)
+  | '[^'\n]*'?                                 # literal string
+  | \#[^\n]*                                   # comment
+  | [\[\]{}]
+''', re.VERBOSE)
+
+
+def _check_nesting(text: str, path: str) -> None:
+    """Refuse, in one line naming where, arrays and inline tables nested deeper than
+    MAX_NESTING (before the TOML reader recurses into them)."""
+    depth = 0
+    for token in _TOML_TOKEN.finditer(text):
+        char = token.group()
+        if char == "[" or char == "{":
+            depth += 1
+            if depth > MAX_NESTING:
+                line = text.count("\n", 0, token.start()) + 1
+                column = token.start() - (text.rfind("\n", 0, token.start()) + 1) + 1
+                raise InspectError(f"not read: arrays and tables nested deeper than "
+                                   f"{MAX_NESTING} levels", source=path, line=line,
+                                   column=column)
+        elif char == "]" or char == "}":
+            depth = max(0, depth - 1)
 
 
 def _read_table(data: Dict[str, Any], locator: "_Locator") -> List[Expectation]:
@@ -244,11 +280,11 @@ def _read_table(data: Dict[str, Any], locator: "_Locator") -> List[Expectation]:
                                source=locator.path, line=locator.key_line(index, "id"))
         if "match" in table:
             try:
-                compile_pattern(table["match"], "match")
+                pattern = compile_pattern(table["match"], "match")
             except InspectError as error:
                 raise InspectError(error.message, source=locator.path,
                                    line=locator.key_line(index, "match")) from None
-            scope = Selector(table["match"], pattern=re.compile(table["match"]))
+            scope = Selector(table["match"], pattern=pattern)
         elif "id" in table:
             if table["id"] < 0:
                 raise InspectError(f"id must be an execution id (0 or more), found "
@@ -273,7 +309,8 @@ def _read_lists(table: Dict[str, Any], locator: "_Locator", index: Optional[int]
             line, column = locator.item_position(index, key, item)
             if not isinstance(item, str):
                 raise InspectError(f"{key} items must be strings such as \"coalesced>=2\", "
-                                   f"found {_type_name(item)} {item!r}", source=locator.path,
+                                   f"found {_type_name(item)} {_shown(item)}",
+                                   source=locator.path,
                                    line=line, column=column)
             found.append(parse_expectation(
                 item, forbid=key == "forbid", scope=scope, each=each, name=name,
@@ -295,8 +332,18 @@ def _check_keys(table: Dict[str, Any], allowed: Dict[str, type], locator: "_Loca
         # TOML booleans are not integers here, though Python's bool is an int.
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
             raise InspectError(f"{key} must be {_type_name(want())}, found "
-                               f"{_type_name(value)} {value!r}", source=locator.path,
+                               f"{_type_name(value)} {_shown(value)}", source=locator.path,
                                line=line)
+
+
+def _shown(value: Any) -> str:
+    """A value in an error: repr of a scalar; an array or table (which dotted keys nest as deep
+    as a line is long) cut short, without recursion."""
+    if isinstance(value, (list, dict)):
+        from .deepjson import text
+
+        return text(value, 80)
+    return repr(value)
 
 
 def _type_name(value: Any) -> str:
@@ -362,8 +409,11 @@ class _Locator:
         """Line and column of an array item: its text, from the key's line on."""
         start = self.key_line(index, key)
         _, end = self._range(index)
-        needles = ([f'"{item}"', f"'{item}'"] if isinstance(item, str)
-                   else [str(item).lower() if isinstance(item, bool) else str(item)])
+        if isinstance(item, (list, dict)):  # no text to look for (and str() would recurse)
+            needles: List[str] = []
+        else:
+            needles = ([f'"{item}"', f"'{item}'"] if isinstance(item, str)
+                       else [str(item).lower() if isinstance(item, bool) else str(item)])
         for number in range(start, max(end, start + 1)):
             line = self.lines[number - 1] if number <= len(self.lines) else ""
             for needle in needles:

@@ -4,16 +4,21 @@ One rule everywhere: a number is an SQL execution's id (for a plan text, which h
 executions, the query's number in the text); anything else is a regular expression searched in
 the execution's description (which holds the SQL text when the query came from SQL, the call
 site or `setJobDescription` text otherwise) or, for a plan text, in the query's label.
+
+The expression is Python's syntax and meaning, run in linear time (userpattern.py): no
+pattern, however written, makes the search backtrack exponentially.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Optional, Pattern
+from typing import TYPE_CHECKING, Optional
 
 from .errors import InspectError
 from .model import Query
+
+if TYPE_CHECKING:
+    from .userpattern import UserPattern
 
 
 @dataclass(frozen=True)
@@ -22,7 +27,7 @@ class Selector:
 
     text: str
     number: Optional[int] = None
-    pattern: Optional[Pattern[str]] = None
+    pattern: Optional["UserPattern"] = None
 
     @classmethod
     def parse(cls, text: str, option: str = "--query") -> "Selector":
@@ -50,9 +55,20 @@ class Selector:
         return f"queries matching /{self.text}/"
 
 
-def compile_pattern(text: str, option: str) -> Pattern[str]:
+def compile_pattern(text: str, option: str) -> "UserPattern":
+    """A user's regular expression; an InspectError naming `option` when Python's `re` refuses
+    it, or when it needs what a linear-time engine cannot do (a backreference, a
+    look-around)."""
+    import re
+
+    from .userpattern import Unsupported, compile_user_pattern
+
+    shown = repr(text) if len(text) <= 80 else f"{text[:60]!r}... ({len(text):,} characters)"
     try:
-        return re.compile(text)
+        return compile_user_pattern(text)
     except re.error as error:
-        raise InspectError(f"{option}: {text!r} is neither an execution id nor a regular "
+        raise InspectError(f"{option}: {shown} is neither an execution id nor a regular "
                            f"expression ({error})") from None
+    except Unsupported as error:
+        raise InspectError(f"{option}: {shown}: {error} (regular expressions here run in "
+                           "linear time, without backtracking)") from None

@@ -94,3 +94,132 @@ def test_damaged_compressed_logs_are_read_or_fail_cleanly(tmp_path, source, cut,
     path.write_bytes(data)
     run_cli(path)
     run_cli(path, "--query", "aqe-sample")
+
+
+# ---- hostile fields: sparkPlanInfo trees, descriptions, History Server JSON -----------------
+
+SCALAR_LOG = SAMPLE_PLANS / "spark-3.5.9" / "scalar_subquery" / "eventlog.json"
+SCALAR_HISTORY = SAMPLE_PLANS / "spark-3.5.9" / "scalar_subquery" / "history_sql.json"
+MARK = "@@FUZZ@@"
+
+#: JSON values a field may hold instead of what Spark writes (as JSON text).
+ODD_VALUES = st.one_of(
+    st.sampled_from(['null', 'true', '0', '-1', '1e400', '"', '""', '"\\ud800"', '[]', '{}',
+                     '"WholeStageCodegen (1)"', '"InputAdapter"', '"AdaptiveSparkPlan"',
+                     '"ReusedExchange"', '"Subquery"', '"AQEShuffleRead coalesced"',
+                     '"Exchange hashpartitioning(k#1, 200), ENSURE_REQUIREMENTS, [plan_id=7]"']),
+    st.text(max_size=30).map(json.dumps),
+    st.integers(0, 12000).map(lambda depth: "[" * depth + "]" * depth),
+)
+
+
+@st.composite
+def plan_infos(draw) -> str:
+    """A sparkPlanInfo as JSON text, of random shape: chains up to 6,000 operators deep
+    (past what is read), wide nodes, wrappers, and fields of the wrong type."""
+    names = ["Project", "Filter", "Exchange", "AQEShuffleRead", "ShuffleQueryStage",
+             "WholeStageCodegen (3)", "InputAdapter", "SortMergeJoin", "BroadcastHashJoin",
+             "ReusedExchange", "Subquery", "Union", "HashAggregate", "Scan parquet"]
+
+    def node(name: str, children: str, odd: bool = False) -> str:
+        fields = [f'"nodeName":{json.dumps(name)}',
+                  f'"simpleString":{json.dumps(name + " [x#1]")}',
+                  f'"children":[{children}]', '"metadata":{}',
+                  '"metrics":[{"name":"number of output rows","accumulatorId":1,'
+                  '"metricType":"sum"}]']
+        if odd:  # one field replaced by an odd value
+            at = draw(st.integers(0, len(fields) - 1))
+            key = fields[at].split(":", 1)[0]
+            fields[at] = f"{key}:{draw(ODD_VALUES)}"
+        return "{" + ",".join(fields) + "}"
+
+    depth = draw(st.one_of(st.integers(0, 30), st.integers(300, 6000)))
+    width = draw(st.integers(1, 4))
+    odd = set(draw(st.lists(st.integers(0, depth), max_size=4)))
+    shift = draw(st.integers(0, len(names) - 1))
+    # Bottom up, iteratively: every 97th level is `width` wide, only its first child deep.
+    text = node("LocalTableScan", "", -1 in odd)
+    for level in range(depth):
+        siblings = [node(names[(level + n) % len(names)], "") for n in range(width - 1)] \
+            if level % 97 == 0 else []
+        text = node(names[(level + shift) % len(names)], ",".join([text, *siblings]),
+                    level in odd)
+    return node("AdaptiveSparkPlan isFinalPlan=true", text, depth in odd)
+
+
+def replace_fields(path: Path, execution: int, fields: dict) -> bytes:
+    lines = []
+    for line in path.read_text("utf-8").splitlines():
+        event = json.loads(line)
+        if event.get("executionId") == execution and any(k in event for k in fields):
+            marked = {k: (f"{MARK}{k}" if k in fields else v) for k, v in event.items()}
+            line = json.dumps(marked, separators=(",", ":"))
+            for key, raw in fields.items():
+                line = line.replace(json.dumps(f"{MARK}{key}"), raw)
+        lines.append(line)
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def judged_in_one_line(path: Path, *args: str) -> None:
+    """`check`: judged (0, 1) or one line (2), never an internal error."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(["check", str(path), "--expect", "coalesced", *args])
+    assert code in (0, 1, 2), err.getvalue()
+    if code == 2:
+        message = err.getvalue()
+        assert message.startswith("aqe-inspect: error: ") and message.count("\n") == 1
+        assert "internal error" not in message, message
+    else:
+        assert err.getvalue() == "", err.getvalue()
+
+
+@FUZZ
+@given(info=plan_infos(), description=st.one_of(ODD_VALUES, st.text().map(json.dumps)),
+       keep_text=st.booleans())
+def test_hostile_plan_trees_and_descriptions_are_read_or_fail_cleanly(tmp_path, info,
+                                                                      description, keep_text):
+    fields = {"sparkPlanInfo": info, "description": description}
+    if not keep_text:
+        fields["physicalPlanDescription"] = '""'
+    path = tmp_path / "hostile.json"
+    path.write_bytes(replace_fields(SCALAR_LOG, 2, fields))
+    run_cli(path)
+    run_cli(path, "--query", "sample|[[:alpha:]]")
+    judged_in_one_line(path)
+
+
+@st.composite
+def hostile_history(draw) -> bytes:
+    entries = json.loads(SCALAR_HISTORY.read_text("utf-8"))
+    raws = [json.dumps(entry) for entry in entries]
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(entries) - 1))
+        entry = entries[at]
+        key = draw(st.sampled_from(["id", "status", "description", "planDescription", "nodes",
+                                    "edges", "submissionTime", "duration", "metrics"]))
+        if key == "metrics" and isinstance(entry.get("nodes"), list) and entry["nodes"]:
+            node = draw(st.integers(0, len(entry["nodes"]) - 1))
+            nodes = [dict(n) for n in entry["nodes"]]
+            nodes[node]["metrics"] = MARK
+            entry = {**entry, "nodes": nodes}
+        else:
+            entry = {**entry, key: MARK}
+        entries[at] = entry
+        raws[at] = json.dumps(entry).replace(json.dumps(MARK), draw(ODD_VALUES))
+    shape = draw(st.sampled_from(["list", "one", "cut"]))
+    if shape == "one":
+        return raws[0].encode("utf-8")
+    text = "[" + ",".join(raws) + "]"
+    if shape == "cut":
+        text = text[: draw(st.integers(1, len(text)))]
+    return text.encode("utf-8", "surrogatepass")
+
+
+@FUZZ
+@given(data=hostile_history())
+def test_hostile_history_json_is_read_or_fails_cleanly(tmp_path, data):
+    path = tmp_path / "history_sql.json"
+    path.write_bytes(data)
+    run_cli(path)
+    judged_in_one_line(path)

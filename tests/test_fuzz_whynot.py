@@ -9,12 +9,24 @@ from hypothesis import strategies as st
 from aqe_inspect.errors import InspectError
 from aqe_inspect.whynot.settings import read_conf_file
 
+#: Pieces of Java properties syntax: escapes (good and malformed), separators, continuations,
+#: comments, line terminators Java knows and those it does not.
+PROPERTY_PIECES = st.sampled_from([
+    "\\u0041", "\\u00e9", "\\ud800", "\\uD83D\\uDE00", "\\u00", "\\uzz12", "\\u", "\\t",
+    "\\n", "\\r", "\\f", "\\b", "\\ ", "\\=", "\\:", "\\\\", "\\", "=", ":", " ", "\t",
+    "\f", "\x0b", "#", "!", "\n", "\r", "\r\n", "\\\n", "\\\n   ", "\u2028", "\x85",
+    "spark.sql.adaptive.enabled", "spark.sql.adaptive.autoBroadcastJoinThreshold", "10MB",
+    "true", "-1", "é", "\\u001b[31m", "\x1b[2J", "spark.sql.shuffle.partitions"])
 LINES = st.lists(st.one_of(
     st.text(max_size=40),
+    st.lists(PROPERTY_PIECES, max_size=12).map("".join),
     st.sampled_from(["spark.sql.adaptive.autoBroadcastJoinThreshold 10MB",
                      "spark.sql.adaptive.skewJoin.enabled=maybe", "# comment", "a\\",
                      "spark.sql.adaptive.skewJoin.skewedPartitionFactor: 2.5", "\x00",
-                     "spark.sql.adaptive.advisoryPartitionSizeInBytes -1k"])), max_size=12)
+                     "spark.sql.adaptive.advisoryPartitionSizeInBytes -1k",
+                     "spark.sql.adaptive.\\u0065nabled=\\u0074rue",
+                     "spark.sql.adaptive.autoBroadcastJoinThreshold=\\u0031\\u00g0MB"])),
+    max_size=12)
 
 
 @settings(max_examples=150, deadline=None)
@@ -29,6 +41,31 @@ def test_any_conf_file_reads_or_fails_in_one_line(tmp_path_factory, body, junk):
         assert "\n" not in text and str(path) in text
     else:
         assert all(isinstance(k, str) and isinstance(v.value, str) for k, v in found.items())
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=LINES, separator=st.sampled_from(["\n", "\r\n", "\r"]))
+def test_why_with_any_conf_file_answers_or_fails_in_one_line(tmp_path_factory, capsys, body,
+                                                            separator):
+    """Through the command line: exit 0 or 2 (1 never: why judges nothing), one line naming
+    the file, and nothing the file holds printed raw (control characters escaped)."""
+    from aqe_inspect.cli import main
+
+    from .conftest import SAMPLE_PLANS
+
+    path = tmp_path_factory.mktemp("conf") / "spark-defaults.conf"
+    path.write_bytes(separator.join(body).encode("utf-8", "surrogatepass"))
+    plan = SAMPLE_PLANS / "spark-4.3.0" / "smj_to_bhj_off" / "formatted_after.txt"
+    code = main(["why", str(plan), "--conf-file", str(path)])
+    out, err = capsys.readouterr()
+    assert code in (0, 2), (code, err)
+    if code == 2:
+        assert err.startswith(f"aqe-inspect: error: {path}") and err.count("\n") == 1, err
+        assert "internal error" not in err
+    else:
+        assert err == "" and out
+    assert "\x1b" not in out + err and "\x00" not in out + err
 
 
 @settings(max_examples=60, deadline=None,

@@ -10,9 +10,10 @@ Everything here runs line by line over a stream: a 100 MB log is never held whol
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Iterable, Iterator, NamedTuple, Optional, Tuple
+
+from .. import deepjson
 
 #: A log4j / logback / Python logging prefix: a time stamp (with or without a date), an
 #: optional thread, a level, a logger name and `: ` or ` - `. Every repetition is bounded.
@@ -151,7 +152,7 @@ def _message(text: str, number: int, column: int, damage: str) -> Line:
 def _json_record(text: str) -> Optional[str]:
     """The message of a JSON log record (Spark 4's structured logging), with its exception."""
     try:
-        record = json.loads(text)
+        record = deepjson.loads(text)
     except ValueError:
         return None
     if not isinstance(record, dict) or not isinstance(record.get("msg"), str):
@@ -159,7 +160,8 @@ def _json_record(text: str) -> Optional[str]:
     message = record["msg"]
     exception = record.get("exception")
     if isinstance(exception, dict) and isinstance(exception.get("stacktrace"), list):
-        message += "\n" + str(exception.get("class", "")) + ": " + str(exception.get("msg", ""))
+        message += "\n" + deepjson.text(exception.get("class", "")) + ": " + \
+            deepjson.text(exception.get("msg", ""))
     return message
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from ..errors import InspectError
 from . import defaults
@@ -149,10 +149,6 @@ def settings_for(configs: Mapping[str, str], complete: bool, version: Optional[s
 
 # ---- what the user gives ----------------------------------------------------------------------
 
-#: java.util.Properties separates a key from its value with `=`, `:` or white space.
-_PROPERTY = re.compile(r"\s*((?:\\.|[^=:\s\\])+)\s*(?:[=:]\s*|\s+|$)(.*)$")
-
-
 def conf_option(text: str) -> Tuple[str, str]:
     """`key=value` of a `--conf` option; raises InspectError naming the option."""
     key, sep, value = text.partition("=")
@@ -165,8 +161,9 @@ def conf_option(text: str) -> Tuple[str, str]:
 
 
 def read_conf_file(path: str) -> Dict[str, Given]:
-    """The settings of a `spark-defaults.conf` (a Java properties file): comments `#` and `!`,
-    a key then `=`, `:` or white space then the value, `\\` continuing a line."""
+    """The settings of a `spark-defaults.conf`, read as Spark reads it: a Java properties file
+    (`java.util.Properties.load`, see `java_properties`) in UTF-8, each value trimmed of the
+    white space and control characters at its ends (Spark's `trimExceptCRLF`)."""
     try:
         with open(path, "rb") as handle:
             raw = handle.read(4 * 1024 * 1024 + 1)
@@ -184,38 +181,158 @@ def read_conf_file(path: str) -> Dict[str, Given]:
         raise InspectError("not a spark-defaults.conf: not UTF-8 text", source=path,
                            line=line) from None
     found: Dict[str, Given] = {}
-    for line_no, logical in _logical_lines(text.splitlines()):
-        match = _PROPERTY.match(logical)
-        if not match:
-            raise InspectError("expected KEY VALUE", source=path, line=line_no, column=1)
-        key = match.group(1).replace("\\", "")
-        value = match.group(2).strip()
-        check_value(key, value, source=path, line=line_no)
-        found[key] = Given(value, f"{path.rsplit('/', 1)[-1]}:{line_no}")
+    name = path.rsplit("/", 1)[-1]
+    try:
+        for line_no, key, value in java_properties(text):
+            value = _trim_except_crlf(value)
+            check_value(key, value, source=path, line=line_no)
+            found[key] = Given(value, f"{name}:{line_no}")
+    except PropertiesError as error:
+        raise InspectError(error.message, source=path, line=error.line,
+                           column=error.column) from None
     return found
 
 
-def _logical_lines(lines: List[str]) -> Iterable[Tuple[int, str]]:
-    """(first line number, text) of each property, continuation lines joined, comments out."""
-    pending, start = "", 0
-    for number, line in enumerate(lines, 1):
-        stripped = line.strip() if not pending else line.lstrip()
-        if not pending and (not stripped or stripped[0] in "#!"):
-            continue
-        if not pending:
-            start = number
-        if _continues(stripped):
-            pending += stripped[:-1]
-            continue
-        yield start, pending + stripped
-        pending = ""
-    if pending:
-        yield start, pending
+class PropertiesError(ValueError):
+    """What `java.util.Properties.load` throws on (a malformed `\\uXXXX`), and where."""
+
+    def __init__(self, message: str, line: int, column: int):
+        super().__init__(message)
+        self.message, self.line, self.column = message, line, column
 
 
-def _continues(text: str) -> bool:
-    backslashes = len(text) - len(text.rstrip("\\"))
-    return backslashes % 2 == 1
+#: White space in a properties file (line terminators apart).
+_BLANK = " \t\f"
+#: A natural line's terminator: `\n`, `\r` or `\r\n`, nothing else.
+_TERMINATOR = re.compile(r"\r\n|\r|\n")
+#: What ends a key (unless escaped), or escapes the character after it.
+_KEY_STOP = re.compile(r"[\\=: \t\f]")
+#: The separator after a key: `=` or `:` with white space around it, or white space alone
+#: (then an `=` or `:` after it is part of the separator).
+_SEPARATOR = re.compile(r"[ \t\f]*[=:][ \t\f]*|[ \t\f]+(?:[=:][ \t\f]*)?")
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_HEX = frozenset("0123456789abcdefABCDEF")
+_ESCAPED = {"t": "\t", "r": "\r", "n": "\n", "f": "\f"}
+
+
+def java_properties(text: str) -> List[Tuple[int, str, str]]:
+    """(line, key, value) of each property of a Java properties file, in order, as
+    `java.util.Properties.load(Reader)` reads them: natural lines end at `\\n`, `\\r` or
+    `\\r\\n`; blank lines and those starting (after white space: space, tab, form feed) with
+    `#` or `!` are skipped; an odd number of backslashes at a line's end continues it on the
+    next, whose leading white space is dropped; the key ends at the first unescaped `=`, `:` or
+    white space; escapes `\\t \\n \\f \\r \\uXXXX`, and `\\` before anything else is
+    that character. Values keep their trailing white space. Raises PropertiesError for a
+    malformed `\\uXXXX`, as Java does."""
+    found: List[Tuple[int, str, str]] = []
+    # The logical line being gathered: its pieces (line number, column of the piece's first
+    # character, text), each natural line's with its continuation backslash taken off.
+    pieces: List[Tuple[int, int, str]] = []
+    length = 0
+    position = 0
+    number = 0
+    while position <= len(text):
+        ending = _TERMINATOR.search(text, position)
+        stop = ending.start() if ending else len(text)
+        line = text[position:stop]
+        number += 1
+        position = ending.end() if ending else len(text) + 1
+        body = line.lstrip(_BLANK)
+        column = len(line) - len(body) + 1
+        if length == 0:
+            # A new logical line (or a continuation that has nothing yet, which Java reads
+            # as a new line too): blank and comment lines are skipped.
+            pieces = []
+            if not body or body[0] in "#!":
+                continue
+        elif not body:  # an empty continuation line ends the logical line
+            found.append(_property(pieces))
+            pieces, length = [], 0
+            continue
+        backslashes = len(body) - len(body.rstrip("\\"))
+        if backslashes % 2:
+            if len(body) > 1 or not pieces:  # an empty piece locates nothing: not kept
+                pieces.append((number, column, body[:-1]))
+            length += len(body) - 1
+            if ending is None or (ending.end() == len(text) and ending.group() != "\r\n"):
+                # The file ends on a continuation: Java returns the line it has, even an
+                # empty one (a property "" = ""), except after a last CR LF.
+                found.append(_property(pieces))
+                pieces, length = [], 0
+            continue
+        pieces.append((number, column, body))
+        found.append(_property(pieces))
+        pieces, length = [], 0
+    if length:
+        found.append(_property(pieces))
+    return found
+
+
+def _property(pieces: List[Tuple[int, int, str]]) -> Tuple[int, str, str]:
+    """(line, key, value) of one logical line (its pieces as `java_properties` gathers them)."""
+    logical = "".join(text for _, _, text in pieces)
+    end = 0
+    while True:  # the key ends at the first unescaped separator (a loop: keys can be long)
+        stop = _KEY_STOP.search(logical, end)
+        if stop is None:
+            end = len(logical)
+            break
+        if stop.group() != "\\":
+            end = stop.start()
+            break
+        end = stop.end() + 1
+    separator = _SEPARATOR.match(logical, end)
+    start = separator.end() if separator else end
+    key = _unescape(logical[:end], 0, pieces)
+    value = _unescape(logical[start:], start, pieces)
+    return pieces[0][0], key, value
+
+
+def _unescape(text: str, offset: int, pieces: List[Tuple[int, int, str]]) -> str:
+    """`loadConvert`: escapes replaced; a malformed `\\uXXXX` (`offset`: where `text` starts
+    in the logical line) is a PropertiesError naming its line and column."""
+    if "\\" not in text:
+        return text
+    out: List[str] = []
+    last = 0
+    for escape in _ESCAPE.finditer(text):
+        if escape.start() < last:
+            continue
+        out.append(text[last:escape.start()])
+        char = escape.group(1)
+        last = escape.end()
+        if char == "u":
+            digits = text[last:last + 4]
+            if len(digits) < 4 or not _HEX.issuperset(digits):
+                line, column = _locate(offset + escape.start(), pieces)
+                raise PropertiesError(f"malformed \\uxxxx escape {text[escape.start():last + 4]!r}"
+                                      " (Java refuses the file)", line, column)
+            out.append(chr(int(digits, 16)))
+            last += 4
+        else:
+            out.append(_ESCAPED.get(char, char))
+    out.append(text[last:])
+    joined = "".join(out)
+    # Java's strings are UTF-16: `\\ud83d\\ude00` is one character.
+    return joined.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def _locate(offset: int, pieces: List[Tuple[int, int, str]]) -> Tuple[int, int]:
+    """The line and column of a logical line's `offset`."""
+    for line, column, text in pieces:
+        if offset < len(text):
+            return line, column + offset
+        offset -= len(text)
+    line, column, text = pieces[-1]
+    return line, column + len(text)
+
+
+def _trim_except_crlf(value: str) -> str:
+    """Spark's `Utils.trimExceptCRLF`: characters up to U+0020 off both ends, except CR and LF."""
+    return value.strip(_TRIMMED)
+
+
+_TRIMMED = "".join(chr(code) for code in range(0x21) if code not in (0x0A, 0x0D))
 
 
 def check_value(key: str, value: str, source: str = "--conf",

@@ -23,11 +23,11 @@ parsed; when it is missing or cut, the tree is built from `sparkPlanInfo` (plani
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Generator, Iterator, List, Mapping, Optional, Tuple
 
+from ... import deepjson
 from ...errors import InspectError
 from ...model import Application, Execution, Query
 from . import codecs
@@ -66,7 +66,7 @@ AQE_CONFIGS = frozenset((
 
 
 def aqe_configs(properties: Mapping[str, Any]) -> Dict[str, str]:
-    return {str(k): str(v) for k, v in properties.items()
+    return {str(k): deepjson.text(v) for k, v in properties.items()
             if k in AQE_CONFIGS or str(k).startswith(AQE_CONFIG_PREFIXES)}
 
 
@@ -300,9 +300,9 @@ class Scanner:
 
     def _decode(self, text: bytes, part: Any, line: int) -> Optional[Dict[str, Any]]:
         try:
-            event = json.loads(text)
+            event = deepjson.loads(text)
         except ValueError as error:
-            self._skip(part, line, f"malformed JSON ({str(error).split(':')[0]})")
+            self._skip(part, line, json_problem(error))
             return None
         if not isinstance(event, dict):
             self._skip(part, line, "a JSON value that is not an event object")
@@ -323,10 +323,10 @@ class Scanner:
             for other in (LOG_START, DATABRICKS_START):  # one of the two says the version
                 if other in self._app_events:
                     self._app_events.remove(other)
-            self.app.spark_version = str(event.get("Spark Version") or "")
+            self.app.spark_version = deepjson.text(event.get("Spark Version") or "")
         elif marker is APP_START:
-            self.app.app_id = str(event.get("App ID") or "")
-            self.app.name = str(event.get("App Name") or "")
+            self.app.app_id = deepjson.text(event.get("App ID") or "")
+            self.app.name = deepjson.text(event.get("App Name") or "")
         else:
             properties = event.get("Spark Properties") or {}
             if isinstance(properties, list):  # Spark 1.x wrote [key, value] pairs
@@ -355,7 +355,7 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     description = start.get("description")
     execution = Execution(
         execution_id=raw.execution_id,
-        description=description if isinstance(description, str) else "",
+        description=deepjson.text(description) if description is not None else "",
         replans=raw.updates, start_time=_int(start.get("time")), end_time=_int(raw.end_time),
         finished=raw.finished, status="COMPLETED" if raw.finished else "RUNNING",
         configs=configs, configs_complete=isinstance(modified, dict))
@@ -455,15 +455,26 @@ def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, w
         pending: deque = deque()
         try:
             for raw in executions:
-                pending.append(pool.submit(work, raw, source, dict(scanner.app.configs)))
+                configs = dict(scanner.app.configs)
+                pending.append((pool.submit(work, raw, source, configs), raw, configs))
                 if len(pending) >= window:
-                    yield pending.popleft().result()
+                    yield _result(*pending.popleft(), source, work)
         except InspectError:  # the log is damaged here: what was read before it still counts
             while pending:
-                yield pending.popleft().result()
+                yield _result(*pending.popleft(), source, work)
             raise
         while pending:
-            yield pending.popleft().result()
+            yield _result(*pending.popleft(), source, work)
+
+
+def _result(future: Any, raw: RawExecution, configs: Dict[str, str], source: str, work
+            ) -> Tuple[Any, List[str]]:
+    """A pooled execution's result; one too deep for pickle to send back (a plan some 300
+    operators deep: pickle recurses) is built again here."""
+    try:
+        return future.result()
+    except RecursionError:
+        return work(raw, source, configs)
 
 
 def _load(text: Optional[bytes], part: str, line: int, notes: List[str]
@@ -471,12 +482,19 @@ def _load(text: Optional[bytes], part: str, line: int, notes: List[str]
     if text is None:
         return None
     try:
-        event = json.loads(text)
+        event = deepjson.loads(text)
     except ValueError as error:
-        notes.append(f"{part}:{line}: malformed JSON ({str(error).split(':')[0]}); "
-                     "the event was skipped")
+        notes.append(f"{part}:{line}: {json_problem(error)}; the event was skipped")
         return None
     return event if isinstance(event, dict) else None
+
+
+def json_problem(error: ValueError) -> str:
+    """What is wrong with an event's JSON, for a note: `malformed JSON (Expecting value)`,
+    `JSON nested deeper than 10,000 levels`."""
+    if isinstance(error, deepjson.TooDeep):
+        return f"JSON {error.msg}"
+    return f"malformed JSON ({str(error).split(':')[0]})"
 
 
 def _int(value: Any) -> Optional[int]:

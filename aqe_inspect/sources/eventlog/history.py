@@ -19,18 +19,17 @@ base URL or the `/sql` URL.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from datetime import datetime
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ... import deepjson
 from ...errors import InspectError
 from ...model import Application, Document, Execution, Node, Query, Spread
 from .planinfo import attach_metrics, read_description, tree_carriers, usable_description
 
 ORIGIN = "History Server"
-TIMEOUT = 30.0
 #: A figure as the UI prints it: `2.2 KiB`, `20,000`, `12 ms`, `1.5 s` (Spark's
 #: `Utils.bytesToString` units, binary, and `msDurationToString`'s).
 FIGURE = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|PiB|EiB|ms|s|m|h|ns)?\b")
@@ -53,16 +52,19 @@ def looks_like_history_json(head: bytes) -> bool:
 
 def read_history(data: bytes, source: str, app_id: str = "") -> Document:
     """Every execution of a saved `/sql` answer (a list, or one execution from `/sql/<id>`)."""
+    notes: List[str] = []
     try:
-        value = json.loads(data)
+        value = deepjson.loads(data)
+    except deepjson.TooDeep as error:
+        # One execution too deep to read: the others of a list still are.
+        value = _items_but_too_deep(data, source, notes, error)
     except ValueError as error:
-        raise InspectError(f"expected the History Server's SQL JSON, found malformed JSON "
-                           f"({error.msg})", source=source, line=getattr(error, "lineno", 1),
-                           column=getattr(error, "colno", 1)) from None
+        raise _malformed(error, source) from None
     items = value if isinstance(value, list) else [value]
     queries: List[Query] = []
-    notes: List[str] = []
     for number, item in enumerate(items, 1):
+        if item is _TOO_DEEP:
+            continue
         if not isinstance(item, dict) or not isinstance(item.get("id"), int):
             notes.append(f"entry {number}: not an SQL execution (no id); skipped")
             continue
@@ -76,14 +78,46 @@ def read_history(data: bytes, source: str, app_id: str = "") -> Document:
                     application=Application(app_id=app_id))
 
 
+#: In place of an execution nested too deep to read (a note says so).
+_TOO_DEEP = object()
+
+
+def _items_but_too_deep(data: bytes, source: str, notes: List[str],
+                        error: "deepjson.TooDeep") -> List[Any]:
+    """A list answer's entries, read one by one, those nested too deep left out with a note;
+    one execution (not a list) too deep is an error."""
+    items: List[Any] = []
+    try:
+        for number, (item, problem) in enumerate(deepjson.array_items(data), 1):
+            if problem is not None:
+                notes.append(f"{source}:{problem.lineno}:{problem.colno}: entry {number}: "
+                             f"JSON {problem.msg}; skipped")
+                item = _TOO_DEEP
+            items.append(item)
+    except deepjson.NotAnArray:
+        raise _malformed(error, source) from None
+    except ValueError as other:
+        raise _malformed(other, source) from None
+    return items
+
+
+def _malformed(error: ValueError, source: str) -> InspectError:
+    if isinstance(error, deepjson.TooDeep):
+        found = f"JSON {error.msg}"
+    else:
+        found = f"malformed JSON ({getattr(error, 'msg', error)})"
+    return InspectError(f"expected the History Server's SQL JSON, found {found}", source=source,
+                        line=getattr(error, "lineno", 1), column=getattr(error, "colno", 1))
+
+
 def _query(item: Mapping[str, Any], source: str, notes: List[str]) -> Optional[Query]:
     number = item["id"]
     label = f"execution {number}"
     start = _epoch_ms(item.get("submissionTime"))
     duration = item.get("duration") if isinstance(item.get("duration"), int) else None
-    status = str(item.get("status") or "")
+    status = deepjson.text(item.get("status") or "")
     execution = Execution(
-        execution_id=number, description=str(item.get("description") or ""), replans=None,
+        execution_id=number, description=deepjson.text(item.get("description") or ""), replans=None,
         start_time=start, end_time=start + duration if start is not None and duration is not None
         else None, finished=status not in ("RUNNING", ""), status=status)
     graph = graph_tree(item.get("nodes"), item.get("edges"))
@@ -165,7 +199,7 @@ def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
             children[parent].append(child)
             has_parent.add(child)
     roots = [key for key in items if key not in has_parent and
-             not str(items[key].get("nodeName", "")).startswith("WholeStageCodegen")]
+             not deepjson.text(items[key].get("nodeName", "")).startswith("WholeStageCodegen")]
     if not roots:
         return None
     built: Dict[int, Node] = {}
@@ -181,7 +215,7 @@ def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
         stack.extend(children[key])
     for key in reversed(order):
         item = items[key]
-        name = str(item.get("nodeName") or "?")
+        name = deepjson.text(item.get("nodeName") or "?")
         stage = item.get("wholeStageCodegenId")
         first, _, rest = name.partition(" ")
         metrics, spreads = {}, {}
@@ -189,10 +223,10 @@ def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
             if isinstance(metric, dict) and metric.get("name"):
                 figure = metric_figure(metric.get("value"))
                 if figure is not None:
-                    metrics[str(metric["name"])] = figure
+                    metrics[deepjson.text(metric["name"])] = figure
                 spread = metric_spread(metric.get("value"))
                 if spread is not None:
-                    spreads[str(metric["name"])] = spread
+                    spreads[deepjson.text(metric["name"])] = spread
         if "(" in first and not rest:  # `SortMergeJoin(skew=true)`
             first, rest = first[:first.index("(")], first[first.index("("):]
         built[key] = Node(name=first, args=rest, codegen_stage=stage if isinstance(stage, int)
@@ -228,23 +262,144 @@ def sql_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, urlencode(query), ""))
 
 
-def fetch(url: str, timeout: float = TIMEOUT) -> Tuple[bytes, str, str]:
-    """(the answer, the URL asked, the application id in it); one-line errors."""
-    import urllib.error
-    import urllib.request
+def fetch(url: str, timeout: Optional[float] = None, limit: Optional[int] = None
+          ) -> Tuple[bytes, str, str]:
+    """(the answer, the URL asked, the application id in it); one-line errors.
+
+    One deadline (`timeout`, default DEADLINE seconds) covers the whole download: connecting,
+    the headers, every read. The download runs in a thread of its own and this one waits for
+    it until the deadline, so no server, however it trickles, holds the command longer.
+    Redirects are followed to http(s) URLs only, at most MAX_REDIRECTS of them; an answer
+    larger than `limit` bytes (default MAX_ANSWER) is refused, by its Content-Length before any
+    of it is read."""
+    import threading
 
     if not url.startswith(("http://", "https://")):
         raise InspectError(f"--url: expected an http:// or https:// URL, found {url!r}")
-    target = sql_url(url)
     try:
-        with urllib.request.urlopen(target, timeout=timeout) as answer:
-            data = answer.read()
+        target = sql_url(url)
+    except ValueError as error:
+        raise InspectError(f"--url: not a URL ({error})", source=url) from None
+    seconds = DEADLINE if timeout is None else timeout
+    most = MAX_ANSWER if limit is None else limit
+    outcome: Dict[str, Any] = {}
+    done, given_up = threading.Event(), threading.Event()
+
+    def download() -> None:
+        try:
+            outcome["data"] = _download(target, seconds, most, given_up)
+        except InspectError as error:
+            outcome["error"] = error
+        except BaseException as error:  # noqa: BLE001 - handed to the waiting thread
+            outcome["error"] = _unreadable(error, target)
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=download, name="aqe-inspect --url", daemon=True)
+    worker.start()
+    if not done.wait(seconds):
+        given_up.set()  # the worker stops at its next read; it is a daemon, so never waited for
+        raise InspectError(f"no complete answer within {seconds:g} s (the server is not "
+                           "answering, or sends too slowly)", source=target)
+    if "error" in outcome:
+        raise outcome["error"]
+    match = APP_IN_URL.search(urlsplit(target).path)
+    return outcome["data"], target, match.group(1) if match else ""
+
+
+#: The whole download of `--url` (connect, headers, body), in seconds.
+DEADLINE = 60.0
+#: Redirects followed (each to an http or https URL).
+MAX_REDIRECTS = 5
+#: The largest answer read: the whole answer is held and decoded at once.
+MAX_ANSWER = 256 * 1024 * 1024
+#: How much of the body one read asks for.
+_READ_SIZE = 1 << 16
+
+
+class _Refused(Exception):
+    """A redirect not followed (raised inside urllib, turned into an InspectError)."""
+
+
+def _opener(seconds: float):
+    """urllib's opener (proxies from the environment, http and https) with redirects bounded
+    and kept to http(s)."""
+    import urllib.request
+
+    class Redirects(urllib.request.HTTPRedirectHandler):
+        max_redirections = MAX_REDIRECTS
+
+        def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore
+            scheme = urlsplit(newurl).scheme.lower()
+            if scheme not in ("http", "https"):
+                raise _Refused(f"the server redirected to {newurl!r}: only http:// and https:// "
+                               "redirects are followed")
+            if len(getattr(req, "redirect_dict", {})) >= MAX_REDIRECTS:
+                raise _Refused(f"more than {MAX_REDIRECTS} redirects (the last to {newurl!r})")
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    return urllib.request.build_opener(Redirects)
+
+
+def _download(target: str, seconds: float, limit: int, given_up: Any) -> bytes:
+    """The answer's body (in the worker thread); InspectError for anything wrong."""
+    import urllib.error
+
+    try:
+        with _opener(seconds).open(target, timeout=seconds) as answer:
+            length = answer.headers.get("Content-Length")
+            if length is not None and length.strip().isdigit() and int(length) > limit:
+                raise InspectError(f"the answer is {int(length):,} bytes (its Content-Length), "
+                                   f"more than the {limit:,} read", source=target)
+            chunks: List[bytes] = []
+            size = 0
+            # One system call a read: what a trickling server sends returns at once, and the
+            # reading stops soon after the waiting thread has given up.
+            read = getattr(answer, "read1", answer.read)
+            while not given_up.is_set():
+                chunk = read(_READ_SIZE)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > limit:
+                    raise InspectError(f"the answer is larger than the {limit:,} bytes read",
+                                       source=target)
+                chunks.append(chunk)
+            missing = getattr(answer, "length", None)
+            if isinstance(missing, int) and missing > 0:  # read1 ends quietly where read raised
+                raise InspectError(f"the answer was cut short ({size:,} bytes, {missing:,} "
+                                   "more expected)", source=target)
+            return b"".join(chunks)
     except urllib.error.HTTPError as error:
         raise InspectError(f"the server answered {error.code} {error.reason}",
                            source=target) from None
     except urllib.error.URLError as error:
         raise InspectError(f"cannot reach the server ({error.reason})", source=target) from None
-    except (OSError, ValueError) as error:  # timeouts, bad hosts
-        raise InspectError(f"cannot reach the server ({error})", source=target) from None
-    match = APP_IN_URL.search(urlsplit(target).path)
-    return data, target, match.group(1) if match else ""
+
+
+def _unreadable(error: BaseException, target: str) -> InspectError:
+    """Any other failure of the download as one line."""
+    import http.client
+    import socket
+
+    if isinstance(error, _Refused):
+        return InspectError(str(error), source=target)
+    if isinstance(error, http.client.IncompleteRead):
+        return InspectError(f"the answer was cut short ({len(error.partial):,} bytes, "
+                            f"{error.expected or 0:,} more expected)", source=target)
+    if isinstance(error, http.client.RemoteDisconnected):
+        return InspectError("the server closed the connection without answering",
+                            source=target)
+    if isinstance(error, http.client.HTTPException):
+        detail = " ".join(str(error).split())[:200] or type(error).__name__
+        return InspectError(f"the server's answer is not valid HTTP ({detail})", source=target)
+    if isinstance(error, socket.timeout):
+        return InspectError("the server stopped answering", source=target)
+    if isinstance(error, (OSError, ValueError)):  # bad hosts, ports, TLS
+        detail = " ".join(str(error).split())[:200] or type(error).__name__
+        return InspectError(f"cannot reach the server ({detail})", source=target)
+    if isinstance(error, MemoryError):
+        return InspectError("not enough memory to hold the answer", source=target)
+    detail = " ".join(str(error).split())[:200]
+    return InspectError(f"the download failed ({type(error).__name__}: {detail})",
+                        source=target)

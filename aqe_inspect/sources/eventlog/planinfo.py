@@ -28,6 +28,7 @@ import re
 from operator import is_not
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
+from ...deepjson import text as text_of
 from ...errors import PlanSyntaxError
 from ...model import ADAPTIVE_ROOT, Node, Query, Spread
 from ...operators import (PLAN_IDS, QUERY_STAGES, family, is_query_stage, is_shuffle_read,
@@ -105,7 +106,7 @@ def build_tree(info: Mapping[str, Any], values: Optional[Mapping[int, int]] = No
 
 
 def _name(item: Mapping[str, Any]) -> str:
-    return str(item.get("nodeName") or "")
+    return text_of(item.get("nodeName") or "")
 
 
 def _children(item: Mapping[str, Any]) -> List[Mapping[str, Any]]:
@@ -134,7 +135,7 @@ def _node(item: Mapping[str, Any], stage: Optional[int], children: List[Node],
           evidence: Optional[Evidence]) -> Node:
     from ...parsing.operator_line import is_final_plan, read_operator_line
 
-    text = str(item.get("simpleString") or item.get("nodeName") or "?")
+    text = text_of(item.get("simpleString") or item.get("nodeName") or "?")
     text = text.split("\n", 1)[0]
     try:
         parts = read_operator_line(text, line)
@@ -142,7 +143,7 @@ def _node(item: Mapping[str, Any], stage: Optional[int], children: List[Node],
     except Exception:  # noqa: BLE001 - a vendor's odd string still names an operator
         name, _, args = text.partition(" ")
     metadata = item.get("metadata") or {}
-    details = {str(k): str(v) for k, v in metadata.items()} if isinstance(metadata, dict) \
+    details = {str(k): text_of(v) for k, v in metadata.items()} if isinstance(metadata, dict) \
         else {}
     metrics, spreads = node_figures(item.get("metrics") or (), values, evidence)
     final = is_final_plan(args, details) if name == ADAPTIVE_ROOT else None
@@ -170,7 +171,7 @@ def metric_values(metrics: Iterable[Any], values: Mapping[int, int]) -> Dict[str
             continue
         value = values.get(metric.get("accumulatorId"))  # type: ignore[arg-type]
         if value is not None and metric.get("name"):
-            found[str(metric["name"])] = value
+            found[text_of(metric["name"])] = value
     return found
 
 
@@ -249,7 +250,7 @@ def info_carriers(info: Mapping[str, Any], values: Mapping[int, int],
 
 
 def _text(item: Mapping[str, Any]) -> str:
-    return str(item.get("simpleString") or item.get("nodeName") or "")
+    return text_of(item.get("simpleString") or item.get("nodeName") or "")
 
 
 def _stands_over(kind: str) -> bool:

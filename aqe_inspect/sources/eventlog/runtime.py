@@ -32,11 +32,11 @@ shuffle partition's size when the reading stage read one partition per task.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
+from ... import deepjson
 from ...model import Spread
 
 #: One marker finds both stage events (`SparkListenerStageSubmitted`, `...Completed`).
@@ -162,7 +162,7 @@ def value_after(text: bytes, key: bytes) -> Any:
     if at < 0:
         raise KeyError(key)
     tail = text[at + len(key):].decode("utf-8").lstrip()
-    value, _ = json.JSONDecoder().raw_decode(tail)
+    value, _ = deepjson.raw_decode(tail)
     return value
 
 
@@ -255,7 +255,8 @@ class Evidence:
             key = metric.get("accumulatorId")
             if not isinstance(key, int):
                 continue
-            name, kind = str(metric["name"]), str(metric.get("metricType") or "")
+            name = deepjson.text(metric["name"])
+            kind = deepjson.text(metric.get("metricType") or "")
             named.append((name, key, kind))
             value = self.totals.get(key)
             if value is not None:

@@ -1,0 +1,109 @@
+"""How hostile input costs grow: each figure at 1x and 8x its size in one run, as a ratio
+(linear is about 8; past 16 it is not linear), beside a baseline where one says something.
+
+    python bench/hostile.py [--runs N]
+
+- regex: a user pattern that backtracks exponentially in Python's `re` (`^(a+)+$`, and
+  `(x+x+)+y`) searched by `compile_pattern` (RE2) in a description of 20,000 and 160,000
+  characters; Python's `re` on 20 and 24 characters beside it, for scale (each 4 characters
+  more is 16 times the time: it is never run at the sizes RE2 is).
+- deep JSON: a sparkPlanInfo chain 600 and 4,800 operators deep (past json.loads' recursion
+  limit) decoded by `deepjson.loads`; the ratio to `json.loads` of a flat document of the
+  same size says what the iterative fallback costs per byte.
+- conf file: `read_conf_file` of a spark-defaults.conf of 512 KB and 4 MB of properties with
+  escapes and continuations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def best(work: Callable[[], object], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def verdict(ratio: float) -> str:
+    return "ok" if ratio <= 12 else ("NOT LINEAR" if ratio > 16 else "check")
+
+
+def row(name: str, one: float, eight: float, note: str = "") -> None:
+    """A figure at 1x and 8x, judged; with a `note`, a baseline shown for scale, not judged."""
+    ratio = eight / one if one > 0 else float("inf")
+    print(f"{name:34s} {one * 1000:9.2f} {eight * 1000:9.2f} {ratio:6.1f}  "
+          f"{note or verdict(ratio)}", flush=True)
+
+
+def regex(runs: int) -> None:
+    from aqe_inspect.selection import compile_pattern
+
+    for pattern, unit in (("^(a+)+$", "a"), ("(x+x+)+y", "x")):
+        compiled = compile_pattern(pattern, "--query")
+        small, big = unit * 20_000 + "!", unit * 160_000 + "!"
+        row(f"regex {pattern} 20k/160k chars", best(lambda: compiled.search(small), runs),
+            best(lambda: compiled.search(big), runs))
+    python = re.compile("^(a+)+$")
+    row("python re ^(a+)+$ 20/24 chars", best(lambda: python.search("a" * 20 + "!"), 1),
+        best(lambda: python.search("a" * 24 + "!"), 1), "baseline: exponential (16x is 4 chars)")
+
+
+def chain(depth: int) -> str:
+    node = '{"nodeName":"Project","simpleString":"Project [c#1L]","children":['
+    leaf = '{"nodeName":"Scan","simpleString":"Scan","children":[]}'
+    return node * depth + leaf + "]}" * depth
+
+
+def deep_json(runs: int) -> None:
+    from aqe_inspect import deepjson
+
+    small, big = chain(600), chain(4800)
+    one = best(lambda: deepjson.loads(small), runs)
+    eight = best(lambda: deepjson.loads(big), runs)
+    row("deep JSON 600/4,800 operators", one, eight)
+    flat = "[" + ",".join(['{"nodeName":"Project","simpleString":"Project [c#1L]",'
+                           '"children":[]}'] * 4800) + "]"
+    c_speed = best(lambda: json.loads(flat), runs)
+    print(f"{'  against json.loads, flat, same size':34s} {c_speed * 1000:9.2f} "
+          f"{eight * 1000:9.2f} {eight / c_speed:6.1f}  (the iterative decoder's cost per byte)")
+
+
+def conf_file(runs: int) -> None:
+    from aqe_inspect.whynot.settings import read_conf_file
+
+    block = ("# a comment\nspark.sql.adaptive.\\u0065nabled = true\n"
+             "spark.executor.extraJavaOptions=-Da=1 \\\n    -Db=2\\t\\u00e9\n")
+    with tempfile.TemporaryDirectory() as folder:
+        small, big = Path(folder, "small.conf"), Path(folder, "big.conf")
+        small.write_text(block * (512 * 1024 // len(block)), "utf-8")
+        big.write_text(block * (4 * 1024 * 1024 // len(block) - 1), "utf-8")
+        row("conf file 512 KB/4 MB", best(lambda: read_conf_file(str(small)), runs),
+            best(lambda: read_conf_file(str(big)), runs))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="runs per size (the best)")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    print(f"{'figure':34s} {'1x ms':>9s} {'8x ms':>9s} {'ratio':>6s}  verdict")
+    regex(args.runs)
+    deep_json(args.runs)
+    conf_file(args.runs)
+
+
+if __name__ == "__main__":
+    main()
