@@ -346,7 +346,16 @@ class _Builder:
 
 
 def _grammar_text() -> str:
-    return resources.files("aqe_inspect.grammars").joinpath("explain.lark").read_text("utf-8")
+    """The grammar: `aqe_inspect.grammars` in a wheel, the checkout's grammars/ otherwise.
+
+    An editable install maps the package `aqe_inspect` to the checkout's folder, where no
+    `grammars` subpackage exists (the wheel alone maps the top-level grammars/ into it)."""
+    try:
+        return resources.files("aqe_inspect.grammars").joinpath("explain.lark").read_text("utf-8")
+    except ModuleNotFoundError:
+        checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        with open(os.path.join(checkout, "grammars", "explain.lark"), encoding="utf-8") as f:
+            return f.read()
 
 
 def _cache_file() -> "str | bool":
