@@ -37,3 +37,27 @@ def test_wheel_in_a_fresh_virtualenv_parses_from_another_directory(tmp_path):
                              "print('pyspark' in sys.modules)"], cwd=elsewhere,
                             capture_output=True, timeout=60)
     assert result.stdout.strip() == b"False"
+
+
+def test_editable_install_parses_from_another_directory(tmp_path):
+    """`pip install -e .`, as the README and CI install a checkout: the package and its
+    grammar are found from any working directory, not only from the checkout."""
+    import sysconfig
+
+    env_dir = tmp_path / "env"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "-q", "-e", str(ROOT)],
+                   check=True, capture_output=True, timeout=600)
+    plan = next(SAMPLE_PLANS.rglob("simple_after.txt"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    # The dependencies (lark, typer, ...) from the environment running the tests.
+    deps = sysconfig.get_paths()["purelib"]
+    result = subprocess.run(
+        [str(python), "-c", "import sys, aqe_inspect.cli; sys.argv[1:] = ['diff', sys.argv[1]]; "
+         "aqe_inspect.cli.main()", str(plan)],
+        cwd=elsewhere, env={"PYTHONPATH": deps, "PATH": "/usr/bin:/bin"}, capture_output=True,
+        timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert b"Query 1: " in result.stdout
