@@ -428,7 +428,7 @@ def print_document_tree(document: Document, stream: Optional[TextIO] = None) -> 
     out = Screen(stream)
     source = shown(document.source or "<input>")
     for number, query in enumerate(document.queries, 1):
-        kind = "adaptive" if query.adaptive else "static"
+        kind = views.plan_kind(query)
         out.paragraph([(f"Query {number}", "bold"),
                        (f" ({kind}, {query.mode} mode, {source} line {query.line})", "")])
         out.tree(query.root)
@@ -529,9 +529,10 @@ def _query(out: Screen, query_report, source: str, view: str) -> None:
     from .engine import report_pairs
 
     query = query_report.query
+    kind = views.plan_kind(query)
     header = f"{source}:{query.line}, " + \
-        (f"adaptive, isFinalPlan={str(query.is_final_plan).lower()}" if query.adaptive
-         else "static")
+        (f"{kind}, isFinalPlan={str(query.is_final_plan).lower()}" if query.adaptive
+         else f"codegen mode, {kind}" if query.mode == "codegen" else kind)
     out.paragraph([(f"Query {query_report.id}", "bold"), (f": {header}", "")], "", "  ")
     if query.execution is not None:
         out.paragraph([(execution_line(query.execution), "")], "  ", "    ")

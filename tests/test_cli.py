@@ -122,3 +122,35 @@ def test_parser_tables_are_cached_between_runs(tmp_path):
     stamp = cached[0].stat().st_mtime_ns
     assert run("parse", str(corpus_plan()), "--format", "json", env=env).returncode == 0
     assert cached[0].stat().st_mtime_ns == stamp, "the second run rebuilt the tables"
+
+
+def test_a_codegen_dump_is_one_query_and_says_what_codegen_mode_shows():
+    from .conftest import SAMPLE_PLANS
+
+    for path in sorted(SAMPLE_PLANS.glob("spark-*/skew_join/codegen_after.txt")):
+        result = run("diff", str(path), env={"NO_COLOR": "1", "COLUMNS": "200"})
+        assert result.returncode == 0, result.stderr
+        out = result.stdout.decode()
+        assert out.count("Query ") == 1 and "static" not in out
+        assert ":1, codegen mode, WholeStageCodegen subtrees only" in out
+        assert "skew-join: SortMergeJoin" in out and "Counts: coalesced=3, skew-join=1" in out
+        assert "explain in formatted mode" in out
+        data = json.loads(run("diff", str(path), "--format", "json").stdout)
+        (query,) = data["queries"]
+        assert query["mode"] == "codegen" and query["line"] == 1
+        assert {kind: n for kind, n in query["counts"].items() if n} == \
+            {"coalesced": 3, "skew-join": 1}
+
+
+def test_a_codegen_dump_without_subtrees_says_so():
+    from .conftest import SAMPLE_PLANS
+
+    paths = [path for path in sorted(SAMPLE_PLANS.glob("spark-*/*/codegen_after.txt"))
+             if path.read_text("utf-8").startswith("Found 0 ")]
+    assert paths
+    for path in paths:
+        result = run("diff", str(path), env={"NO_COLOR": "1", "COLUMNS": "200"})
+        assert result.returncode == 0, result.stderr
+        assert "note: codegen mode found no WholeStageCodegen subtree" in result.stdout.decode()
+        data = json.loads(run("diff", str(path), "--format", "json").stdout)
+        assert data["queries"] == [] and "no WholeStageCodegen subtree" in data["notes"][0]

@@ -38,7 +38,7 @@ from ..engine import report_pairs
 from ..model import Application, Node, Query
 from ..operators import is_query_stage
 from ..report import REWRITE_KINDS, QueryReport, Rewrite, describe
-from ..views import Row, finding_line, node_facts, node_label, rewrite_marks, \
+from ..views import Row, finding_line, node_facts, node_label, plan_kind, rewrite_marks, \
     side_by_side_rows
 from . import Format
 
@@ -199,7 +199,7 @@ class _QueryWriter:
 
     def _header(self, query: Query, where: str) -> None:
         facts: List[Tuple[str, str]] = [("source", where)]
-        facts.append(("plan", f"{'adaptive' if query.adaptive else 'static'}, {query.mode} "
+        facts.append(("plan", f"{plan_kind(query)}, {query.mode} "
                               f"mode, isFinalPlan={str(query.is_final_plan).lower()}"))
         if query.origin:
             facts.append(("read from", query.origin))

@@ -69,6 +69,7 @@ def _document(raw, name: str, reader, max_size: int) -> Document:
                              f"({error.message})")
                 continue
             read += 1
+            notes.extend(document.notes)
             for query in document.queries:
                 if region.notes:
                     query = _with_notes(query, region.notes)
