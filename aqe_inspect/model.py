@@ -158,6 +158,9 @@ class Query:
     #: The SQL execution this plan belongs to, when read from an event log or the History
     #: Server; `description` is the execution's description (the query's label there).
     execution: Optional["Execution"] = None
+    #: The application the execution ran in, where one input holds several (a folder of
+    #: event logs); None otherwise (a Document's `application` names the one application).
+    application: Optional["Application"] = None
 
     @property
     def adaptive(self) -> bool:

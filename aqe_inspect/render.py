@@ -426,8 +426,14 @@ def print_side_by_side(out: Screen, rows: Sequence[views.Row], initial_shown: bo
 
 def print_document_tree(document: Document, stream: Optional[TextIO] = None) -> None:
     out = Screen(stream)
-    source = shown(document.source or "<input>")
+    section = None
     for number, query in enumerate(document.queries, 1):
+        source = shown(query.source or document.source or "<input>")
+        own = query.application
+        if document.application is None and own is not None and (own, source) != section:
+            section = (own, source)  # several applications: say whose queries follow
+            out.paragraph([("Application", "bold"), (f"{application_words(own)}: {source}", "")],
+                          "", "  ")
         kind = views.plan_kind(query)
         out.paragraph([(f"Query {number}", "bold"),
                        (f" ({kind}, {query.mode} mode, {source} line {query.line})", "")])
@@ -508,14 +514,18 @@ def print_report(report, stream: Optional[TextIO] = None, view: str = "compact",
     out = Screen(stream, width)
     app = getattr(report, "application", None)
     if app is not None:
-        # A cut or partial log may lack the events that name the application.
-        named = f" {shown(app.app_id or 'of unknown id')}" + \
-            (f" ({shown(app.name)})" if app.name else "")
-        version = f", Spark {shown(app.spark_version)}" if app.spark_version else ""
-        out.paragraph([("Application", "bold"), (named + version, "")])
+        out.paragraph([("Application", "bold"), (application_words(app), "")])
     initial_plans = False
+    section = None
     for query_report in report.queries:
         query = query_report.query
+        own = query.application
+        if app is None and own is not None and (own, query.source) != section:
+            # One input, several applications (a folder of event logs): each one's queries
+            # under a line naming it and its log, since their ids repeat.
+            section = (own, query.source)
+            out.paragraph([("Application", "bold"),
+                           (f"{application_words(own)}: {shown(query.source)}", "")], "", "  ")
         initial_plans = initial_plans or query.initial is not None
         _query(out, query_report, shown(query.source or report.source or "<input>"), view)
     if hint and view == "compact" and initial_plans:
@@ -523,6 +533,14 @@ def print_report(report, stream: Optional[TextIO] = None, view: str = "compact",
     for note in report.notes:
         out.paragraph([(f"note: {shown(note)}", "yellow")], "", "  ")
     out.flush()
+
+
+def application_words(app) -> str:
+    """` local-1 (name), Spark 4.0.0` after the word `Application`. A cut or partial log may
+    lack the events that name the application."""
+    named = f" {shown(app.app_id or 'of unknown id')}" + (f" ({shown(app.name)})" if app.name
+                                                          else "")
+    return named + (f", Spark {shown(app.spark_version)}" if app.spark_version else "")
 
 
 def _query(out: Screen, query_report, source: str, view: str) -> None:
