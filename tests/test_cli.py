@@ -127,7 +127,8 @@ def test_parser_tables_are_cached_between_runs(tmp_path):
 
 def test_a_codegen_dump_is_one_query_and_says_what_codegen_mode_shows():
     for path in sorted(SAMPLE_PLANS.glob("spark-*/skew_join/codegen_after.txt")):
-        result = run("diff", str(path), env={"NO_COLOR": "1", "COLUMNS": "200"})
+        # COLUMNS: each line whole, wherever the checkout lives.
+        result = run("diff", str(path), env={"NO_COLOR": "1", "COLUMNS": "10000"})
         assert result.returncode == 0, result.stderr
         out = result.stdout.decode()
         assert out.count("Query ") == 1 and "static" not in out
@@ -146,7 +147,7 @@ def test_a_codegen_dump_without_subtrees_says_so():
              if path.read_text("utf-8").startswith("Found 0 ")]
     assert paths
     for path in paths:
-        result = run("diff", str(path), env={"NO_COLOR": "1", "COLUMNS": "200"})
+        result = run("diff", str(path), env={"NO_COLOR": "1", "COLUMNS": "10000"})
         assert result.returncode == 0, result.stderr
         assert "note: codegen mode found no WholeStageCodegen subtree" in result.stdout.decode()
         data = json.loads(run("diff", str(path), "--format", "json").stdout)

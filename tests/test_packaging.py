@@ -55,9 +55,10 @@ def test_editable_install_parses_from_another_directory(tmp_path):
     # The dependencies (lark, typer, ...) from the environment running the tests.
     deps = sysconfig.get_paths()["purelib"]
     result = subprocess.run(
-        [str(python), "-c", "import sys, aqe_inspect.cli; sys.argv[1:] = ['diff', sys.argv[1]]; "
-         "aqe_inspect.cli.main()", str(plan)],
+        [str(python), "-c", "import sys, aqe_inspect.cli; "
+         "sys.argv[1:] = ['diff', '--format', 'json', sys.argv[1]]; aqe_inspect.cli.main()",
+         str(plan)],
         cwd=elsewhere, env={"PYTHONPATH": deps, "PATH": "/usr/bin:/bin"}, capture_output=True,
         timeout=120)
     assert result.returncode == 0, result.stderr
-    assert b"Query 1: " in result.stdout
+    assert b'"schema": "aqe-inspect/report/v1"' in result.stdout
