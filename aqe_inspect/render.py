@@ -429,11 +429,8 @@ def print_document_tree(document: Document, stream: Optional[TextIO] = None) -> 
     section = None
     for number, query in enumerate(document.queries, 1):
         source = shown(query.source or document.source or "<input>")
-        own = query.application
-        if document.application is None and own is not None and (own, source) != section:
-            section = (own, source)  # several applications: say whose queries follow
-            out.paragraph([("Application", "bold"), (f"{application_words(own)}: {source}", "")],
-                          "", "  ")
+        if document.application is None:
+            section = _application_section(out, query.application, source, section)
         kind = views.plan_kind(query)
         out.paragraph([(f"Query {number}", "bold"),
                        (f" ({kind}, {query.mode} mode, {source} line {query.line})", "")])
@@ -519,15 +516,11 @@ def print_report(report, stream: Optional[TextIO] = None, view: str = "compact",
     section = None
     for query_report in report.queries:
         query = query_report.query
-        own = query.application
-        if app is None and own is not None and (own, query.source) != section:
-            # One input, several applications (a folder of event logs): each one's queries
-            # under a line naming it and its log, since their ids repeat.
-            section = (own, query.source)
-            out.paragraph([("Application", "bold"),
-                           (f"{application_words(own)}: {shown(query.source)}", "")], "", "  ")
+        source = shown(query.source or report.source or "<input>")
+        if app is None:
+            section = _application_section(out, query.application, source, section)
         initial_plans = initial_plans or query.initial is not None
-        _query(out, query_report, shown(query.source or report.source or "<input>"), view)
+        _query(out, query_report, source, view)
     if hint and view == "compact" and initial_plans:
         out.paragraph([(f"See {PLANS_HINT}.", "dim")])
     for note in report.notes:
@@ -541,6 +534,18 @@ def application_words(app) -> str:
     named = f" {shown(app.app_id or 'of unknown id')}" + (f" ({shown(app.name)})" if app.name
                                                           else "")
     return named + (f", Spark {shown(app.spark_version)}" if app.spark_version else "")
+
+
+def _application_section(out: Screen, app, source: str, section: Optional[tuple]
+                         ) -> Optional[tuple]:
+    """One input, several applications (a folder of event logs): each one's queries come
+    under a line naming it and its log, since their execution ids repeat. Returns the
+    section now open."""
+    if app is None or (app, source) == section:
+        return section
+    out.paragraph([("Application", "bold"), (f"{application_words(app)}: {source}", "")],
+                  "", "  ")
+    return (app, source)
 
 
 def _query(out: Screen, query_report, source: str, view: str) -> None:
