@@ -305,6 +305,7 @@ def _diff(read, json: bool = False, replans: bool = False):
     from .api import diff
     from .engine import diff_queries
     from .report import ReportStream
+    from .serialize_report import with_application
 
     if not isinstance(read, _stream_type()):
         return diff(read)
@@ -313,6 +314,8 @@ def _diff(read, json: bool = False, replans: bool = False):
     # Unselected, each execution is diffed where it is built (in the pool for a long log).
     # For JSON, the process that diffs an execution writes it too (only text comes back).
     reports = diff_queries(read.queries) if read.selected else read.reports(json=json)
+    # Each query names the application it ran in (a folder may hold several).
+    reports = (with_application(item, read.current_application) for item in reports)
     first = next(reports, None)
     queries = iter(()) if first is None else itertools.chain((first,), reports)
     return ReportStream(queries, read.source, read.notes, lambda: read.application)
@@ -325,8 +328,15 @@ def _stream_type():
 
 
 def _document(read):
-    """A Document, whatever was read: an event log's stream read whole."""
-    return read.document() if isinstance(read, _stream_type()) else read
+    """A Document, whatever was read: an event log's stream read whole, each query naming
+    the application it ran in (a folder may hold several)."""
+    if not isinstance(read, _stream_type()):
+        return read
+    import dataclasses
+
+    read.select(lambda queries: (dataclasses.replace(query, application=read.current_application)
+                                 for query in queries))
+    return read.document()
 
 
 @app.command("why")

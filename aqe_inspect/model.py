@@ -1,7 +1,7 @@
 """The plan model: what a Spark physical plan text says, in the project's own frozen types.
 
 A `Document` is everything one text held: one or more `Query` objects (one per
-`== Physical Plan ==`), or the subtrees of a codegen-mode explain. A `Query` holds the plan
+`== Physical Plan ==`; a codegen-mode explain's subtrees are one). A `Query` holds the plan
 tree as printed (`root`), and, for an adaptive plan, its final (or current) and initial trees.
 Every operator is a `Node`; in formatted mode the tree line and the `(N) Name` detail block of
 one operator are joined into one node.
@@ -142,7 +142,8 @@ class Query:
     #: Exchanges AQE removed, from `===== Adaptively Optimized Out Exchanges =====`.
     optimized_out: Tuple[Node, ...] = ()
     #: `formatted`, `simple` (simple, extended and cost modes print the same physical tree) or
-    #: `codegen` (one whole-stage-codegen subtree of a codegen-mode explain).
+    #: `codegen` (the WholeStageCodegen subtrees of a codegen-mode explain, read as the one
+    #: plan they come from: see parsing/codegen.py).
     mode: str = "simple"
     #: Logical plan sections of an extended or cost explain, by header, as printed.
     logical: Mapping[str, str] = field(default_factory=dict)
@@ -157,6 +158,9 @@ class Query:
     #: The SQL execution this plan belongs to, when read from an event log or the History
     #: Server; `description` is the execution's description (the query's label there).
     execution: Optional["Execution"] = None
+    #: The application the execution ran in, where one input holds several (a folder of
+    #: event logs); None otherwise (a Document's `application` names the one application).
+    application: Optional["Application"] = None
 
     @property
     def adaptive(self) -> bool:

@@ -426,9 +426,12 @@ def print_side_by_side(out: Screen, rows: Sequence[views.Row], initial_shown: bo
 
 def print_document_tree(document: Document, stream: Optional[TextIO] = None) -> None:
     out = Screen(stream)
-    source = shown(document.source or "<input>")
+    section = None
     for number, query in enumerate(document.queries, 1):
-        kind = "adaptive" if query.adaptive else "static"
+        source = shown(query.source or document.source or "<input>")
+        if document.application is None:
+            section = _application_section(out, query.application, source, section)
+        kind = views.plan_kind(query)
         out.paragraph([(f"Query {number}", "bold"),
                        (f" ({kind}, {query.mode} mode, {source} line {query.line})", "")])
         out.tree(query.root)
@@ -508,16 +511,16 @@ def print_report(report, stream: Optional[TextIO] = None, view: str = "compact",
     out = Screen(stream, width)
     app = getattr(report, "application", None)
     if app is not None:
-        # A cut or partial log may lack the events that name the application.
-        named = f" {shown(app.app_id or 'of unknown id')}" + \
-            (f" ({shown(app.name)})" if app.name else "")
-        version = f", Spark {shown(app.spark_version)}" if app.spark_version else ""
-        out.paragraph([("Application", "bold"), (named + version, "")])
+        out.paragraph([("Application", "bold"), (application_words(app), "")])
     initial_plans = False
+    section = None
     for query_report in report.queries:
         query = query_report.query
+        source = shown(query.source or report.source or "<input>")
+        if app is None:
+            section = _application_section(out, query.application, source, section)
         initial_plans = initial_plans or query.initial is not None
-        _query(out, query_report, shown(query.source or report.source or "<input>"), view)
+        _query(out, query_report, source, view)
     if hint and view == "compact" and initial_plans:
         out.paragraph([(f"See {PLANS_HINT}.", "dim")])
     for note in report.notes:
@@ -525,13 +528,34 @@ def print_report(report, stream: Optional[TextIO] = None, view: str = "compact",
     out.flush()
 
 
+def application_words(app) -> str:
+    """` local-1 (name), Spark 4.0.0` after the word `Application`. A cut or partial log may
+    lack the events that name the application."""
+    named = f" {shown(app.app_id or 'of unknown id')}" + (f" ({shown(app.name)})" if app.name
+                                                          else "")
+    return named + (f", Spark {shown(app.spark_version)}" if app.spark_version else "")
+
+
+def _application_section(out: Screen, app, source: str, section: Optional[tuple]
+                         ) -> Optional[tuple]:
+    """One input, several applications (a folder of event logs): each one's queries come
+    under a line naming it and its log, since their execution ids repeat. Returns the
+    section now open."""
+    if app is None or (app, source) == section:
+        return section
+    out.paragraph([("Application", "bold"), (f"{application_words(app)}: {source}", "")],
+                  "", "  ")
+    return (app, source)
+
+
 def _query(out: Screen, query_report, source: str, view: str) -> None:
     from .engine import report_pairs
 
     query = query_report.query
+    kind = views.plan_kind(query)
     header = f"{source}:{query.line}, " + \
-        (f"adaptive, isFinalPlan={str(query.is_final_plan).lower()}" if query.adaptive
-         else "static")
+        (f"{kind}, isFinalPlan={str(query.is_final_plan).lower()}" if query.adaptive
+         else f"codegen mode, {kind}" if query.mode == "codegen" else kind)
     out.paragraph([(f"Query {query_report.id}", "bold"), (f": {header}", "")], "", "  ")
     if query.execution is not None:
         out.paragraph([(execution_line(query.execution), "")], "  ", "    ")

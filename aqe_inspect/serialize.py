@@ -73,9 +73,10 @@ def node_to_json(node: Node) -> Dict[str, Any]:
 
 
 def _query_fields(query: Query) -> Dict[str, Any]:
-    from .serialize_report import execution_fields
+    from .serialize_report import application_fields, execution_fields
 
     return {
+        "source": query.source,
         "adaptive": query.adaptive,
         "is_final_plan": query.is_final_plan,
         "mode": query.mode,
@@ -91,6 +92,7 @@ def _query_fields(query: Query) -> Dict[str, Any]:
         ],
         "optimized_out_exchanges": list(query.optimized_out),
         **execution_fields(query.execution),
+        "application": application_fields(query.application),
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Dict, Optional, Union
 
 from .model import Application, Execution
@@ -11,7 +12,10 @@ from .serialize import Later, Raw, iter_json
 REPORT_SCHEMA = "aqe-inspect/report/v1"
 
 
-def query_report_to_json(report: QueryReport, source: str) -> Dict[str, Any]:
+def query_report_to_json(report: QueryReport, source: str,
+                         application: Optional[Application] = None) -> Dict[str, Any]:
+    """A query's report; `application` is the input's one application, for a query that
+    does not name its own."""
     query = report.query
     return {
         "id": report.id,
@@ -37,6 +41,8 @@ def query_report_to_json(report: QueryReport, source: str) -> Dict[str, Any]:
                  for o in report.info],
         "notes": list(report.notes),
         **execution_fields(query.execution),
+        # Last: with_application fills it in JSON a worker process wrote (see there).
+        "application": application_fields(query.application or application),
     }
 
 
@@ -70,7 +76,8 @@ def report_to_json(report: Union[Report, ReportStream]) -> Dict[str, Any]:
     return {
         "schema": REPORT_SCHEMA,
         "application": application_fields(report.application),
-        "queries": (q if isinstance(q, Raw) else query_report_to_json(q, report.source)
+        "queries": (q if isinstance(q, Raw) else
+                    query_report_to_json(q, report.source, report.application)
                     for q in report.queries),
         "notes": Later(lambda: list(report.notes)),
     }
@@ -80,3 +87,23 @@ def query_report_raw(report: QueryReport, source: str) -> Raw:
     """A query's report as the JSON it is in a report's `queries` list, written now (in the
     process that diffed it)."""
     return Raw("".join(iter_json(query_report_to_json(report, source), base=2)))
+
+
+#: How a query's JSON written by `query_report_raw` ends when it names no application.
+_NO_APPLICATION_END = '"application": null\n    }'
+
+
+def with_application(item: Union[QueryReport, Raw], application: Optional[Application]
+                     ) -> Union[QueryReport, Raw]:
+    """A query's report (or its JSON, written by `query_report_raw`) naming the application
+    it ran in: where one input holds several applications' event logs, each query says whose
+    it is."""
+    if application is None:
+        return item
+    if isinstance(item, Raw):
+        if not item.text.endswith(_NO_APPLICATION_END):
+            return item
+        named = "".join(iter_json(application_fields(application), base=3))
+        return Raw(item.text[:-len(_NO_APPLICATION_END)] + f'"application": {named}\n    }}')
+    return dataclasses.replace(item, query=dataclasses.replace(item.query,
+                                                               application=application))

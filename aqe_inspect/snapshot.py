@@ -263,7 +263,8 @@ class _Writer:
         said.extend(f"{kind}={count}" for kind, count in counts.items()
                     if kind not in REWRITE_KINDS and count)
         flag = self.query.is_final_plan
-        plan = ("static (not adaptive)" if flag is None else "final" if flag
+        plan = ("WholeStageCodegen subtrees only" if flag is None and self.query.mode == "codegen"
+                else "static (not adaptive)" if flag is None else "final" if flag
                 else "not final (isFinalPlan=false)")
         return (f"{HEADER_PREFIX}{FORMAT_VERSION} | mode: {self.query.mode} | plan: {plan} "
                 f"| rewrites: {', '.join(said) or 'none'}")

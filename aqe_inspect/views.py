@@ -22,16 +22,25 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 from .detectors.base import PlanPair, exchange_below
-from .model import Node
+from .model import Node, Query
 from .operators import family, is_query_stage, is_shuffle_read, partition_count, \
     shuffle_read_modes
 
 __all__ = ["Marks", "Row", "finding_line", "marks", "node_facts", "node_label", "node_summary",
-           "rewrite_marks", "side_by_side_rows", "skewed_reads"]
+           "plan_kind", "rewrite_marks", "side_by_side_rows", "skewed_reads"]
 from .report import REWRITE_KINDS, QueryReport, Rewrite, describe
 
 #: Arguments longer than this are cut with `...` in a label.
 SUMMARY_WIDTH = 160
+
+
+def plan_kind(query: Query) -> str:
+    """What a header calls a query's plan: `adaptive`, `static`, or, read from a codegen-mode
+    explain (which prints the plan's WholeStageCodegen subtrees, never its AdaptiveSparkPlan
+    root), `WholeStageCodegen subtrees only`."""
+    if query.adaptive:
+        return "adaptive"
+    return "WholeStageCodegen subtrees only" if query.mode == "codegen" else "static"
 
 
 # ---- marks ----------------------------------------------------------------------------------

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import AQE_INSPECT, require_corpus
+from .conftest import AQE_INSPECT, SAMPLE_PLANS, require_corpus
 
 CLI = AQE_INSPECT
 
@@ -122,3 +123,79 @@ def test_parser_tables_are_cached_between_runs(tmp_path):
     stamp = cached[0].stat().st_mtime_ns
     assert run("parse", str(corpus_plan()), "--format", "json", env=env).returncode == 0
     assert cached[0].stat().st_mtime_ns == stamp, "the second run rebuilt the tables"
+
+
+def test_a_codegen_dump_is_one_query_and_says_what_codegen_mode_shows():
+    for path in sorted(SAMPLE_PLANS.glob("spark-*/skew_join/codegen_after.txt")):
+        # COLUMNS: each line whole, wherever the checkout lives.
+        result = run("diff", str(path), env={"NO_COLOR": "1", "COLUMNS": "10000"})
+        assert result.returncode == 0, result.stderr
+        out = result.stdout.decode()
+        assert out.count("Query ") == 1 and "static" not in out
+        assert ":1, codegen mode, WholeStageCodegen subtrees only" in out
+        assert "skew-join: SortMergeJoin" in out and "Counts: coalesced=3, skew-join=1" in out
+        assert "explain in formatted mode" in out
+        data = json.loads(run("diff", str(path), "--format", "json").stdout)
+        (query,) = data["queries"]
+        assert query["mode"] == "codegen" and query["line"] == 1
+        assert {kind: n for kind, n in query["counts"].items() if n} == \
+            {"coalesced": 3, "skew-join": 1}
+
+
+def test_a_codegen_dump_without_subtrees_says_so():
+    paths = [path for path in sorted(SAMPLE_PLANS.glob("spark-*/*/codegen_after.txt"))
+             if path.read_text("utf-8").startswith("Found 0 ")]
+    assert paths
+    for path in paths:
+        result = run("diff", str(path), env={"NO_COLOR": "1", "COLUMNS": "10000"})
+        assert result.returncode == 0, result.stderr
+        assert "note: codegen mode found no WholeStageCodegen subtree" in result.stdout.decode()
+        data = json.loads(run("diff", str(path), "--format", "json").stdout)
+        assert data["queries"] == [] and "no WholeStageCodegen subtree" in data["notes"][0]
+
+
+# ---- a driver log without plans ---------------------------------------------------------
+
+LOG4J = re.compile(r"\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} [A-Z]+ ")
+
+
+def without_plans(log: Path) -> str:
+    """A real driver log with every plan cut out, as a run without explain or AQE logging
+    writes it: only its log messages (log4j lines or Spark 4's JSON records), none of
+    AdaptiveSparkPlanExec's and none running over several lines."""
+    kept = []
+    for line in log.read_text("utf-8").splitlines():
+        if line.startswith("{"):
+            record = json.loads(line)
+            if record.get("logger") != "AdaptiveSparkPlanExec" and "\n" not in record["msg"]:
+                kept.append(line)
+        elif LOG4J.match(line) and "AdaptiveSparkPlanExec" not in line:
+            kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
+DRIVER_LOGS = sorted(SAMPLE_PLANS.glob("spark-*/skew_join/driver*.log"))
+
+
+@pytest.mark.parametrize("log", DRIVER_LOGS, ids=lambda p: f"{p.parent.parent.name}/{p.name}")
+def test_a_driver_log_without_a_plan_says_how_to_have_plans_logged(tmp_path, log):
+    path = tmp_path / log.name
+    path.write_text(without_plans(log), "utf-8")
+    assert "Physical Plan" not in path.read_text("utf-8")
+    for command in ("diff", "parse"):
+        result = run(command, str(path))
+        assert result.returncode == 2 and result.stdout == b""
+        err = result.stderr.decode()
+        assert err.count("\n") == 1 and "Traceback" not in err
+        assert err.startswith(f"aqe-inspect: error: {path}: a log (")
+        for hint in ("spark.sql.adaptive.logLevel=INFO", "'Plan changed:'", "'Final plan:'",
+                     'df.explain("formatted") after the action', "spark.eventLog.enabled=true"):
+            assert hint in err, hint
+    assert run("diff", str(log)).returncode == 0  # the log as Spark wrote it has its plans
+
+
+def test_a_text_that_is_no_log_gets_no_log_hint(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("the plan is below\nbut nothing follows\n", "utf-8")
+    err = run("diff", str(path)).stderr.decode()
+    assert "starts a Spark plan" in err and "logLevel" not in err

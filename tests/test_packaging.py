@@ -200,3 +200,29 @@ def test_fleet_from_the_installed_wheel_with_the_spark_extra(dist, fresh, tmp_pa
         rows = "".join(path.read_text("utf-8") for path in out.glob("*.csv"))
         assert "internal error" not in rows and "ModuleNotFoundError" not in rows, rows[:2000]
         assert "aqe-sample:" + SCENARIO in rows, rows[:2000]
+
+
+def test_editable_install_parses_from_another_directory(tmp_path):
+    """`pip install -e .`, as the README and CI install a checkout: the package and its
+    grammar are found from any working directory, not only from the checkout."""
+    import sysconfig
+    import venv
+
+    env_dir = tmp_path / "env"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "-q", "-e", str(ROOT)],
+                   check=True, capture_output=True, timeout=600)
+    plan = next(SAMPLE_PLANS.rglob("simple_after.txt"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    # The dependencies (lark, typer, ...) from the environment running the tests.
+    deps = sysconfig.get_paths()["purelib"]
+    result = subprocess.run(
+        [str(python), "-c", "import sys, aqe_inspect.cli; "
+         "sys.argv[1:] = ['diff', '--format', 'json', sys.argv[1]]; aqe_inspect.cli.main()",
+         str(plan)],
+        cwd=elsewhere, env={"PYTHONPATH": deps, "PATH": "/usr/bin:/bin"}, capture_output=True,
+        timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert b'"schema": "aqe-inspect/report/v1"' in result.stdout

@@ -255,14 +255,32 @@ def on_a_terminal(argv, env, cwd=None):
 @pytest.mark.skipif(not POSIX, reason="a pseudo-terminal")
 @pytest.mark.parametrize("columns", ["0", "1", "-5", "abc", "9" * 5000])
 def test_columns_on_a_terminal(columns):
-    code, written, err = on_a_terminal([*CLI, "diff", str(SAMPLE)],
-                                       {**os.environ, "COLUMNS": columns})
+    # The sample named from the checkout, as a user in it would: the header's path is then
+    # the same length wherever the checkout lives (a path is never cut, so a long one would
+    # run past any width).
+    code, written, err = on_a_terminal([*CLI, "diff", str(SAMPLE.relative_to(ROOT))],
+                                       {**os.environ, "COLUMNS": columns}, cwd=ROOT)
     assert code == 0
     assert err == b""
     out = re.sub(r"\x1b\[[0-9;]*m", "", written.decode("utf-8"))
     for operator in ("BroadcastHashJoin", "AQEShuffleRead", "smj-to-bhj", "local-read"):
         assert operator in out  # whole, not folded into slivers
     assert 40 <= max(len(line) for line in out.splitlines()) <= 80  # the fallback width
+
+
+@pytest.mark.parametrize("view", [[], ["--tree"]], ids=str)
+def test_a_path_wider_than_the_width_stands_whole_on_its_own_line(tmp_path, view):
+    """However deep the input lives, the header keeps its path whole (to copy, or to click
+    in a terminal) on a line of its own; every other line keeps to the width."""
+    deep = tmp_path.joinpath(*["d" * 60] * 3)
+    deep.mkdir(parents=True)
+    path = deep / "plan.txt"
+    path.write_bytes(SAMPLE.read_bytes())
+    code, out, err = in_process("diff", str(path), *view, "--width", "80")
+    assert (code, err) == (0, "")
+    wide = [line for line in out.splitlines() if len(line) > 80]
+    assert wide == [f"  {path}:1,"]
+    assert "\n  adaptive, isFinalPlan=true\n" in out
 
 
 def test_plain_output_ignores_columns_that_are_not_a_width():

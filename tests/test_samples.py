@@ -4,6 +4,7 @@ plan objects say AQE did (truth.json, read through py4j, never from the text).""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Dict, List
 
@@ -59,11 +60,35 @@ def test_every_mode_parses(scenario):
     for path in files:
         document = aqe_inspect.parse(path.read_text("utf-8"), str(path))
         if path.stem == "codegen_after":
-            # One query per whole-stage-codegen subtree; a plan left with none has none.
-            assert all(q.mode == "codegen" for q in document.queries)
-            continue
+            continue  # test_codegen_mode_is_one_query
         assert len(document.queries) == 1, path
         assert document.queries[0].adaptive is truth["adaptive"], path
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=scenario_id)
+def test_codegen_mode_is_one_query(scenario):
+    """explain("codegen") prints each WholeStageCodegen subtree of the plan that ran, and
+    each subtree everything below it again: one query, whose tree holds every subtree, and
+    whose findings are the final plan's (each once), less what needs the initial plan."""
+    truth = json.loads((scenario / "truth.json").read_text("utf-8"))
+    path = scenario / "codegen_after.txt"
+    text = path.read_text("utf-8")
+    document = aqe_inspect.parse(text, str(path))
+    if text.startswith("Found 0 WholeStageCodegen subtrees."):
+        assert document.queries == ()
+        assert any("no WholeStageCodegen subtree" in note for note in document.notes)
+        return
+    (query,) = document.queries
+    assert query.mode == "codegen" and query.line == 1
+    assert any("formatted mode" in note for note in query.notes)
+    printed = {int(stage) for stage in re.findall(r"^[ :|+-]*\*\((\d+)\) ", text, re.M)}
+    assert printed and {n.codegen_stage for n in query.walk()} - {None} == printed
+    counts = reported_counts(path)
+    for kind in REWRITE_KINDS:
+        if kind in ("smj-to-bhj", "smj-to-shj"):  # judged against the initial plan only
+            assert counts[kind] == 0, kind
+        else:
+            assert counts[kind] == truth["rewrites"].get(kind, 0), kind
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=scenario_id)

@@ -38,7 +38,7 @@ from ..engine import report_pairs
 from ..model import Application, Node, Query
 from ..operators import is_query_stage
 from ..report import REWRITE_KINDS, QueryReport, Rewrite, describe
-from ..views import Row, finding_line, node_facts, node_label, rewrite_marks, \
+from ..views import Row, finding_line, node_facts, node_label, plan_kind, rewrite_marks, \
     side_by_side_rows
 from . import Format
 
@@ -146,9 +146,11 @@ def _ends(rows: Sequence[Row]) -> List[int]:
 class _QueryWriter:
     """Writes one query's section; `anchor` prefixes every id in it."""
 
-    def __init__(self, out: _Writer, report: QueryReport, anchor: str, source: str):
+    def __init__(self, out: _Writer, report: QueryReport, anchor: str, source: str,
+                 page_application: Optional[Application] = None):
         self.out = out
         self.report = report
+        self.page_application = page_application
         self.anchor = anchor
         self.source = source
         # Cell ids of each operator drawn (id(node) -> cell id), filled as trees are drawn
@@ -199,7 +201,13 @@ class _QueryWriter:
 
     def _header(self, query: Query, where: str) -> None:
         facts: List[Tuple[str, str]] = [("source", where)]
-        facts.append(("plan", f"{'adaptive' if query.adaptive else 'static'}, {query.mode} "
+        application = query.application
+        if application is not None and application != self.page_application:
+            # One of several applications' (a folder of event logs): the page names none.
+            facts.append(("application", " ".join(
+                part for part in (application.app_id, application.name and
+                                  f"({application.name})") if part) or "of unknown id"))
+        facts.append(("plan", f"{plan_kind(query)}, {query.mode} "
                               f"mode, isFinalPlan={str(query.is_final_plan).lower()}"))
         if query.origin:
             facts.append(("read from", query.origin))
@@ -424,10 +432,11 @@ def _application(application: Optional[Application]) -> str:
     return f'<p class="app">Application {_e(named)}</p>\n'
 
 
-def _queries(out: _Writer, reports: Iterable[QueryReport], source: str) -> List[_Summary]:
+def _queries(out: _Writer, reports: Iterable[QueryReport], source: str,
+             application: Optional[Application]) -> List[_Summary]:
     summaries = []
     for number, report in enumerate(reports, 1):
-        summaries.append(_QueryWriter(out, report, f"q{number}", source).write())
+        summaries.append(_QueryWriter(out, report, f"q{number}", source, application).write())
         out.flush()
     return summaries
 
@@ -486,7 +495,7 @@ class HtmlFormat(Format):
         _head(out, f"aqe-inspect diff: {source}")
         out(f'<header><h1>What AQE changed</h1><p class="src">{_e(source)}</p>'
             f"{_application(report.application)}</header>\n<main>\n")
-        summaries = _queries(out, report.queries, report.source)
+        summaries = _queries(out, report.queries, report.source, report.application)
         if not summaries:
             out('<p class="none">No query in this input.</p>\n')
         out("</main>\n")
@@ -511,7 +520,7 @@ class HtmlFormat(Format):
         shown = result.shown_queries
         if shown:
             out("<h2 class=\"why\">Why: the plans of the queries the failures are about</h2>\n")
-        summaries = _queries(out, shown, result.source)
+        summaries = _queries(out, shown, result.source, result.application)
         out("</main>\n")
         if summaries:
             _query_list(out, summaries)

@@ -7,6 +7,8 @@
                       over the lexer's tokens, and the transformer into the model, building
                       nodes without recursion
     damage.py         the signs of a plan cut short, as notes on its query
+    codegen.py        a codegen-mode explain's WholeStageCodegen subtrees as the one query
+                      they come from
 """
 
 from __future__ import annotations

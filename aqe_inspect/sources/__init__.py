@@ -22,7 +22,13 @@ from .extract import ORIGIN, find_plans
 from .lines import logical_lines, raw_lines
 from .reading import DEFAULT_MAX_SIZE, STDIN, InputReader
 
-__all__ = ["DEFAULT_MAX_SIZE", "STDIN", "read_document", "read_text_document"]
+__all__ = ["DEFAULT_MAX_SIZE", "STDIN", "LOG_HINT", "read_document", "read_text_document"]
+
+#: How to have a driver log hold plans (spark.sql.adaptive.logLevel: SQLConf, Spark 3.0+,
+#: default debug; AdaptiveSparkPlanExec logs `Plan changed:` and `Final plan:` at it).
+LOG_HINT = ("to log plans, run with spark.sql.adaptive.logLevel=INFO (AQE's 'Plan changed:' "
+            "and 'Final plan:', Spark 3.0+), or print df.explain(\"formatted\") after the "
+            "action, or read the event log instead (spark.eventLog.enabled=true)")
 
 
 def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:
@@ -44,14 +50,17 @@ def _document(raw, name: str, reader, max_size: int) -> Document:
     errors: List[PlanSyntaxError] = []
     read = 0  # regions that parsed (codegen's `Found 0 ... subtrees.` holds no query)
     nonblank = 0
+    messages = 0  # lines that began a log message (a log4j prefix, a JSON log record)
 
     damaged: List[str] = []
 
     def counted(lines):
-        nonlocal nonblank
+        nonlocal nonblank, messages
         for line in lines:
             if line.text.strip():
                 nonblank += 1
+            if line.message_start:
+                messages += 1
             if line.damage:
                 damaged.append(f"line {line.number}: {line.damage}")
             yield line
@@ -69,6 +78,7 @@ def _document(raw, name: str, reader, max_size: int) -> Document:
                              f"({error.message})")
                 continue
             read += 1
+            notes.extend(document.notes)
             for query in document.queries:
                 if region.notes:
                     query = _with_notes(query, region.notes)
@@ -85,6 +95,9 @@ def _document(raw, name: str, reader, max_size: int) -> Document:
         if nonblank == 0:
             raise PlanSyntaxError("expected a Spark plan, found an empty text", source=name,
                                   line=1, column=1)
+        if messages:
+            raise InspectError(f"a log ({messages} messages) with no plan in it; {LOG_HINT}",
+                               source=name)
         raise PlanSyntaxError(
             f"expected '== Physical Plan ==' or an operator tree; none of the text's "
             f"{nonblank} non-blank line(s) starts a Spark plan", source=name, line=1, column=1)

@@ -132,6 +132,11 @@ class LogStream:
             return None
         return self._scanner.app.application()
 
+    @property
+    def current_application(self) -> Optional[Application]:
+        """The application of the log being read: the one the query last yielded ran in."""
+        return self._scanner.app.application() if self._scanner is not None else None
+
     def _read(self) -> Iterator[Query]:
         from .events import Scanner, build_queries
 
