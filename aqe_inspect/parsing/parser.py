@@ -23,6 +23,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 from lark.parsers.lalr_analysis import Shift
 
+from .codegen import NO_SUBTREE_NOTE, one_query
 from .damage import check_query
 from ..errors import PlanSyntaxError
 from .lexer import CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, _LineLexer
@@ -216,10 +217,20 @@ class _ToModel(Transformer):
         if len(items) == 1 and not found.value.startswith("Found 0 "):
             raise PlanSyntaxError(f"{found.value.rstrip('.')}, but none is printed; the text "
                                   "looks cut short", line=found.line, column=found.column)
-        return tuple(items[1:])
+        return _Codegen(found.value, found.line, tuple(items[1:]))
 
     def codegen_document(self, items):
-        return Document(queries=items[0])
+        return items[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Codegen:
+    """A codegen-mode explain as parsed: its `Found N ...` line and one query a subtree, read
+    as one query once each subtree's damage is noted (see codegen.one_query)."""
+
+    found: str
+    line: int
+    queries: Tuple[Query, ...]
 
 
 def _numbered(root: _RawNode) -> bool:
@@ -346,15 +357,16 @@ class _Builder:
 
 
 def _grammar_text() -> str:
-    """The grammar as installed (`aqe_inspect.grammars`, mapped from grammars/ into the wheel),
-    else from the checkout's grammars/ folder (run from a source tree, where the package the
-    interpreter finds is the folder itself and has no grammars subpackage)."""
+    """The grammar: `aqe_inspect.grammars` in a wheel, the checkout's grammars/ otherwise.
+
+    An editable install maps the package `aqe_inspect` to the checkout's folder, where no
+    `grammars` subpackage exists (the wheel alone maps the top-level grammars/ into it)."""
     try:
         return resources.files("aqe_inspect.grammars").joinpath("explain.lark").read_text("utf-8")
     except ModuleNotFoundError:
         checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        with open(os.path.join(checkout, "grammars", "explain.lark"), encoding="utf-8") as file:
-            return file.read()
+        with open(os.path.join(checkout, "grammars", "explain.lark"), encoding="utf-8") as f:
+            return f.read()
 
 
 def _cache_file() -> "str | bool":
@@ -508,6 +520,10 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
         for query, own, last in zip(queries, notes, [n == len(queries) - 1
                                                      for n in range(len(queries))])
     )
+    if isinstance(document, _Codegen):
+        if not queries:
+            return Document(queries=(), source=source, notes=(NO_SUBTREE_NOTE,))
+        queries = (one_query(queries, document.found, document.line),)
     return Document(queries=queries, source=source)
 
 
