@@ -416,10 +416,14 @@ def fleet_command(
     from .fleet.summary import write_summary
 
     require_pyspark()
-    rows = run_fleet(paths, output, table_format, master)
-    _emit(summary, lambda stream: write_summary(rows, stream, summary_format),
-          summary=f"aqe-inspect fleet: {len(rows)} rows written to {output}"
-          if summary is not None else None)
+    skipped: List[str] = []  # files found in folders that are not event logs, as diff skips
+    rows = run_fleet(paths, output, table_format, master, skipped=skipped)
+    written = f"aqe-inspect fleet: {len(rows)} rows written to {output}"
+    if skipped:
+        written += f"; {len(skipped)} file(s) skipped, not event logs"
+    _emit(summary, lambda stream: write_summary(rows, stream, summary_format,
+                                                skipped=skipped),
+          summary=written if summary is not None else None)
 
 
 @app.command("rules")

@@ -11,6 +11,10 @@ is ONE row whose `error` is the line `aqe-inspect diff` would print (after `aqe-
 A log damaged part way gives the rows of the executions read before the damage, then one error
 row. Notes about a log read whole (a cut `.inprogress` file, a malformed event skipped) are not
 errors: its rows keep `error` empty, as `diff` exits 0 for it.
+
+A file the fleet scan found in a folder (not one it was given) is first told to be an event log
+or not as `diff` tells the files of a folder (`is_skipped_file`, `is_skipped_bytes`): notes,
+CSV, driver logs, History Server JSON beside the logs are skipped and counted, not rows.
 """
 
 from __future__ import annotations
@@ -84,6 +88,22 @@ def rows_of_event_log(log: EventLog, source: str, task_metrics: bool = False) ->
     if not rows:
         rows.append(error_row(source, f"{source}: {NO_EXECUTION}", stream.application))
     return rows
+
+
+def is_skipped_file(path: str) -> bool:
+    """Whether the file at `path`, found in a folder, is no event log: `diff` skips such a file
+    of a folder (empty, or its text, decompressed, does not start with {"Event":). A file that
+    cannot be read is not skipped: its row says why."""
+    try:
+        head = _head(path)
+    except OSError:
+        return False
+    return is_skipped_bytes(head, path)
+
+
+def is_skipped_bytes(head: bytes, name: str) -> bool:
+    """`is_skipped_file` for a file whose first bytes (`SNIFF_SIZE` of them) are `head`."""
+    return not head or events_codec(head, name) is None
 
 
 def _head(path: str) -> bytes:
