@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_PLANS = ROOT / "sample_plans"
 CORPUS = ROOT.parent / "shared" / "corpus" / "spark-golden"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# The command as users run it: the console script installed beside this Python. Never
+# `python -m aqe_inspect` from the checkout, which would import the source tree instead.
+_SCRIPT = Path(sys.executable).with_name("aqe-inspect")
+AQE_INSPECT = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "aqe_inspect"]
 
 
 def require_corpus() -> Path:

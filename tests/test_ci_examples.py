@@ -21,7 +21,7 @@ import pytest
 from aqe_inspect.expectations import load_config
 from aqe_inspect.report import REWRITE_KINDS
 
-from .conftest import IN_CI, ROOT
+from .conftest import AQE_INSPECT, IN_CI, ROOT
 
 if IN_CI:  # under CI the test extra is installed: a missing library must fail
     import yaml
@@ -80,7 +80,8 @@ def test_the_jobs_parse_and_have_their_shape():
 def test_the_readme_section_quotes_the_files_verbatim():
     blocks = re.findall(r"```(\w+)\n(.*?)```", README_SECTION.read_text("utf-8"), re.S)
     yaml_blocks = [body for lang, body in blocks if lang == "yaml"]
-    assert yaml_blocks == [GITHUB_JOB.read_text("utf-8"), GITLAB_JOB.read_text("utf-8")]
+    assert yaml_blocks == [GITHUB_JOB.read_text("utf-8"), GITLAB_JOB.read_text("utf-8"),
+                           (EXAMPLES / "aqe-action.yml").read_text("utf-8")]
     toml_blocks = [body for lang, body in blocks if lang == "toml"]
     assert toml_blocks == [EXPECTATIONS.read_text("utf-8")]
 
@@ -185,7 +186,7 @@ def example_report(tmp_path_factory):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-4000:]
     log_dir = work / EVENT_LOG_DIR
-    diff = subprocess.run([sys.executable, "-m", "aqe_inspect", "diff", str(log_dir),
+    diff = subprocess.run([*AQE_INSPECT, "diff", str(log_dir),
                            "--format", "json"], capture_output=True, text=True, timeout=120)
     assert diff.returncode == 0, diff.stderr
     return log_dir, json.loads(diff.stdout)
@@ -220,7 +221,7 @@ def test_the_example_job_shows_what_the_expectation_file_expects(example_report)
 
 def _job_check_command(job_commands: list[str]) -> list[str]:
     line = next(c for c in job_commands if c.startswith("aqe-inspect check"))
-    return [sys.executable, "-m", "aqe_inspect", *shlex.split(line)[1:]]
+    return [*AQE_INSPECT, *shlex.split(line)[1:]]
 
 
 @pytest.fixture(scope="module")

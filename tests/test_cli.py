@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import require_corpus
+from .conftest import AQE_INSPECT, require_corpus
 
-CLI = [sys.executable, "-m", "aqe_inspect"]
+CLI = AQE_INSPECT
 
 
 def run(*args: str, stdin: bytes = b"", env=None) -> subprocess.CompletedProcess:
@@ -109,7 +109,7 @@ def test_parse_does_not_import_pyspark_or_rich_for_json():
     code = ("import sys; from aqe_inspect.cli import main; "
             f"main(['parse', {str(corpus_plan())!r}, '--format', 'json']); "
             "print('pyspark' in sys.modules, 'rich' in sys.modules, file=sys.stderr)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    result = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, timeout=60)
     assert result.stderr.decode().split()[-2:] == ["False", "False"]
 
 

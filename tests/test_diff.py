@@ -13,7 +13,7 @@ import aqe_inspect
 from aqe_inspect.engine import JOIN_SWITCH_NOTE
 from aqe_inspect.report import REWRITE_KINDS
 
-from .conftest import SAMPLE_PLANS
+from .conftest import AQE_INSPECT, SAMPLE_PLANS
 from .test_samples import SCENARIOS, scenario_id
 
 #: Which kind each `_off` scenario switched off.
@@ -97,7 +97,7 @@ def test_subquery_rewrites_belong_to_their_query():
 
 def test_diff_cli_json_and_text():
     path = next(SAMPLE_PLANS.glob("spark-4*/skew_join/formatted_after.txt"))
-    result = subprocess.run([sys.executable, "-m", "aqe_inspect", "diff", str(path), "--format",
+    result = subprocess.run([*AQE_INSPECT, "diff", str(path), "--format",
                              "json"], capture_output=True, timeout=60)
     data = json.loads(result.stdout)
     assert data["schema"] == "aqe-inspect/report/v1"
@@ -107,11 +107,11 @@ def test_diff_cli_json_and_text():
     assert query["counts"]["skew-join"] == 1
     for rewrite in query["rewrites"]:
         assert set(rewrite) >= {"kind", "final_node", "initial_node", "message"}
-    text = subprocess.run([sys.executable, "-m", "aqe_inspect", "diff", str(path)],
+    text = subprocess.run([*AQE_INSPECT, "diff", str(path)],
                           capture_output=True, timeout=60, env={"NO_COLOR": "1"}).stdout.decode()
     assert "\n  skew-join: SortMergeJoin (14) " in text  # one line per rewrite
     assert "\x1b[" not in text
-    tree = subprocess.run([sys.executable, "-m", "aqe_inspect", "diff", str(path), "--tree"],
+    tree = subprocess.run([*AQE_INSPECT, "diff", str(path), "--tree"],
                           capture_output=True, timeout=60, env={"NO_COLOR": "1"}).stdout.decode()
     assert "<- skew-join" in tree and "\x1b[" not in tree
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import AQE_INSPECT
+
 from aqe_inspect.engine import diff_document, diff_query
 from aqe_inspect.sources.eventlog import files, read_event_logs, stream_event_logs
 from aqe_inspect.sources.eventlog.events import Scanner, build_query, build_queries
@@ -25,7 +27,7 @@ from aqe_inspect.sources.eventlog.history import (graph_tree, metric_figure, rea
 from aqe_inspect.sources.eventlog.planinfo import build_tree, usable_description
 
 GENERATED = Path(__file__).parent / "fixtures" / "eventlogs" / "generated"
-CLI = [sys.executable, "-m", "aqe_inspect"]
+CLI = AQE_INSPECT
 V33 = "v3.3/other/local-1642039451826"
 V31 = "v3.1/other/local-1596020211915"
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import AQE_INSPECT
+
 from aqe_inspect.engine import diff_query
 from aqe_inspect.sources.eventlog import read_event_logs
 
@@ -84,7 +86,7 @@ def test_final_plans_show_what_the_survey_saw(entry):
 
 def test_a_log_with_a_malformed_line_is_read_around_it():
     entry = next(e for e in LOGS if e["expect"]["malformed_lines"])
-    result = subprocess.run([sys.executable, "-m", "aqe_inspect", "diff", str(_path(entry)),
+    result = subprocess.run([*AQE_INSPECT, "diff", str(_path(entry)),
                              "--format", "json"], capture_output=True, check=False)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)

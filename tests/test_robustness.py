@@ -42,9 +42,9 @@ from aqe_inspect.render import print_document_tree, print_report, terminal_width
 from aqe_inspect.serialize import document_to_json, iter_json, write_document_json, write_json
 from aqe_inspect.serialize_report import report_to_json
 
-from .conftest import ROOT, SAMPLE_PLANS
+from .conftest import AQE_INSPECT, ROOT, SAMPLE_PLANS
 
-CLI = [sys.executable, "-m", "aqe_inspect"]
+CLI = AQE_INSPECT
 POSIX = os.name == "posix"
 SAMPLE = SAMPLE_PLANS / "spark-3.5.9/smj_to_bhj/simple_after.txt"
 

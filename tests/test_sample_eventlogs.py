@@ -17,7 +17,7 @@ from aqe_inspect.report import REWRITE_KINDS
 from aqe_inspect.sources.eventlog import read_event_logs
 from aqe_inspect.sources.eventlog.history import read_history
 
-from .conftest import SAMPLE_PLANS
+from .conftest import AQE_INSPECT, SAMPLE_PLANS
 
 MANIFEST = json.loads((SAMPLE_PLANS / "eventlogs.json").read_text("utf-8"))
 LOGS = MANIFEST["logs"]
@@ -96,7 +96,7 @@ def test_the_cli_selects_the_scenario_by_its_description():
     entry = next(e for e in LOGS if e["scenario"] == "skew_join" and e["codec"] == "zstd")
     truth = json.loads((SAMPLE_PLANS / entry["truth"]).read_text("utf-8"))
     result = subprocess.run(
-        [sys.executable, "-m", "aqe_inspect", "diff", str(SAMPLE_PLANS / entry["path"]),
+        [*AQE_INSPECT, "diff", str(SAMPLE_PLANS / entry["path"]),
          "--query", "^aqe-sample:skew_join$", "--format", "json"],
         capture_output=True, check=False)
     assert result.returncode == 0, result.stderr
@@ -112,7 +112,7 @@ def test_an_event_log_on_standard_input_is_read_as_one(codec):
     entry = next(e for e in LOGS if e["spark_version"] == "4.3.0" and e["codec"] == codec
                  and e["layout"] == "single" and e["variant"] in ("plain", codec))
     truth = json.loads((SAMPLE_PLANS / entry["truth"]).read_text("utf-8"))
-    result = subprocess.run([sys.executable, "-m", "aqe_inspect", "diff", "-", "--format", "json"],
+    result = subprocess.run([*AQE_INSPECT, "diff", "-", "--format", "json"],
                             input=(SAMPLE_PLANS / entry["path"]).read_bytes(),
                             capture_output=True, check=False)
     assert result.returncode == 0, result.stderr

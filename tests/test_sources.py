@@ -19,7 +19,7 @@ from aqe_inspect.report import REWRITE_KINDS
 from aqe_inspect.sources import read_document, read_text_document
 from aqe_inspect.sources.lines import LOG_PREFIX
 
-from .conftest import SAMPLE_PLANS
+from .conftest import AQE_INSPECT, SAMPLE_PLANS
 from .test_samples import SCENARIOS, scenario_id
 
 LOGS = sorted(SAMPLE_PLANS.glob("spark-*/*/driver*.log"))
@@ -291,7 +291,7 @@ def test_a_100_mb_log_streams_through_in_bounded_memory(tmp_path):
             handle.write(data)
     assert path.stat().st_size >= 100_000_000
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    result = subprocess.run([sys.executable, "-m", "aqe_inspect", "diff", str(path), "--format",
+    result = subprocess.run([*AQE_INSPECT, "diff", str(path), "--format",
                              "json"], capture_output=True, timeout=600)
     assert result.returncode == 0, result.stderr[-500:]
     report = json.loads(result.stdout)

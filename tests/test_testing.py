@@ -47,7 +47,7 @@ def execution_count(session) -> int:
 def test_importing_never_imports_pyspark():
     code = ("import sys, aqe_inspect, aqe_inspect.testing, aqe_inspect.pytest_plugin\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
 

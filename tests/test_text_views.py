@@ -24,7 +24,7 @@ from aqe_inspect.engine import BEFORE_ACTION_NOTE, plan_pairs
 from aqe_inspect.model import Node
 from aqe_inspect.render import PLAIN_WIDTH, print_report
 
-from .conftest import IN_CI, ROOT, SAMPLE_PLANS
+from .conftest import AQE_INSPECT, IN_CI, ROOT, SAMPLE_PLANS
 from .test_robustness import DEPTH, chain, on_a_terminal, recursion_limit
 
 SNAPSHOTS = ROOT / "tests" / "snapshots" / "text"
@@ -115,7 +115,7 @@ def words(text: str) -> list:
 
 
 def run_cli(*args, env=None, **kwargs):
-    return subprocess.run([sys.executable, "-m", "aqe_inspect", *args], capture_output=True,
+    return subprocess.run([*AQE_INSPECT, *args], capture_output=True,
                           timeout=120, cwd=ROOT, env={**os.environ, **(env or {})}, **kwargs)
 
 
@@ -140,7 +140,7 @@ def test_piped_text_follows_columns_and_has_no_escapes():
 @pytest.mark.parametrize("no_color", ("", "1"))
 def test_a_terminal_gets_styles_unless_no_color(no_color):
     environment = {**os.environ, "COLUMNS": "100", "TERM": "xterm", "NO_COLOR": no_color}
-    code, written, _ = on_a_terminal([sys.executable, "-m", "aqe_inspect", "diff",
+    code, written, _ = on_a_terminal([*AQE_INSPECT, "diff",
                                       PLANS["skew_join-3.5.9"], "--side-by-side"],
                                      environment, cwd=ROOT)
     assert code == 0

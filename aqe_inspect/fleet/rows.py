@@ -23,8 +23,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InspectError
 from ..sources.eventlog import LogStream
-from ..sources.eventlog.files import (SNIFF_SIZE, EventLog, events_codec, find_event_logs,
-                                      log_from_bytes)
+from ..sources.eventlog.files import (SNIFF_SIZE, EventLog, events_codec, log_from_bytes,
+                                      search_event_logs)
 from ..sources.eventlog.history import looks_like_history_json
 from .table import error_row, row_from_report
 
@@ -41,16 +41,21 @@ def rows_of_log(path: str, source: Optional[str] = None, task_metrics: bool = Fa
                 ) -> List[Row]:
     """The rows of the event log at `path` (a file of any codec, a rolling `eventlog_v2_*` or
     Databricks folder; a folder of applications gives each its rows, named by its own log),
-    `source` naming it in the rows (default: `path`). Never raises on what the log holds."""
+    `source` naming it in the rows (default: `path`); a log in the folder that cannot be read
+    is one error row naming it. Never raises on what the log holds."""
     try:
-        logs = find_event_logs(path)
-        if len(logs) == 1 and logs[0].layout == "file":
-            _refuse_non_events(_head(path), path)
+        found = search_event_logs(path)
+        if not found.logs:
+            raise found.nothing_read()
+        logs = found.logs
+        if len(logs) == 1 and logs[0].layout == "file" and not found.failed:
+            _refuse_non_events(_head(logs[0].name), logs[0].name)
     except InspectError as error:
         return [error_row(source or path, str(error))]
-    if len(logs) == 1:
+    if len(logs) == 1 and not found.failed:
         return rows_of_event_log(logs[0], source or path, task_metrics)
-    return [row for log in logs for row in rows_of_event_log(log, log.name, task_metrics)]
+    rows = [row for log in logs for row in rows_of_event_log(log, log.name, task_metrics)]
+    return rows + [error_row(error.source, str(error)) for error in found.failed]
 
 
 def rows_of_bytes(source: str, layout: str, parts: Sequence[Tuple[str, bytes]],

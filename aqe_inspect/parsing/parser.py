@@ -346,7 +346,15 @@ class _Builder:
 
 
 def _grammar_text() -> str:
-    return resources.files("aqe_inspect.grammars").joinpath("explain.lark").read_text("utf-8")
+    """The grammar as installed (`aqe_inspect.grammars`, mapped from grammars/ into the wheel),
+    else from the checkout's grammars/ folder (run from a source tree, where the package the
+    interpreter finds is the folder itself and has no grammars subpackage)."""
+    try:
+        return resources.files("aqe_inspect.grammars").joinpath("explain.lark").read_text("utf-8")
+    except ModuleNotFoundError:
+        checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        with open(os.path.join(checkout, "grammars", "explain.lark"), encoding="utf-8") as file:
+            return file.read()
 
 
 def _cache_file() -> "str | bool":

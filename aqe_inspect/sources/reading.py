@@ -25,25 +25,31 @@ def display_name(path: str) -> str:
     return "<stdin>" if path == STDIN else path
 
 
-_stdin_head: Optional[bytes] = None
+_stdin_head = b""  # the bytes peeked at, not yet handed on
+_stdin_ended = False  # standard input ended within them
+_stdin_taken = False  # standard input was handed on (`stdin_stream`): nothing more to peek
 
 
 def peek_stdin(size: int) -> bytes:
     """Up to `size` first bytes of standard input, read now and given again to whoever reads
-    standard input next (`stdin_stream`): what it holds is told by content."""
-    global _stdin_head
-    if _stdin_head is None:
-        parts, got = [], 0
+    standard input next (`stdin_stream`): what it holds is told by content. A larger `size`
+    later reads on (a compressed stream whose first block is long)."""
+    global _stdin_head, _stdin_ended
+    if _stdin_taken:
+        return b""
+    if len(_stdin_head) < size and not _stdin_ended:
+        parts, got = [_stdin_head], len(_stdin_head)
         source = sys.stdin.buffer
         while got < size:
             data = source.read1(size - got) if hasattr(source, "read1") else \
                 source.read(size - got)
             if not data:
+                _stdin_ended = True
                 break
             parts.append(data)
             got += len(data)
         _stdin_head = b"".join(parts)
-    return _stdin_head
+    return _stdin_head[:size]
 
 
 class _Replay(io.RawIOBase):
@@ -70,10 +76,10 @@ class _Replay(io.RawIOBase):
 
 def stdin_stream() -> BinaryIO:
     """Standard input's bytes from the first (those `peek_stdin` read included)."""
-    global _stdin_head
-    if not _stdin_head:
+    global _stdin_head, _stdin_taken
+    head, _stdin_head, _stdin_taken = _stdin_head, b"", True
+    if not head:
         return sys.stdin.buffer
-    head, _stdin_head = _stdin_head, b""
     return io.BufferedReader(_Replay(head, sys.stdin.buffer), CHUNK)
 
 

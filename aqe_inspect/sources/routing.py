@@ -47,25 +47,27 @@ def read_url(url: str) -> Document:
 
 
 def _stdin_event_log():
-    """Standard input as an event log, when its first bytes say it is one."""
-    from .eventlog.files import SNIFF_SIZE, events_codec, stream_event_log
+    """Standard input as an event log, when its first bytes say it is one: a compressed stream
+    (told by its magic; an error when it cannot be read as an event log), or `{"Event":` text."""
+    from .eventlog.files import event_stream_codec, stream_event_log
     from .reading import peek_stdin, stdin_stream
 
     if sys.stdin.closed:
         return None
     try:
-        head = peek_stdin(SNIFF_SIZE)
+        codec = event_stream_codec(peek_stdin, "<stdin>")
     except OSError as error:
         raise InspectError(f"cannot read: {error.strerror or error}", source="<stdin>") from None
-    codec = events_codec(head, "<stdin>") if head else None
     return None if codec is None else stream_event_log("<stdin>", codec, stdin_stream())
 
 
 def _read_events(path: str, task_metrics: bool = False):
     """An event log (file or directory; a stream of its executions) or saved History Server
-    JSON (a Document), told by content; None for anything else (the text reader takes it)."""
+    JSON (a Document), told by content; None for anything else (the text reader takes it).
+    A compressed file is an event log by its magic bytes, never text: what it holds if not
+    events is said by the event-log reader."""
     from .eventlog import stream_event_logs
-    from .eventlog.files import SNIFF_SIZE, events_codec
+    from .eventlog.files import SNIFF_SIZE, may_be_event_log
     from .eventlog.history import looks_like_history_json, read_history
 
     if os.path.isdir(path):
@@ -78,6 +80,6 @@ def _read_events(path: str, task_metrics: bool = False):
     if looks_like_history_json(head):
         with open(path, "rb") as handle:
             return read_history(handle.read(), path)
-    if head and events_codec(head, path) is not None:  # the bytes already read tell
+    if head and may_be_event_log(head, path):  # the bytes already read tell
         return stream_event_logs(path, task_metrics=task_metrics)
     return None

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from typing import Callable, Iterator, List, Optional
 
+from ...errors import InspectError
 from ...model import Application, Document, Query
 from .codecs import DEFAULT_CHUNK_SIZE, read_chunks
-from .files import EventLog, Part, find_event_logs, looks_like_event_log
+from .files import EventLog, Part, find_event_logs, looks_like_event_log, search_event_logs
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "EventLog", "Part", "find_event_logs",
            "LogStream", "looks_like_event_log", "read_chunks", "read_event_logs",
-           "stream_event_logs"]
+           "search_event_logs", "stream_event_logs"]
 
 #: Below this many executions, parsing in a second process costs more than it saves.
 POOL_MIN_EXECUTIONS = 64
@@ -33,25 +34,41 @@ POOL_MIN_EXECUTIONS = 64
 def read_event_logs(path: str, workers: Optional[int] = None,
                     task_metrics: bool = False) -> List[Document]:
     """One Document per application found at `path` (a file or a directory), its executions in
-    the order of their ids (with `task_metrics`, the spreads of task metrics too)."""
-    from . import files
-
+    the order of their ids (with `task_metrics`, the spreads of task metrics too). In a folder,
+    the first Document's notes say what was passed over and which logs could not be read (a
+    log damaged part way keeps the executions read before, with a note); an InspectError when
+    no log can be read."""
+    found = search_event_logs(path)
+    if not found.logs:
+        raise found.nothing_read()
+    several = len(found.logs) > 1
     documents = []
-    for log in files.find_event_logs(path):
-        stream = LogStream(log.name, [log], workers, task_metrics=task_metrics)
+    errors: List[InspectError] = []  # of the logs of which nothing could be read
+    for log in found.logs:
+        stream = LogStream(log.name, [log], workers, task_metrics=task_metrics,
+                           keep_going=several)
         queries = sorted(stream.queries, key=lambda q: q.execution.execution_id
                          if q.execution is not None else -1)
+        if stream.failed and not queries:
+            errors.append(stream.failed[0])
+        notes = (*found.notes(), *stream.notes) if not documents else tuple(stream.notes)
         documents.append(Document(queries=tuple(queries), source=log.name,
-                                  notes=tuple(stream.notes), application=stream.application))
+                                  notes=notes, application=stream.application))
+    if len(errors) == len(documents):
+        raise errors[0]
     return documents
 
 
 def stream_event_logs(path: str, workers: Optional[int] = None,
                       task_metrics: bool = False) -> "LogStream":
-    """The SQL executions of every application at `path`, read as they are asked for."""
-    from . import files
-
-    return LogStream(path, files.find_event_logs(path), workers, task_metrics=task_metrics)
+    """The SQL executions of every application at `path`, read as they are asked for; the
+    stream's notes start with what a folder's search passed over and could not read."""
+    found = search_event_logs(path)
+    if not found.logs:
+        raise found.nothing_read()
+    stream = LogStream(path, found.logs, workers, task_metrics=task_metrics)
+    stream.notes.extend(found.notes())
+    return stream
 
 
 class LogStream:
@@ -61,12 +78,19 @@ class LogStream:
     once the first query came, since Spark writes the application's events first. Memory is
     that of the executions in flight, not of the log. With `task_metrics` (or
     `read_task_metrics()` before the walk), every task's SQL metric updates are read too: the
-    per-task `Node.spreads` of exchanges (`local bytes read`, `bytes read per task`, ...)."""
+    per-task `Node.spreads` of exchanges (`local bytes read`, `bytes read per task`, ...).
+
+    Of several logs, one that cannot be read (damaged part way) is a note and the others are
+    read; its error is in `failed`, and the stream raises the first only when every log failed
+    before giving a query. With `keep_going`, a single log's error is such a note too and is
+    never raised (the caller decides)."""
 
     def __init__(self, source: str, logs, workers: Optional[int] = None,
-                 task_metrics: bool = False):
+                 task_metrics: bool = False, keep_going: bool = False):
         self.source = source
         self.notes: List[str] = []
+        self.failed: List[InspectError] = []
+        self._keep_going = keep_going
         self._logs = list(logs)
         self._workers = workers
         self._scanner = None
@@ -111,18 +135,33 @@ class LogStream:
     def _read(self) -> Iterator[Query]:
         from .events import Scanner, build_queries
 
+        keep_going = self._keep_going or len(self._logs) > 1
+        read = 0
         for log in self._logs:
             self._scanner = Scanner(log, self.notes, keep_replans=self._keep_replans,
                                     task_metrics=self._task_metrics)
             found = 0
-            for query, query_notes in build_queries(self._scanner, self._workers,
-                                                    POOL_MIN_EXECUTIONS, self._diff, self._json):
-                self.notes.extend(query_notes)
-                if query is not None:
-                    found += 1
-                    yield query
+            try:
+                for query, query_notes in build_queries(self._scanner, self._workers,
+                                                        POOL_MIN_EXECUTIONS, self._diff,
+                                                        self._json):
+                    self.notes.extend(query_notes)
+                    if query is not None:
+                        found += 1
+                        yield query
+            except InspectError as error:
+                if not keep_going:
+                    raise
+                self.failed.append(error.located(log.name))
+                self.notes.append(f"{error}; the rest of this log was not read")
+                continue
+            finally:
+                read += found
             if not found:
                 self.notes.append(f"{log.name}: no SQL execution in this event log")
+        if self.failed and not self._keep_going and len(self.failed) == len(self._logs) \
+                and not read:
+            raise self.failed[0]  # nothing at all could be read
 
     def document(self) -> Document:
         """Everything at once, as a Document (for `parse`)."""

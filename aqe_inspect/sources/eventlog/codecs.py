@@ -17,13 +17,15 @@ rolled files:
     gzip    gzip members (Databricks' rolled `eventlog-*.gz`)
     plain   JSON lines as they are
 
-The codec is told by the first bytes (`detect_codec`); a file name's suffix is only a hint, used
-when a file is too short to hold its magic. Each block is decoded by a maintained library:
-`zstandard`, `lz4` (`lz4.block`), `cramjam` (raw snappy), `python-neo-lzf` (module `lzf`, the
-liblzf binding with wheels: ning's chunk payloads are liblzf's format), `xxhash` (the lz4
-checksums, checked when it is installed) and `zlib`. They come with the `codecs` extra; a codec
-whose library is missing is an error that names the extra. Only the Java framings around the
-blocks are walked here, block by block in large reads (no per-line Python work).
+The codec is told by the first bytes (`detect_codec`; `magic_codec` for the compressed ones); a
+file name's suffix is only a hint, used when a file is too short to hold its magic. Each block
+is decoded by a maintained library: `zstandard`, `lz4` (`lz4.block`), `cramjam` (raw snappy),
+`python-neo-lzf` (module `lzf`, the liblzf binding with wheels: ning's chunk payloads are
+liblzf's format), `xxhash` (the lz4 checksums, checked when it can be imported) and `zlib`.
+They are dependencies of aqe-inspect, imported only when a log needs one; one that cannot be
+imported (a broken environment) is an error naming the package and the pip command. Only the
+Java framings around the blocks are walked here, block by block in large reads (no per-line
+Python work).
 
 Damage: a file cut short (a log still being written, or copied half-way) is read up to the
 last complete block, and a note names where it was cut; the consumer sees the bytes that block
@@ -44,7 +46,8 @@ from ...errors import InspectError
 if TYPE_CHECKING:  # the types the reader reads; files.py imports this module
     from .files import EventLog, Part
 
-__all__ = ["CODECS", "DEFAULT_CHUNK_SIZE", "decode", "detect_codec", "read_chunks"]
+__all__ = ["CODECS", "DEFAULT_CHUNK_SIZE", "decode", "detect_codec", "magic_codec", "read_chunks",
+           "require_library"]
 
 CODECS = ("plain", "zstd", "lz4", "snappy", "lzf", "gzip")
 DEFAULT_CHUNK_SIZE = 8 << 20
@@ -62,7 +65,6 @@ _MAGICS: Tuple[Tuple[bytes, str], ...] = (
 #: File-name suffixes Spark (and Databricks) give each codec.
 SUFFIXES = {".zstd": "zstd", ".zst": "zstd", ".lz4": "lz4", ".snappy": "snappy", ".lzf": "lzf",
             ".gz": "gzip"}
-_EXTRA = "pip install 'aqe-inspect[codecs]'"
 _LIBRARY = {"zstd": ("zstandard", "zstandard"), "lz4": ("lz4.block", "lz4"),
             "snappy": ("cramjam", "cramjam"), "lzf": ("lzf", "python-neo-lzf")}
 
@@ -75,34 +77,51 @@ def suffix_codec(name: str) -> Optional[str]:
     return SUFFIXES.get(name[dot:].lower()) if dot >= 0 else None
 
 
-def detect_codec(head: bytes, name: str = "") -> Optional[str]:
-    """The codec of a file that starts with `head` (a few dozen bytes are enough), or None when
-    it is neither JSON text nor a stream Spark writes. A file too short for its magic (cut in
-    its header) is told by a magic it begins, or by its name."""
+def magic_codec(head: bytes, name: str = "") -> Optional[str]:
+    """The compressed codec whose magic `head` starts with, or None. A file too short for its
+    magic (cut in its header) is told by a magic it begins when its name says that codec or
+    its bytes cannot be text; a short text that merely begins one ("ZV", "LZ4") is not."""
     for magic, codec in _MAGICS:
         if head.startswith(magic):
             return codec
+    if not head or len(head) >= len(LZ4_MAGIC):
+        return None
+    begun = [codec for magic, codec in _MAGICS if magic.startswith(head)]
     hinted = suffix_codec(name)
-    if not head:
-        return hinted or "plain"
-    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
-        return "plain"
-    if len(head) < len(LZ4_MAGIC):
-        begun = [codec for magic, codec in _MAGICS if magic.startswith(head)]
-        if hinted in begun:
-            return hinted
-        if begun:
-            return begun[0]
+    if hinted in begun:
+        return hinted
+    if begun and not all(32 <= byte < 127 for byte in head):
+        return begun[0]
     return None
 
 
-def _library(codec: str, source: str):
+def detect_codec(head: bytes, name: str = "") -> Optional[str]:
+    """The codec of a file that starts with `head` (a few dozen bytes are enough), or None when
+    it is neither JSON text nor a stream Spark writes. A file too short for its magic is told
+    as `magic_codec` tells it, or by its name when empty."""
+    codec = magic_codec(head, name)
+    if codec is not None:
+        return codec
+    if not head:
+        return suffix_codec(name) or "plain"
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
+        return "plain"
+    return None
+
+
+def require_library(codec: str, source: str):
+    """The module that decodes `codec`'s blocks (None for plain and gzip: the standard
+    library's); an InspectError naming `source`, the package and the pip command when it
+    cannot be imported."""
+    if codec not in _LIBRARY:
+        return None
     module, package = _LIBRARY[codec]
     try:
         return importlib.import_module(module)
     except ImportError:
         raise InspectError(f"reading a {codec}-compressed event log needs the '{package}' "
-                           f"package: {_EXTRA}", source=source) from None
+                           f"package, which cannot be imported here: pip install {package}",
+                           source=source) from None
 
 
 def _optional(module: str):
@@ -330,7 +349,7 @@ class _WalkedFile(io.RawIOBase):
 
 
 def _zstd(handle: BinaryIO, source: str, notes: List[str], chunk_size: int) -> Iterator[bytes]:
-    zstandard = _library("zstd", source)
+    zstandard = require_library("zstd", source)
     frames = _ZstdFrames(source)
     reader = zstandard.ZstdDecompressor().stream_reader(
         _WalkedFile(handle, frames), read_size=1 << 20, read_across_frames=True, closefd=False)
@@ -385,7 +404,7 @@ def _lz4(handle: BinaryIO, source: str, notes: List[str], chunk_size: int) -> It
 
 
 def _lz4_blocks(handle: BinaryIO, source: str, notes: List[str]) -> Iterator:
-    block = _library("lz4", source)
+    block = require_library("lz4", source)
     xxhash = _optional("xxhash")
     xxh32 = xxhash.xxh32_intdigest if xxhash is not None else None
     data = _Input(handle)
@@ -447,7 +466,7 @@ def _snappy(handle: BinaryIO, source: str, notes: List[str], chunk_size: int) ->
 
 
 def _snappy_blocks(handle: BinaryIO, source: str, notes: List[str]) -> Iterator:
-    cramjam = _library("snappy", source)
+    cramjam = require_library("snappy", source)
     decompress = cramjam.snappy.decompress_raw
     data = _Input(handle)
     while True:
@@ -486,7 +505,7 @@ def _lzf(handle: BinaryIO, source: str, notes: List[str], chunk_size: int) -> It
 
 
 def _lzf_chunks(handle: BinaryIO, source: str, notes: List[str]) -> Iterator:
-    lzf = _library("lzf", source)
+    lzf = require_library("lzf", source)
     data = _Input(handle)
     while True:
         start = data.offset

@@ -453,10 +453,15 @@ def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, w
     window = workers * 8  # executions in flight: bounds the memory the pool holds
     with ProcessPoolExecutor(max_workers=workers) as pool:
         pending: deque = deque()
-        for raw in executions:
-            pending.append(pool.submit(work, raw, source, dict(scanner.app.configs)))
-            if len(pending) >= window:
+        try:
+            for raw in executions:
+                pending.append(pool.submit(work, raw, source, dict(scanner.app.configs)))
+                if len(pending) >= window:
+                    yield pending.popleft().result()
+        except InspectError:  # the log is damaged here: what was read before it still counts
+            while pending:
                 yield pending.popleft().result()
+            raise
         while pending:
             yield pending.popleft().result()
 

@@ -12,23 +12,32 @@ Spark and its vendors lay an application's log out in three ways:
 
 A folder holding several applications' logs (Spark's `spark.eventLog.dir`, a Databricks log
 delivery tree) gives each application separately, in the order of their paths. Files are told
-to be event logs by content (`looks_like_event_log`), not by name: the decompressed text must
-start with `{"Event":`.
+to be event logs by content (`looks_like_event_log`), not by name: a compressed stream by its
+magic bytes, and the (decompressed) text must start with `{"Event":`.
+
+Nothing in a folder is passed over unsaid (`search_event_logs`): a log that cannot be read (a
+codec library that cannot be imported, a stream damaged at its start, a file that cannot be
+opened) is reported with its reason while the other logs are read, and the files that are not
+logs (other files, empty ones, hidden ones, pipes, folders deeper than MAX_DEPTH) are counted
+and named in a note. Hadoop's `.NAME.crc` checksum beside a file NAME, and the `appstatus_*`
+marker of a rolling log, are the layout's own and not counted.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import BinaryIO, List, Optional, Sequence, Tuple
+from typing import BinaryIO, Callable, Collection, List, Optional, Sequence, Tuple, Union
 
-from ...errors import InspectError
-from .codecs import CODECS, decode, detect_codec
+from ...errors import InspectError, printable
+from .codecs import CODECS, decode, detect_codec, magic_codec, require_library
 
-__all__ = ["EventLog", "Part", "find_event_logs", "events_codec", "folder_parts",
-           "is_hidden", "is_marker", "log_from_bytes", "looks_like_event_log", "stream_event_log"]
+__all__ = ["EventLog", "Found", "Part", "find_event_logs", "events_codec", "event_stream_codec",
+           "folder_parts", "is_hidden", "is_marker", "log_from_bytes", "looks_like_event_log",
+           "may_be_event_log", "search_event_logs", "stream_event_log"]
 
 LAYOUTS = ("file", "rolling", "databricks")
 #: The first bytes read to tell a file's codec and whether it holds events.
@@ -43,6 +52,9 @@ _DATABRICKS_ROLLED = re.compile(
 _EVENT = re.compile(rb"(?:\xef\xbb\xbf)?\s*\{\s*\"Event\"\s*:")
 #: How deep a folder of many applications is searched (Databricks nests cluster/driver/context).
 MAX_DEPTH = 4
+#: The most of a compressed file read to find its first text (a first block larger than
+#: SNIFF_SIZE: a raised spark.io.compression.*.blockSize, a gzip header with a long comment).
+MAX_SNIFF = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -67,10 +79,82 @@ class EventLog:
     parts: Tuple[Part, ...]
 
 
-def find_event_logs(path: str) -> List[EventLog]:
+#: Why an entry of a searched folder is not read, as a note says it: (one, several).
+_PASSED = {
+    "not-events": ("file that is not an event log", "files that are not event logs"),
+    "not-part": ("file that is not a part of its folder's event log",
+                 "files that are not parts of their folder's event log"),
+    "empty": ("empty file", "empty files"),
+    "marker": ("appstatus_* file (it only marks an application's state)",
+               "appstatus_* files (they only mark an application's state)"),
+    "hidden": ("hidden file (its name starts with . or _)",
+               "hidden files (their names start with . or _)"),
+    "special": ("entry that is neither a file nor a folder (pipes, sockets, broken links)",
+                "entries that are neither a file nor a folder (pipes, sockets, broken links)"),
+}
+#: The most names a note lists for one reason.
+SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a search of `root` found: the logs to read, in the order of their paths; the event
+    logs that cannot be read (each an error naming its file); and the entries passed over,
+    each (why, path): a key of `_PASSED`, or "deep" for a folder not searched."""
+
+    root: str
+    logs: Tuple[EventLog, ...]
+    failed: Tuple[InspectError, ...] = ()
+    passed: Tuple[Tuple[str, str], ...] = ()
+
+    def notes(self) -> List[str]:
+        """One note for each log that cannot be read, then one for each reason entries were
+        passed over, naming them (relative to `root`)."""
+        notes = [f"{error}; it was skipped" for error in self.failed]
+        return notes + [f"{self.root}: {said}" for said in self._passed_said()]
+
+    def nothing_read(self) -> InspectError:
+        """The error when no log can be read: the first log's own error, else what the
+        folder holds instead."""
+        if self.failed:
+            first = self.failed[0]
+            if len(self.failed) == 1:
+                return first
+            others = _count(len(self.failed) - 1, "other event log", "other event logs")
+            return InspectError(f"{first.message}; {others} in {self.root} cannot be read "
+                                f"either", source=first.source)
+        said = "".join(f"; {part}" for part in self._passed_said())
+        return InspectError("is a directory with no Spark event log in it (expected files of JSON "
+                            "lines that start with {\"Event\":, plain or compressed, or "
+                            "eventlog_v2_* folders)" + said, source=self.root)
+
+    def _passed_said(self) -> List[str]:
+        said = []
+        for why in (*_PASSED, "deep"):
+            names = [os.path.relpath(path, self.root) for reason, path in self.passed
+                     if reason == why]
+            if not names:
+                continue
+            shown = ", ".join(names[:SHOWN])
+            if len(names) > SHOWN:
+                shown += f" and {len(names) - SHOWN} more"
+            if why == "deep":
+                counted = _count(len(names), "folder", "folders")
+                said.append(f"did not search {counted} deeper than {MAX_DEPTH} levels: {shown}")
+            else:
+                said.append(f"skipped {_count(len(names), *_PASSED[why])}: {shown}")
+        return said
+
+
+def _count(number: int, one: str, several: str) -> str:
+    return f"{number} {one if number == 1 else several}"
+
+
+def search_event_logs(path: str) -> Found:
     """Every application's event log at `path` (a file, a rolling or Databricks folder, or a
-    folder of such), each with its parts in reading order; an InspectError when there is none
-    or `path` cannot be read."""
+    folder of such), each with its parts in reading order, and what was passed over. An
+    InspectError when `path` itself cannot be read, or names one log (a file, a log folder)
+    that cannot be; `Found.nothing_read` when a folder holds no log that can be read."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -78,16 +162,23 @@ def find_event_logs(path: str) -> List[EventLog]:
     except OSError as error:
         raise InspectError(f"cannot read: {error.strerror or error}", source=path) from None
     if not stat.S_ISDIR(info.st_mode):
-        return [_single(path)]
-    log = _folder_log(path, _listing(path))
+        return Found(path, (_single(path),))
+    names = _entries(path)
+    passed: List[Tuple[str, str]] = []
+    log = _folder_log(path, names, passed)
     if log is not None:
-        return [log]
-    logs = _search(path, _listing(path), 1)
-    if not logs:
-        raise InspectError("is a directory with no Spark event log in it (expected files of JSON "
-                           "lines that start with {\"Event\":, plain or compressed, or "
-                           "eventlog_v2_* folders)", source=path)
-    return logs
+        return Found(path, (log,), passed=tuple(passed))
+    return _search(path, names)
+
+
+def find_event_logs(path: str) -> List[EventLog]:
+    """The logs `search_event_logs` finds at `path`; an InspectError when there is none that
+    can be read or `path` cannot be read. What was passed over is not said here: callers
+    that report to a user take `search_event_logs` and its notes."""
+    found = search_event_logs(path)
+    if not found.logs:
+        raise found.nothing_read()
+    return list(found.logs)
 
 
 def looks_like_event_log(path: str) -> bool:
@@ -111,16 +202,64 @@ def looks_like_event_log(path: str) -> bool:
         return False
 
 
+def may_be_event_log(head: bytes, name: str = "") -> bool:
+    """Whether an input that starts with `head` goes to the event-log reader: a compressed
+    stream (told by its magic: never read as text), or text that starts with `{"Event":`."""
+    return magic_codec(head, name) is not None or _EVENT.match(head) is not None
+
+
 def events_codec(head: bytes, name: str = "") -> Optional[str]:
     """The codec of a stream whose first bytes are `head` when it holds events (plain or
     compressed JSON lines that start with `{"Event":`); None for anything else. Never raises."""
     try:
         codec = detect_codec(head, name)
-        if codec is None or _EVENT.match(_first_text(head, codec, name)) is None:
+        if codec is None:
+            return None
+        text = head if codec == "plain" else first_text(lambda size: head[:size], codec, name)
+        if _EVENT.match(text) is None:
             return None
     except Exception:  # a sniff: what cannot be decoded is not an event log
         return None
     return codec
+
+
+def event_stream_codec(read_head: Callable[[int], bytes], name: str) -> Optional[str]:
+    """The codec of an input (standard input) whose first `size` bytes `read_head(size)` gives,
+    when it goes to the event-log reader: "plain" for text that starts with `{"Event":`, the
+    codec of a compressed stream; None for anything else (text for the text reader). A
+    compressed stream that is not a readable event log is an InspectError naming `name`: its
+    library cannot be imported, it is damaged at its start, or its text is not events."""
+    head = read_head(SNIFF_SIZE)
+    codec = magic_codec(head, name)
+    if codec is None:
+        return "plain" if _EVENT.match(head) is not None else None
+    _compressed_events(read_head, codec, name)
+    return codec
+
+
+def first_text(read_head: Callable[[int], bytes], codec: str, name: str) -> bytes:
+    """The first decompressed bytes of a `codec` stream whose first `size` bytes
+    `read_head(size)` gives; b"" when it holds none (cut in its first block). More is read
+    while the bytes read hold no whole block, up to MAX_SNIFF. An InspectError when the library
+    cannot be imported or the stream is damaged at its start."""
+    size = SNIFF_SIZE
+    while True:
+        head = read_head(size)
+        chunks = decode(io.BytesIO(head), codec, name, [], chunk_size=4096)
+        text = next(iter(chunks), b"")
+        if text or len(head) < size or size >= MAX_SNIFF:
+            return text
+        size = min(size * 8, MAX_SNIFF)
+
+
+def _compressed_events(read_head: Callable[[int], bytes], codec: str, name: str) -> None:
+    """An InspectError unless a `codec` stream can be read and holds events (or nothing yet)."""
+    text = first_text(read_head, codec, name)
+    if text and _EVENT.match(text) is None:
+        line = text.split(b"\n", 1)[0][:60].decode("utf-8", "replace")
+        raise InspectError(f"a {codec} stream that does not hold Spark events (its text starts "
+                           f"'{printable(line)}'); decompress it to read it as plan text",
+                           source=name)
 
 
 def stream_event_log(name: str, codec: str, stream: BinaryIO) -> EventLog:
@@ -131,22 +270,26 @@ def stream_event_log(name: str, codec: str, stream: BinaryIO) -> EventLog:
 
 # -- one file --------------------------------------------------------------------------------
 
-def _head(path: str) -> bytes:
+def _head(path: str, size: int = SNIFF_SIZE) -> bytes:
     with open(path, "rb") as handle:
-        return handle.read(SNIFF_SIZE)
+        return handle.read(size)
 
 
-def _first_text(head: bytes, codec: str, path: str) -> bytes:
-    """The first decompressed bytes of a file that starts with `head`."""
-    import io
-
-    chunks = decode(io.BytesIO(head), codec, path, [], chunk_size=4096)
-    return next(iter(chunks), b"")
+def _sniffed(path: str, head: bytes) -> Tuple[str, bytes]:
+    """The codec of a file that starts with `head` ("plain" when no magic says otherwise) and
+    its first text; an InspectError when a compressed one cannot be decoded."""
+    codec = magic_codec(head, path)
+    if codec is None:
+        return "plain", head
+    return codec, first_text(lambda size: _head(path, size), codec, path)
 
 
 def _holds_events(path: str) -> bool:
-    head = _head(path)
-    return bool(head) and events_codec(head, path) is not None
+    return _EVENT.match(_sniffed(path, _head(path))[1]) is not None
+
+
+def _unreadable(error: OSError, name: str) -> InspectError:
+    return InspectError(f"cannot read: {error.strerror or error}", source=name)
 
 
 def _part(path: str, name: str) -> Part:
@@ -154,8 +297,11 @@ def _part(path: str, name: str) -> Part:
         size = os.path.getsize(path)
         head = _head(path)
     except OSError as error:
-        raise InspectError(f"cannot read: {error.strerror or error}", source=name) from None
-    return Part(path=path, name=name, codec=_codec(head, path, name), size=size)
+        raise _unreadable(error, name) from None
+    codec = _codec(head, path, name)
+    if size:
+        require_library(codec, name)
+    return Part(path=path, name=name, codec=codec, size=size)
 
 
 def _codec(head: bytes, path: str, name: str) -> str:
@@ -169,7 +315,26 @@ def _codec(head: bytes, path: str, name: str) -> str:
 
 
 def _single(path: str) -> EventLog:
-    return _one_file(_part(path, path))
+    log = _one_file(_part(path, path))
+    codec = log.parts[0].codec
+    if codec != "plain":
+        _compressed_events(lambda size: _head(path, size), codec, path)
+    return log
+
+
+def _loose(path: str, size: int) -> Union[EventLog, str]:
+    """A file in a folder of applications: its log, or why it is none (a key of `_PASSED`);
+    an InspectError when it may be a log that cannot be read."""
+    try:
+        head = _head(path)
+    except OSError as error:
+        raise _unreadable(error, path) from None
+    if not head:
+        return "empty"
+    codec, text = _sniffed(path, head)
+    if text and _EVENT.match(text) is None:  # no text: a compressed log cut in its first block
+        return "not-events"
+    return EventLog(name=path, layout="file", parts=(Part(path, path, codec, size),))
 
 
 def _one_file(part: Part) -> EventLog:
@@ -182,11 +347,12 @@ def log_from_bytes(name: str, layout: str, parts: Sequence[Tuple[str, bytes]]) -
     """One application's log whose files' bytes are at hand (read by someone else, e.g. Spark's
     binaryFile source), given as (name, bytes) in reading order (`folder_parts`): the same
     EventLog, and the same errors, as `find_event_logs` gives for the files themselves."""
-    import io
-
     made = tuple(Part(path=part_name, name=part_name, size=len(data),
                       codec=_codec(bytes(data[:SNIFF_SIZE]), part_name, part_name),
                       stream=io.BytesIO(data)) for part_name, data in parts)
+    for part in made:
+        if part.size:
+            require_library(part.codec, part.name)
     if layout == "file" and len(made) == 1:
         return _one_file(made[0])
     if not made:
@@ -206,12 +372,22 @@ def is_marker(name: str) -> bool:
     return _APPSTATUS.fullmatch(name) is not None
 
 
-def _listing(path: str) -> List[str]:
+def _entries(path: str) -> List[str]:
+    """Every name in a folder, hidden ones too, in order."""
     try:
-        return sorted(name for name in os.listdir(path) if not is_hidden(name))
+        return sorted(os.listdir(path))
     except OSError as error:
         raise InspectError(f"cannot read the directory: {error.strerror or error}",
                            source=path) from None
+
+
+def _listing(path: str) -> List[str]:
+    return [name for name in _entries(path) if not is_hidden(name)]
+
+
+def _is_checksum(name: str, names: Collection[str]) -> bool:
+    """Whether `name` is Hadoop's checksum `.NAME.crc` of a file NAME beside it."""
+    return name.startswith(".") and name.endswith(".crc") and name[1:-4] in names
 
 
 def _folder_layout(path: str, names: List[str]) -> Optional[str]:
@@ -246,9 +422,12 @@ def folder_parts(path: str, names: List[str]) -> Optional[Tuple[str, List[str]]]
     return layout, chosen
 
 
-def _folder_log(path: str, names: List[str]) -> Optional[EventLog]:
-    """The log of a rolling or Databricks folder, or None when `path` is laid out as neither."""
-    found = folder_parts(path, names)
+def _folder_log(path: str, names: List[str], passed: List[Tuple[str, str]]
+                ) -> Optional[EventLog]:
+    """The log of a rolling or Databricks folder holding `names` (hidden ones too), or None
+    when it is laid out as neither; what in it is not the log goes to `passed`."""
+    visible = [name for name in names if not is_hidden(name)]
+    found = folder_parts(path, visible)
     if found is None:
         return None
     layout, chosen = found
@@ -257,22 +436,68 @@ def _folder_log(path: str, names: List[str]) -> Optional[EventLog]:
     if not parts:
         raise InspectError(f"a {layout} event log directory without readable files",
                            source=path)
+    read = {os.path.basename(part.path) for part in parts}
+    present = set(names)
+    for name in names:
+        child = os.path.join(path, name)
+        if is_hidden(name):
+            if not _is_checksum(name, present):
+                passed.append(("hidden", child))
+        elif name not in read and not is_marker(name):
+            passed.append(("not-part", child))
     return EventLog(name=path, layout=layout, parts=parts)
 
 
-def _search(path: str, names: List[str], depth: int) -> List[EventLog]:
-    """The logs in a folder of many applications, depth first in name order."""
+def _search(root: str, names: List[str]) -> Found:
+    """The logs in a folder of many applications, depth first in name order (a walk with a
+    stack of the folders being listed), with what cannot be read and what was passed over."""
     logs: List[EventLog] = []
-    for name in names:
-        child = os.path.join(path, name)
-        if os.path.isdir(child):
-            children = _listing(child)
-            log = _folder_log(child, children)
-            if log is not None:
-                logs.append(log)
-            elif depth < MAX_DEPTH:
-                logs.extend(_search(child, children, depth + 1))
-        elif os.path.isfile(child) and not is_marker(name) \
-                and looks_like_event_log(child):
-            logs.append(_single(child))
-    return logs
+    failed: List[InspectError] = []
+    passed: List[Tuple[str, str]] = []
+    stack = [(root, set(names), iter(names), 1)]
+    while stack:
+        folder, present, pending, depth = stack[-1]
+        name = next(pending, None)
+        if name is None:
+            stack.pop()
+            continue
+        child = os.path.join(folder, name)
+        if is_hidden(name):
+            if not _is_checksum(name, present):
+                passed.append(("hidden", child))
+            continue
+        try:
+            info = os.stat(child)
+        except FileNotFoundError:
+            if os.path.islink(child):  # a broken link; else gone since it was listed
+                passed.append(("special", child))
+            continue
+        except OSError as error:
+            failed.append(_unreadable(error, child))
+            continue
+        mode = info.st_mode
+        try:
+            if stat.S_ISDIR(mode):
+                children = _entries(child)
+                log = _folder_log(child, children, passed)
+                if log is not None:
+                    logs.append(log)
+                elif depth < MAX_DEPTH:
+                    stack.append((child, set(children), iter(children), depth + 1))
+                else:
+                    passed.append(("deep", child))
+            elif not stat.S_ISREG(mode):
+                passed.append(("special", child))  # never opened: a pipe would wait for ever
+            elif is_marker(name):
+                passed.append(("marker", child))
+            else:
+                found = _loose(child, info.st_size)
+                if isinstance(found, str):
+                    passed.append((found, child))
+                else:
+                    logs.append(found)
+        except InspectError as error:
+            failed.append(error)
+        except OSError as error:
+            failed.append(_unreadable(error, child))
+    return Found(root, tuple(logs), tuple(failed), tuple(passed))
