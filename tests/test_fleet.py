@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from aqe_inspect.fleet.rows import rows_of_bytes, rows_of_log
 from aqe_inspect.fleet.table import COLUMN_NAMES, KIND_COLUMNS, kind_column
 from aqe_inspect.sources.eventlog.files import folder_parts
 
-from .conftest import SAMPLE_PLANS
+from .conftest import AQE_INSPECT, SAMPLE_PLANS
 
 MANIFEST = json.loads((SAMPLE_PLANS / "eventlogs.json").read_text())
 #: Every committed event log (History Server JSON is not one).
@@ -167,10 +166,13 @@ def test_units_of_folders_and_globs(tmp_path):
 
 # ---- the job on Spark ----------------------------------------------------------------------
 
-#: Files beside the logs that are no event logs: found in a folder, skipped and counted.
+#: Files beside the logs that are no event logs: found in a folder, skipped and counted (as
+#: `diff` passes them over: text that is not events, an empty file).
 NOT_LOGS = {"README.txt": b"Event logs of the nightly jobs.\n",
             "sizes.csv": b"app,bytes\nlocal-1,2048\n",
-            "garbage.lz4": b"LZ4Block" + bytes(range(200))}
+            "local-3.inprogress": b""}
+#: An lz4 stream damaged at its start: a log that cannot be read, an error row wherever it is.
+GARBAGE = b"LZ4Block" + bytes(range(200))
 #: One log of each Spark line, layout and codec: a small fleet for the runs that start Spark.
 SAMPLER = list({(e["spark_version"], e["layout"], e["codec"]): e for e in LOGS[::-1]}
                .values())
@@ -199,20 +201,23 @@ def place_logs(root: Path, entries, named=None):
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    """Every committed log in one folder, with NOT_LOGS beside them: (root, {source: entry})."""
+    """Every committed log in one folder, with NOT_LOGS and a damaged log (`damaged.lz4`)
+    beside them: (root, {source: entry})."""
     root = tmp_path_factory.mktemp("fleet") / "logs"
-    return root, place_logs(root, LOGS)
+    placed = place_logs(root, LOGS)
+    (root / "damaged.lz4").write_bytes(GARBAGE)
+    return root, placed
 
 
 def check_table(rows, placed, errors=()):
     """The table's rows: those of each placed log against its truth, one error row for each
-    of `errors` (files named that are no event logs), nothing else."""
+    of `errors` (files that cannot be read as event logs), nothing else."""
     by_source = {}
     for row in rows:
         by_source.setdefault(row["source"], []).append(row)
     assert set(by_source) == set(placed) | set(errors)
     for source in errors:
-        assert len(by_source[source]) == 1 and "not a Spark event log" in by_source[source][0]["error"]
+        assert len(by_source[source]) == 1 and by_source[source][0]["error"], source
     for source, entry in placed.items():
         assert all(row["error"] == "" for row in by_source[source]), source
         _check_labelled(by_source[source], entry, source)
@@ -241,12 +246,13 @@ def test_fleet_table_row_by_row_against_truth(spark, fleet, tmp_path):
     root, placed = fleet
     named = tmp_path / "given" / "named.lz4"  # no event log, named: an error row
     named.parent.mkdir()
-    named.write_bytes(NOT_LOGS["garbage.lz4"])
+    named.write_bytes(b"not an event log\n")
     output = tmp_path / "table"
     skipped = []
     rows = run_fleet([str(root), str(named)], str(output), "csv", session=session,
                      progress=False, skipped=skipped)
-    check_table(rows, placed, [str(named)])
+    check_table(rows, placed, [str(root / "damaged.lz4"), str(named)])
+    assert "not a Spark event log" in rows[-1]["error"]
     assert skipped == sorted(str(root / name) for name in NOT_LOGS)
     assert len(rows) > len(placed) + 1  # the rolling logs' fillers, other executions
     written = csv_rows(output)
@@ -274,7 +280,7 @@ def test_fleet_through_binary_file_reads_the_same(spark, fleet, tmp_path):
     local = [{name: value.replace(f"file:{root}", str(root)) if isinstance(value, str)
               else value for name, value in row.items()} for row in uri]
     assert local == by_path
-    check_table(by_path, placed)
+    check_table(by_path, placed, [str(root / "damaged.lz4")])
     assert [path.replace(f"file:{root}", str(root)) for path in skipped_by_uri] == \
         skipped_by_path == sorted(str(root / name) for name in NOT_LOGS)
     read = session.read.parquet(str(output / "by_path")).collect()
@@ -283,13 +289,6 @@ def test_fleet_through_binary_file_reads_the_same(spark, fleet, tmp_path):
 
 
 # ---- the command, as a user runs it -------------------------------------------------------------
-
-def installed_command():
-    """The `aqe-inspect` command installed beside this Python, as a user runs it (its own
-    directory, not the working one, first on the driver's sys.path)."""
-    script = Path(sys.executable).with_name("aqe-inspect")
-    return [str(script)] if script.is_file() else [sys.executable, "-I", "-m", "aqe_inspect"]
-
 
 def spark_env(tmp_path: Path, **more: str) -> dict:
     """The environment a Spark the tests start runs in: on loopback, no web UI, a fresh cache
@@ -316,7 +315,7 @@ def test_workers_never_import_a_source_tree_in_the_working_directory(tmp_path):
     entries = [entry for entry in SAMPLER if entry["spark_version"] == "4.3.0"]
     placed = place_logs(here / "logs", entries, lambda path: os.path.relpath(path, here))
     result = subprocess.run(
-        [*installed_command(), "fleet", "logs", "--output", "out", "--format", "csv",
+        [*AQE_INSPECT, "fleet", "logs", "--output", "out", "--format", "csv",
          "--master", "local[2]"], cwd=here, env=spark_env(tmp_path, COLUMNS="1000"),
         capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -32,9 +32,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import IN_CI, ROOT
-from .test_fleet import (NOT_LOGS, SAMPLER, check_table, csv_rows, installed_command,
-                         place_logs, spark_env)
+from .conftest import AQE_INSPECT, IN_CI, ROOT
+from .test_fleet import NOT_LOGS, SAMPLER, check_table, csv_rows, place_logs, spark_env
 
 pytestmark = pytest.mark.spark
 
@@ -138,7 +137,7 @@ def test_fleet_on_a_cluster_reads_logs_named_relative(cluster, tmp_path):
     placed = place_logs(here / "logs", SAMPLER, _relative(here))
     before = _applications(cluster)
     result = subprocess.run(
-        [*installed_command(), "fleet", "logs", "--master", cluster.url, "--output", "out",
+        [*AQE_INSPECT, "fleet", "logs", "--master", cluster.url, "--output", "out",
          "--format", "csv"], cwd=here, capture_output=True, text=True, timeout=900,
         env=spark_env(tmp_path, PYSPARK_PYTHON=sys.executable, COLUMNS="1000"))
     assert result.returncode == 0, result.stderr[-3000:]
@@ -200,7 +199,7 @@ def test_executors_without_aqe_inspect_stop_with_one_line(cluster, tmp_path):
     here = tmp_path / "here"
     place_logs(here / "logs", SAMPLER[:1], _relative(here))
     result = subprocess.run(
-        [*installed_command(), "fleet", "logs", "--master", cluster.url, "--output", "out"],
+        [*AQE_INSPECT, "fleet", "logs", "--master", cluster.url, "--output", "out"],
         cwd=here, capture_output=True, text=True, timeout=900,
         env=spark_env(tmp_path, PYSPARK_PYTHON=str(cluster.bare_python)))
     assert result.returncode == 2, result.stderr[-3000:]

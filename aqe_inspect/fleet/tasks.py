@@ -120,7 +120,7 @@ def read_single_bytes(lookup, done, records):
             continue
         source, _, parts, found = units[place[0]]
         content = record.content
-        if found and rows.is_skipped_bytes(bytes(content[:rows.SNIFF_SIZE]), parts[0]):
+        if found and rows.is_skipped_bytes(content, parts[0]):
             yield place[0], None
         else:
             for row in rows.rows_of_bytes(source, "file", [(parts[0], content)]):
