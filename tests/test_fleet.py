@@ -252,7 +252,7 @@ def test_fleet_table_row_by_row_against_truth(spark, fleet, tmp_path):
     rows = run_fleet([str(root), str(named)], str(output), "csv", session=session,
                      progress=False, skipped=skipped)
     check_table(rows, placed, [str(root / "damaged.lz4"), str(named)])
-    assert "not a Spark event log" in rows[-1]["error"]
+    assert rows[-1]["source"] == str(named) and "not an event log" in rows[-1]["error"]
     assert skipped == sorted(str(root / name) for name in NOT_LOGS)
     assert len(rows) > len(placed) + 1  # the rolling logs' fillers, other executions
     written = csv_rows(output)
