@@ -82,6 +82,8 @@ def test_rows_of_bytes_are_the_rows_of_the_files():
 def test_what_is_not_an_event_log_is_one_error_row(tmp_path):
     garbage = tmp_path / "garbage.zstd"
     garbage.write_bytes(os.urandom(4096))
+    damaged = tmp_path / "damaged.lz4"
+    damaged.write_bytes(GARBAGE)
     text = tmp_path / "notes.txt"
     text.write_text("just text\n")
     empty = tmp_path / "empty"
@@ -89,14 +91,18 @@ def test_what_is_not_an_event_log_is_one_error_row(tmp_path):
     history = str(SAMPLE_PLANS / HISTORY["path"])
     for path, says in ((garbage, "not an event log"), (text, "not an event log"),
                        (empty, "empty"), (history, "History Server SQL JSON"),
+                       (damaged, "lz4 block header is damaged"),
                        (tmp_path / "gone", "no such file")):
         rows = rows_of_log(str(path))
         assert len(rows) == 1 and rows[0]["source"] == str(path)
         assert rows[0]["error"].startswith(f"{path}: ") and says in rows[0]["error"]
         assert all(rows[0][name] is None for name in COLUMN_NAMES
                    if name not in ("source", "error"))
-        assert rows_of_bytes(str(path), "file", [(str(path), b"" if "gone" in str(path)
-                                                  else Path(path).read_bytes())])[0]["error"]
+        if "gone" in str(path):
+            assert rows_of_bytes(str(path), "file", [(str(path), b"")])[0]["error"]
+        else:  # the bytes as binaryFile hands them say what the file says
+            assert rows_of_bytes(str(path), "file", [(str(path), Path(path).read_bytes())]) \
+                == rows
 
 
 def test_a_log_damaged_part_way_keeps_what_came_before(tmp_path):
@@ -272,15 +278,24 @@ def test_fleet_through_binary_file_reads_the_same(spark, fleet, tmp_path):
     _, session = spark
     root, placed = fleet
     output = tmp_path
+    empty = tmp_path / "given" / "empty.log"  # named: an error row (binaryFile omits it)
+    empty.parent.mkdir()
+    empty.write_bytes(b"")
     skipped_by_path, skipped_by_uri = [], []
-    by_path = run_fleet([str(root)], str(output / "by_path"), "parquet", session=session,
-                        progress=False, skipped=skipped_by_path)
-    uri = run_fleet([f"file:{root}"], f"file:{output}/by_uri", "parquet", session=session,
-                    progress=False, skipped=skipped_by_uri)
-    local = [{name: value.replace(f"file:{root}", str(root)) if isinstance(value, str)
-              else value for name, value in row.items()} for row in uri]
+    by_path = run_fleet([str(root), str(empty)], str(output / "by_path"), "parquet",
+                        session=session, progress=False, skipped=skipped_by_path)
+    uri = run_fleet([f"file:{root}", f"file:{empty}"], f"file:{output}/by_uri", "parquet",
+                    session=session, progress=False, skipped=skipped_by_uri)
+    def local_path(value):
+        for folder in (root, tmp_path):
+            value = value.replace(f"file:{folder}", str(folder))
+        return value
+
+    local = [{name: local_path(value) if isinstance(value, str) else value
+              for name, value in row.items()} for row in uri]
     assert local == by_path
-    check_table(by_path, placed, [str(root / "damaged.lz4")])
+    check_table(by_path, placed, [str(root / "damaged.lz4"), str(empty)])
+    assert "the file is empty" in by_path[-1]["error"]
     assert [path.replace(f"file:{root}", str(root)) for path in skipped_by_uri] == \
         skipped_by_path == sorted(str(root / name) for name in NOT_LOGS)
     read = session.read.parquet(str(output / "by_path")).collect()

@@ -288,7 +288,11 @@ def scan(session, units: Sequence[Unit], binary: bool,
         found.extend((index, _error(unit.source, f"{unit.source}: larger than 2 GiB, more than "
                                     "Spark's binaryFile source reads; give it as a local path"))
                      for index, unit in big)
-        skipping = {index for index, _ in big}
+        # binaryFile leaves empty files out: what they are is known from their size alone.
+        empty = [(index, unit) for index, unit in known
+                 if unit.layout == "file" and unit.size == 0 and index not in dict(big)]
+        found.extend((index, None if unit.found else _empty(unit)) for index, unit in empty)
+        skipping = {index for index, _ in big + empty}
         known = [(index, unit) for index, unit in known if index not in skipping]
     with _Watch(done, on_progress):
         if known:
@@ -309,6 +313,14 @@ def scan(session, units: Sequence[Unit], binary: bool,
     if skipped is not None:
         skipped.extend(units[index].source for index, values in found if values is None)
     return [dict(zip(COLUMN_NAMES, values)) for _, values in found if values is not None]
+
+
+def _empty(unit: Unit) -> tuple:
+    """The row of an empty file named on the command line, as its reader words it."""
+    from aqe_inspect.fleet.rows import rows_of_bytes
+
+    (row,) = rows_of_bytes(unit.source, "file", [(unit.parts[0], b"")])
+    return tuple(row[name] for name in COLUMN_NAMES)
 
 
 def _error(source: str, message: str) -> tuple:

@@ -25,8 +25,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ..errors import InspectError
 from ..sources.eventlog import LogStream
 from ..sources.eventlog.codecs import magic_codec
-from ..sources.eventlog.files import (SNIFF_SIZE, EventLog, events_codec, first_text,
-                                      log_from_bytes, may_be_event_log, search_event_logs)
+from ..sources.eventlog.files import (SNIFF_SIZE, EventLog, event_stream_codec, events_codec,
+                                      first_text, log_from_bytes, may_be_event_log,
+                                      search_event_logs)
 from ..sources.eventlog.history import looks_like_history_json
 from .table import error_row, row_from_report
 
@@ -68,7 +69,10 @@ def rows_of_bytes(source: str, layout: str, parts: Sequence[Tuple[str, bytes]],
     try:
         log = log_from_bytes(source, layout, parts)
         if layout == "file" and parts:
-            _refuse_non_events(bytes(parts[0][1][:SNIFF_SIZE]), parts[0][0])
+            name, data = parts[0]
+            # A compressed stream damaged at its start, or not of events: as the file says it.
+            event_stream_codec(lambda size: bytes(data[:size]), name)
+            _refuse_non_events(bytes(data[:SNIFF_SIZE]), name)
     except InspectError as error:
         return [error_row(source, str(error))]
     return rows_of_event_log(log, source, task_metrics)
