@@ -441,10 +441,14 @@ def fleet_command(
 
     _refuse_inputs(summary, *paths)
     require_pyspark()
-    rows = run_fleet(paths, output, table_format, master)
-    _emit(summary, lambda stream: write_summary(rows, stream, summary_format),
-          summary=f"aqe-inspect fleet: {len(rows)} rows written to {output}"
-          if summary is not None else None)
+    skipped: List[str] = []  # files found in folders that are not event logs, as diff skips
+    rows = run_fleet(paths, output, table_format, master, skipped=skipped)
+    written = f"aqe-inspect fleet: {len(rows)} rows written to {output}"
+    if skipped:
+        written += f"; {len(skipped)} file(s) skipped, not event logs"
+    _emit(summary, lambda stream: write_summary(rows, stream, summary_format,
+                                                skipped=skipped),
+          summary=written if summary is not None else None)
 
 
 @app.command("rules")

@@ -46,6 +46,9 @@ def spark():
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
+    # The Python workers run this Python, whose packages are the suite's (CI runs the venv's
+    # pytest without activating it: `python3` on PATH would be another Python).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = module.build_session()
     yield module, session
     session.stop()

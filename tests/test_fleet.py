@@ -1,8 +1,10 @@
 """The fleet scan (aqe_inspect.fleet.rows and .job): the committed sample event logs (real
 Spark 3.5.9 and 4.3.0 runs of the sample generator: plain, zstd, lz4, snappy, lzf, a rolling
 log, killed and cut `.inprogress` files) scanned into the table and checked row by row against
-their truth.json; bad files as error rows; the job on the session's Spark (path and binaryFile
-modes, CSV and Parquet, a re-run over the same output)."""
+their truth.json; bad files named as error rows, files in folders that are no event logs
+skipped and counted; the job on the session's Spark (path and binaryFile modes, CSV and
+Parquet, a re-run over the same output); the command run from a folder holding a source tree
+of aqe_inspect, whose workers must import the installed package."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import glob
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,7 @@ from aqe_inspect.fleet.rows import rows_of_bytes, rows_of_log
 from aqe_inspect.fleet.table import COLUMN_NAMES, KIND_COLUMNS, kind_column
 from aqe_inspect.sources.eventlog.files import folder_parts
 
-from .conftest import SAMPLE_PLANS
+from .conftest import AQE_INSPECT, SAMPLE_PLANS
 
 MANIFEST = json.loads((SAMPLE_PLANS / "eventlogs.json").read_text())
 #: Every committed event log (History Server JSON is not one).
@@ -79,6 +82,8 @@ def test_rows_of_bytes_are_the_rows_of_the_files():
 def test_what_is_not_an_event_log_is_one_error_row(tmp_path):
     garbage = tmp_path / "garbage.zstd"
     garbage.write_bytes(os.urandom(4096))
+    damaged = tmp_path / "damaged.lz4"
+    damaged.write_bytes(GARBAGE)
     text = tmp_path / "notes.txt"
     text.write_text("just text\n")
     empty = tmp_path / "empty"
@@ -86,14 +91,18 @@ def test_what_is_not_an_event_log_is_one_error_row(tmp_path):
     history = str(SAMPLE_PLANS / HISTORY["path"])
     for path, says in ((garbage, "not an event log"), (text, "not an event log"),
                        (empty, "empty"), (history, "History Server SQL JSON"),
+                       (damaged, "lz4 block header is damaged"),
                        (tmp_path / "gone", "no such file")):
         rows = rows_of_log(str(path))
         assert len(rows) == 1 and rows[0]["source"] == str(path)
         assert rows[0]["error"].startswith(f"{path}: ") and says in rows[0]["error"]
         assert all(rows[0][name] is None for name in COLUMN_NAMES
                    if name not in ("source", "error"))
-        assert rows_of_bytes(str(path), "file", [(str(path), b"" if "gone" in str(path)
-                                                  else Path(path).read_bytes())])[0]["error"]
+        if "gone" in str(path):
+            assert rows_of_bytes(str(path), "file", [(str(path), b"")])[0]["error"]
+        else:  # the bytes as binaryFile hands them say what the file says
+            assert rows_of_bytes(str(path), "file", [(str(path), Path(path).read_bytes())]) \
+                == rows
 
 
 def test_a_log_damaged_part_way_keeps_what_came_before(tmp_path):
@@ -146,10 +155,15 @@ def test_units_of_folders_and_globs(tmp_path):
     assert names == sorted(names) and len(units) == 4
     assert {"apps/deep/er/local-1", "apps/local-2.inprogress", "apps/garbage"} < set(names)
     assert [Path(part).name.split("_")[1] for part in rolling.parts] == ["1", "2"]
+    # Files found in the folder are skipped if no event log; a rolling log's folder never is.
+    assert [unit.found for unit in units] == [unit.layout == "file" for unit in units]
     assert rolling.sizes == tuple(os.path.getsize(part) for part in rolling.parts)
     assert [u.source for u in expand_units([str(tmp_path / "apps" / "*.inprogress")],
                                            LocalFiles())] == [str(tmp_path / "apps" /
                                                                   "local-2.inprogress")]
+    named = expand_units([str(tmp_path / "apps" / "garbage"), str(tmp_path / "apps" / "g*")],
+                         LocalFiles())
+    assert [unit.found for unit in named] == [False, False]  # named, or matched: error rows
     for wrong, says in (("nothing", "no such file"), ("apps/*.zstd", "matches no file"),
                         ("empty", "no Spark event log")):
         with pytest.raises(InspectError, match=says):
@@ -158,13 +172,24 @@ def test_units_of_folders_and_globs(tmp_path):
 
 # ---- the job on Spark ----------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
-    """A few dozen real logs in one folder (each Spark line in its own sub-folder, as a
-    spark.eventLog.dir holds them), plus one garbage file: {source: manifest entry}."""
-    root = tmp_path_factory.mktemp("fleet") / "logs"
+#: Files beside the logs that are no event logs: found in a folder, skipped and counted (as
+#: `diff` passes them over: text that is not events, an empty file).
+NOT_LOGS = {"README.txt": b"Event logs of the nightly jobs.\n",
+            "sizes.csv": b"app,bytes\nlocal-1,2048\n",
+            "local-3.inprogress": b""}
+#: An lz4 stream damaged at its start: a log that cannot be read, an error row wherever it is.
+GARBAGE = b"LZ4Block" + bytes(range(200))
+#: One log of each Spark line, layout and codec: a small fleet for the runs that start Spark.
+SAMPLER = list({(e["spark_version"], e["layout"], e["codec"]): e for e in LOGS[::-1]}
+               .values())
+
+
+def place_logs(root: Path, entries, named=None):
+    """Copies of the logs of `entries` in the folder `root`, each Spark line in its own
+    sub-folder (as a spark.eventLog.dir holds them), and the NOT_LOGS beside them; returns
+    {source: manifest entry}, the sources named as `named(path)` does (default: str)."""
     placed = {}
-    for entry in LOGS:
+    for entry in entries:
         source = SAMPLE_PLANS / entry["path"]
         folder = root / f"spark-{entry['spark_version']}"
         folder.mkdir(parents=True, exist_ok=True)
@@ -174,24 +199,37 @@ def fleet(tmp_path_factory):
         else:
             target = folder / f"{entry['scenario']}__{source.name}"
             shutil.copy(source, target)
-        placed[str(target)] = entry
-    (root / "garbage.lz4").write_bytes(b"LZ4Block" + os.urandom(200))
+        placed[(named or str)(target)] = entry
+    for name, data in NOT_LOGS.items():
+        (root / name).write_bytes(data)
+    return placed
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """Every committed log in one folder, with NOT_LOGS and a damaged log (`damaged.lz4`)
+    beside them: (root, {source: entry})."""
+    root = tmp_path_factory.mktemp("fleet") / "logs"
+    placed = place_logs(root, LOGS)
+    (root / "damaged.lz4").write_bytes(GARBAGE)
     return root, placed
 
 
-def _check_table(rows, root, placed):
+def check_table(rows, placed, errors=()):
+    """The table's rows: those of each placed log against its truth, one error row for each
+    of `errors` (files that cannot be read as event logs), nothing else."""
     by_source = {}
     for row in rows:
         by_source.setdefault(row["source"], []).append(row)
-    garbage = str(root / "garbage.lz4")
-    assert set(by_source) == set(placed) | {garbage}
-    assert len(by_source[garbage]) == 1 and by_source[garbage][0]["error"]
+    assert set(by_source) == set(placed) | set(errors)
+    for source in errors:
+        assert len(by_source[source]) == 1 and by_source[source][0]["error"], source
     for source, entry in placed.items():
         assert all(row["error"] == "" for row in by_source[source]), source
         _check_labelled(by_source[source], entry, source)
 
 
-def _csv_rows(folder):
+def csv_rows(folder):
     (found,) = glob.glob(os.path.join(folder, "part-*.csv"))
     types = dict((name, kind) for name, kind in __import__(
         "aqe_inspect.fleet.table", fromlist=["COLUMNS"]).COLUMNS)
@@ -212,33 +250,93 @@ def _csv_rows(folder):
 def test_fleet_table_row_by_row_against_truth(spark, fleet, tmp_path):
     _, session = spark
     root, placed = fleet
+    named = tmp_path / "given" / "named.lz4"  # no event log, named: an error row
+    named.parent.mkdir()
+    named.write_bytes(b"not an event log\n")
     output = tmp_path / "table"
-    rows = run_fleet([str(root)], str(output), "csv", session=session, progress=False)
-    _check_table(rows, root, placed)
+    skipped = []
+    rows = run_fleet([str(root), str(named)], str(output), "csv", session=session,
+                     progress=False, skipped=skipped)
+    check_table(rows, placed, [str(root / "damaged.lz4"), str(named)])
+    assert rows[-1]["source"] == str(named) and "not an event log" in rows[-1]["error"]
+    assert skipped == sorted(str(root / name) for name in NOT_LOGS)
     assert len(rows) > len(placed) + 1  # the rolling logs' fillers, other executions
-    written = _csv_rows(output)
+    written = csv_rows(output)
     assert written == [{name: row[name] if row[name] is not None or name == "error" else None
                         for name in COLUMN_NAMES} for row in rows]
     # A re-run over the same output replaces it whole, and leaves nothing beside it.
-    again = run_fleet([str(root)], str(output), "csv", session=session, progress=False)
-    assert again == rows and _csv_rows(output) == written
-    assert sorted(os.listdir(tmp_path)) == ["table"]
+    again = run_fleet([str(root), str(named)], str(output), "csv", session=session,
+                      progress=False)
+    assert again == rows and csv_rows(output) == written
+    assert sorted(os.listdir(tmp_path)) == ["given", "table"]
 
 
 @pytest.mark.spark
 def test_fleet_through_binary_file_reads_the_same(spark, fleet, tmp_path):
     """URIs go through binaryFile (the rolling parts grouped between executors): the same
-    table as by path, the sources named as Hadoop names them."""
+    table as by path, the same files skipped, the sources named as Hadoop names them."""
     _, session = spark
     root, placed = fleet
     output = tmp_path
-    by_path = run_fleet([str(root)], str(output / "by_path"), "parquet", session=session,
-                        progress=False)
-    uri = run_fleet([f"file:{root}"], f"file:{output}/by_uri", "parquet", session=session,
-                    progress=False)
-    local = [{name: value.replace(f"file:{root}", str(root)) if isinstance(value, str)
-              else value for name, value in row.items()} for row in uri]
+    empty = tmp_path / "given" / "empty.log"  # named: an error row (binaryFile omits it)
+    empty.parent.mkdir()
+    empty.write_bytes(b"")
+    skipped_by_path, skipped_by_uri = [], []
+    by_path = run_fleet([str(root), str(empty)], str(output / "by_path"), "parquet",
+                        session=session, progress=False, skipped=skipped_by_path)
+    uri = run_fleet([f"file:{root}", f"file:{empty}"], f"file:{output}/by_uri", "parquet",
+                    session=session, progress=False, skipped=skipped_by_uri)
+    def local_path(value):
+        for folder in (root, tmp_path):
+            value = value.replace(f"file:{folder}", str(folder))
+        return value
+
+    local = [{name: local_path(value) if isinstance(value, str) else value
+              for name, value in row.items()} for row in uri]
     assert local == by_path
+    check_table(by_path, placed, [str(root / "damaged.lz4"), str(empty)])
+    assert "the file is empty" in by_path[-1]["error"]
+    assert [path.replace(f"file:{root}", str(root)) for path in skipped_by_uri] == \
+        skipped_by_path == sorted(str(root / name) for name in NOT_LOGS)
     read = session.read.parquet(str(output / "by_path")).collect()
     assert sorted(map(tuple, read), key=repr) == sorted(
         (tuple(row[name] for name in COLUMN_NAMES) for row in by_path), key=repr)
+
+
+# ---- the command, as a user runs it -------------------------------------------------------------
+
+def spark_env(tmp_path: Path, **more: str) -> dict:
+    """The environment a Spark the tests start runs in: on loopback, no web UI, a fresh cache
+    (the grammar's compiled tables built anew, as on a first run)."""
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", XDG_CACHE_HOME=str(tmp_path / "cache"),
+               PYSPARK_SUBMIT_ARGS="--conf spark.ui.enabled=false pyspark-shell")
+    env.pop("PYTHONPATH", None)
+    env.update(more)
+    return env
+
+
+@pytest.mark.spark
+def test_workers_never_import_a_source_tree_in_the_working_directory(tmp_path):
+    """`python -m pyspark.daemon` puts a Python worker's working directory first on its
+    sys.path, and in local mode that is the directory the command was run from: run from a
+    checkout, the workers imported its source tree, not the installed package (every row was
+    `internal error (ModuleNotFoundError: No module named 'aqe_inspect.grammars')`). Here the
+    working directory holds an `aqe_inspect` that fails on import, and the logs by a relative
+    path: every log is read, the files that are no event logs skipped and counted."""
+    here = tmp_path / "checkout"
+    (here / "aqe_inspect").mkdir(parents=True)
+    (here / "aqe_inspect" / "__init__.py").write_text(
+        "raise ImportError('the source tree in the working directory was imported')\n")
+    entries = [entry for entry in SAMPLER if entry["spark_version"] == "4.3.0"]
+    placed = place_logs(here / "logs", entries, lambda path: os.path.relpath(path, here))
+    result = subprocess.run(
+        [*AQE_INSPECT, "fleet", "logs", "--output", "out", "--format", "csv",
+         "--master", "local[2]"], cwd=here, env=spark_env(tmp_path, COLUMNS="1000"),
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    check_table(csv_rows(here / "out"), placed)
+    headline = result.stdout.splitlines()[0]
+    assert headline.endswith(f", {len(NOT_LOGS)} files skipped (not event logs)"), headline
+    assert f"note: skipped {len(NOT_LOGS)} files found in folders, not Spark event logs" \
+        in result.stdout

@@ -320,6 +320,27 @@ def test_an_empty_table_and_a_bad_format(fleet):
     assert "unreadable stayed_sort_merge_joins" in _write([broken], "text")
 
 
+def test_skipped_files_are_counted_and_the_first_named(fleet):
+    """Files the scan skipped (found in folders, no event logs): their count in the headline
+    of every format, the first SKIPPED_NAMED named in a note, the rest counted; no row."""
+    from aqe_inspect.fleet.summary import SKIPPED_NAMED
+
+    rows, _, _ = fleet
+    skipped = [f"logs/note<{number}>.txt" for number in range(SKIPPED_NAMED + 2, 0, -1)]
+    summary = summarize(rows, skipped=skipped + skipped[:1])  # named twice: one file
+    assert summary.skipped.total == len(skipped) and summary.files == summarize(rows).files
+    assert summary.skipped.shown == tuple(sorted(skipped)[:SKIPPED_NAMED])
+    headline = f", {len(skipped)} files skipped (not event logs)"
+    text = _write(rows, "text", width=1000, skipped=skipped)
+    assert text.splitlines()[0].endswith(headline)
+    assert (f"note: skipped {len(skipped)} files found in folders, not Spark event logs (as "
+            f"diff skips them): {', '.join(sorted(skipped)[:SKIPPED_NAMED])} and 2 more") in text
+    assert headline in _write(rows, "markdown", skipped=skipped)
+    page = _write(rows, "html", skipped=skipped)
+    assert headline in page and "logs/note&lt;1&gt;.txt" in page and "<1>" not in page
+    assert "skipped" not in _write(rows, "text")
+
+
 # ---- HTML -----------------------------------------------------------------------------------
 
 class _Elements(HTMLParser):
@@ -414,18 +435,35 @@ def _readme_section() -> str:
 
 
 def test_the_readme_names_every_column_and_shows_a_real_summary(monkeypatch):
+    """The columns, the commands (the summary example's is the command the example was made
+    with: `fleet` takes no option the example needs), and the example: what the command prints
+    of those logs, built here without Spark as its executors build it (the units it lists, each
+    unit's rows, files found in folders that are no event logs skipped)."""
+    from aqe_inspect.fleet.job import LocalFiles, expand_units
+    from aqe_inspect.fleet.rows import is_skipped_file, rows_of_log
+
     monkeypatch.chdir(SAMPLE_PLANS.parent)  # the example names the logs from the clone's root
+    monkeypatch.setenv("COLUMNS", "100")  # as it runs piped
     section = _readme_section()
     table = section[section.index("| column |"):]
     for name in COLUMN_NAMES:
         assert f"`{name}`" in table, name
     assert "aqe-inspect fleet 'logs/*.zstd' --output fleet-out" in section
-    assert "spark-submit --master yarn" in section and "aqe_inspect/fleet/job.py" in section
+    assert "spark-submit --master yarn" in section and "aqe_inspect.fleet.job" in section
+    (command,) = re.findall(r"```sh\n(aqe-inspect fleet '[^\n]*)\n```\n\n```text\n", section)
+    words = command.split()
+    assert words[:2] == ["aqe-inspect", "fleet"] and words[3:] == ["--output", "fleet-out"]
     example = re.search(r"```text\n(.*?)```", section, re.S).group(1)
-    rows = [row for path in sorted((SAMPLE_PLANS / "spark-4.3.0").glob("*/eventlog*"))
-            for row in _rows_of(str(path.relative_to(SAMPLE_PLANS.parent)))]
-    assert not any(row["error"] for row in rows)
-    assert _write(rows, "text", width=100, top=3) == example
+    rows, skipped = [], []
+    for unit in expand_units([words[2].strip("'")], LocalFiles()):
+        if unit.found and is_skipped_file(unit.source):
+            skipped.append(unit.source)
+        else:
+            rows.extend(rows_of_log(unit.source))
+    assert rows and not any(row["error"] for row in rows) and skipped
+    out = io.StringIO()
+    write_summary(rows, out, "text", skipped=skipped)
+    assert out.getvalue() == example
 
 
 def test_html_lists_at_most_page_apps_applications(fleet, monkeypatch):

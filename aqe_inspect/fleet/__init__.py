@@ -4,8 +4,9 @@ and summed up for people.
     table.py    the table's columns (the contract every writer and reader shares); one row
     rows.py     one event log (path or bytes) -> its rows; pure Python, never raises
     job.py      the PySpark job: inputs -> log units -> rows in executors -> Parquet/CSV
+    tasks.py    what the executors' Python workers run (shipped by value, stdlib at the top)
     summary.py  the summary over the rows: text, Markdown, HTML
 
 `aqe-inspect fleet PATH... --output DIR` runs the job; `python -m aqe_inspect.fleet.job` and
-`spark-submit aqe_inspect/fleet/job.py` run the same command on a cluster.
+`spark-submit <the installed aqe_inspect>/fleet/job.py` run the same command on a cluster.
 """

@@ -1,7 +1,7 @@
 """The fleet job: many Spark event logs -> the fleet table (`table.py`), built on Spark.
 
     python -m aqe_inspect.fleet.job PATH... --output DIR [--format parquet|csv] [--master M]
-    spark-submit aqe_inspect/fleet/job.py PATH... --output DIR     (the same, on a cluster)
+    spark-submit .../site-packages/aqe_inspect/fleet/job.py PATH... --output DIR   (a cluster)
 
 The driver expands the inputs (files, folders, globs; local paths or any URI Hadoop reads:
 s3a://, hdfs://, file:) into log units by their names alone: a file is a unit, a rolling
@@ -14,32 +14,44 @@ Parquet or CSV table, and returned for the summary.
 How a log's bytes reach an executor, chosen by the inputs:
 
     path     local paths (no scheme): the unit list is parallelized and each task opens its
-             logs by path, streamed (no size limit, no copy); on a cluster, only for paths every
-             executor sees (a shared mount)
+             logs by path, streamed (no size limit, no copy); the paths go as absolute `file:`
+             URIs (an executor's working directory is not the driver's), so on a cluster they
+             must name what every executor sees (a shared mount)
     binary   URIs (s3a://, hdfs://, file:...): Spark's binaryFile source reads each file in the
              executor that handles it; a rolling log's parts are brought together by a shuffle
              between executors (`groupByKey` on the unit), never through the driver. binaryFile
              holds a file whole and refuses files of 2 GiB or more: such a file is an error row
 
-A unit that cannot be read is one error row, never a failed job; a unit that yields no row at
-all (a file gone between listing and reading) gets one too. The output is written to a
-temporary folder beside `--output` and renamed over it at the end: a re-run replaces the table
-whole (idempotent), a failure leaves the previous one.
+The executors run `tasks.py`, shipped by value: a Python worker never imports aqe_inspect from
+its working directory (a checkout there is no installed package). A unit that cannot be read
+is one error row, never a failed job; a unit that yields no row at all (a file gone between
+listing and reading) gets one too. A file found in a folder that is not an event log is
+skipped and counted, as `diff` skips it (`run_fleet`'s `skipped`), not a row. The output is
+written to a temporary folder beside `--output` and renamed over it at the end: a re-run
+replaces the table whole (idempotent), a failure leaves the previous one.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
+if __name__ == "__main__" and sys.path and \
+        os.path.abspath(sys.path[0] or os.curdir) == os.path.dirname(os.path.abspath(__file__)):
+    # Run as a file (`spark-submit .../aqe_inspect/fleet/job.py`): Python put this folder first
+    # on sys.path, where html.py would be what `import html` finds, not the standard library's.
+    del sys.path[0]
+
 import functools
 import glob
-import os
 import re
-import sys
 import threading
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from aqe_inspect.errors import InspectError
+from aqe_inspect.fleet import tasks
 from aqe_inspect.fleet.table import COLUMN_NAMES, error_row, spark_schema
 from aqe_inspect.sources.eventlog.files import MAX_DEPTH, folder_parts, is_hidden, is_marker
 
@@ -67,6 +79,8 @@ class Unit:
     parts: Tuple[str, ...]
     sizes: Tuple[int, ...] = ()
     error: str = ""
+    #: Found in a folder, not given: a file that turns out not to be an event log is skipped.
+    found: bool = False
 
     @property
     def size(self) -> int:
@@ -160,7 +174,9 @@ def has_scheme(path: str) -> bool:
 def expand_units(paths: Sequence[str], files) -> List[Unit]:
     """The log units the inputs name, in the order given (a folder's in name order). A path
     that names nothing, or a folder with no file in it, is an InspectError: the command line is
-    wrong. Files that turn out not to be event logs are units all the same (their rows say so)."""
+    wrong. Every file is a unit: one named or matched by a glob that is no event log is an
+    error row; one found in a folder (`found`) is skipped, as `diff` skips it, once an
+    executor has read its first bytes."""
     units: List[Unit] = []
     for given in paths:
         matched = files.matches(given)
@@ -203,7 +219,7 @@ def _folder_units(folder: Entry, files) -> List[Unit]:
                     if sub is not None:
                         units.append(sub)
             elif not is_marker(child.name):
-                units.append(Unit(child.path, "file", (child.path,), (child.size,)))
+                units.append(Unit(child.path, "file", (child.path,), (child.size,), found=True))
         stack.extend(reversed(below))
     return sorted(units, key=lambda unit: unit.source)
 
@@ -255,33 +271,56 @@ def session_for(master: Optional[str]):
 
 
 def scan(session, units: Sequence[Unit], binary: bool,
-         on_progress: Optional[Callable[[int], None]] = None) -> List[Row]:
+         on_progress: Optional[Callable[[int], None]] = None,
+         skipped: Optional[List[str]] = None) -> List[Row]:
     """Every unit's rows, read in the executors: by path (`binary` false) or through
     binaryFile; in unit order, each unit's rows in the order its executions ended.
-    `on_progress(units_done)` is called from a thread while the job runs."""
+    `on_progress(units_done)` is called from a thread while the job runs. Files found in
+    folders that are not event logs give no row: their sources are added to `skipped`."""
     sc = session.sparkContext
     done = sc.accumulator(0)
     known = [(index, unit) for index, unit in enumerate(units) if not unit.error]
-    found: List[Tuple[int, tuple]] = [(index, _error(unit.source, unit.error))
-                                      for index, unit in enumerate(units) if unit.error]
+    found: List[Tuple[int, Optional[tuple]]] = [(index, _error(unit.source, unit.error))
+                                                for index, unit in enumerate(units) if unit.error]
     if binary:
         big = [(index, unit) for index, unit in known
                if any(size > BINARY_MAX for size in unit.sizes)]
         found.extend((index, _error(unit.source, f"{unit.source}: larger than 2 GiB, more than "
                                     "Spark's binaryFile source reads; give it as a local path"))
                      for index, unit in big)
-        skipped = {index for index, _ in big}
-        known = [(index, unit) for index, unit in known if index not in skipped]
+        # binaryFile leaves empty files out: what they are is known from their size alone.
+        empty = [(index, unit) for index, unit in known
+                 if unit.layout == "file" and unit.size == 0 and index not in dict(big)]
+        found.extend((index, None if unit.found else _empty(unit)) for index, unit in empty)
+        skipping = {index for index, _ in big + empty}
+        known = [(index, unit) for index, unit in known if index not in skipping]
     with _Watch(done, on_progress):
         if known:
+            tasks.ship()
             rdd = _binary_rows(session, known, done) if binary else _path_rows(sc, known, done)
-            found.extend(rdd.collect())
+            try:
+                found.extend(rdd.collect())
+            except Exception as error:  # py4j: the job failed
+                failure = tasks.import_failure(error)
+                if failure:
+                    raise InspectError(failure) from None
+                raise
     seen = {index for index, _ in found}
     found.extend((index, _error(unit.source, f"{unit.source}: no such file (it went away "
                                 "while the fleet was read)"))
                  for index, unit in enumerate(units) if index not in seen)
     found.sort(key=lambda item: item[0])  # stable: a unit's rows keep their order
-    return [dict(zip(COLUMN_NAMES, values)) for _, values in found]
+    if skipped is not None:
+        skipped.extend(units[index].source for index, values in found if values is None)
+    return [dict(zip(COLUMN_NAMES, values)) for _, values in found if values is not None]
+
+
+def _empty(unit: Unit) -> tuple:
+    """The row of an empty file named on the command line, as its reader words it."""
+    from aqe_inspect.fleet.rows import rows_of_bytes
+
+    (row,) = rows_of_bytes(unit.source, "file", [(unit.parts[0], b"")])
+    return tuple(row[name] for name in COLUMN_NAMES)
 
 
 def _error(source: str, message: str) -> tuple:
@@ -294,20 +333,13 @@ def _slices(sc, count: int) -> int:
 
 
 def _path_rows(sc, known: List[Tuple[int, Unit]], done):
+    """Each task opens its units' logs by path: local paths, sent as absolute `file:` URIs
+    (an executor's working directory is not the driver's)."""
     # Largest first: the long logs start early and the short ones fill the gaps at the end.
-    ordered = sorted(known, key=lambda item: -item[1].size)
+    ordered = [(index, unit.source, tasks.local_uri(unit.source), unit.found)
+               for index, unit in sorted(known, key=lambda item: -item[1].size)]
     return sc.parallelize(ordered, _slices(sc, len(ordered))).mapPartitions(
-        functools.partial(_read_paths, done))
-
-
-def _read_paths(done, units: Iterable[Tuple[int, Unit]]) -> Iterator[Tuple[int, tuple]]:
-    """In an executor: each unit's rows, its log opened by path."""
-    from aqe_inspect.fleet.rows import rows_of_log
-
-    for index, unit in units:
-        for row in rows_of_log(unit.source):
-            yield index, tuple(row[name] for name in COLUMN_NAMES)
-        done.add(1)
+        functools.partial(tasks.read_paths, done))
 
 
 def _binary_rows(session, known: List[Tuple[int, Unit]], done):
@@ -316,51 +348,23 @@ def _binary_rows(session, known: List[Tuple[int, Unit]], done):
     sc = session.sparkContext
     places = {part: (index, order) for index, unit in known
               for order, part in enumerate(unit.parts)}
-    lookup = sc.broadcast({"places": places, "units": dict(known)})
+    lookup = sc.broadcast({"places": places,
+                           "units": {index: (unit.source, unit.layout, unit.parts, unit.found)
+                                     for index, unit in known}})
     singles = [unit.parts[0] for _, unit in known if unit.layout == "file"]
     several = [part for _, unit in known if unit.layout != "file" for part in unit.parts]
     reader = session.read.format("binaryFile")
     rdds = []
     if singles:
         rdds.append(reader.load(singles).select("path", "content").rdd.mapPartitions(
-            functools.partial(_read_single_bytes, lookup, done)))
+            functools.partial(tasks.read_single_bytes, lookup, done)))
     if several:
         grouped = reader.load(several).select("path", "content").rdd.map(
-            functools.partial(_keyed_part, lookup)).filter(lambda item: item is not None)
+            functools.partial(tasks.keyed_part, lookup)).filter(tasks.is_kept)
         slices = _slices(sc, len({place[0] for place in places.values()}))
         rdds.append(grouped.groupByKey(slices).flatMap(
-            functools.partial(_read_grouped_bytes, lookup, done)))
+            functools.partial(tasks.read_grouped_bytes, lookup, done)))
     return rdds[0] if len(rdds) == 1 else sc.union(rdds)
-
-
-def _read_single_bytes(lookup, done, records) -> Iterator[Tuple[int, tuple]]:
-    from aqe_inspect.fleet.rows import rows_of_bytes
-
-    places, units = lookup.value["places"], lookup.value["units"]
-    for record in records:
-        place = places.get(record.path)
-        if place is None:  # not a file of ours (cannot happen: binaryFile lists what it is given)
-            continue
-        unit = units[place[0]]
-        for row in rows_of_bytes(unit.source, "file", [(unit.parts[0], record.content)]):
-            yield place[0], tuple(row[name] for name in COLUMN_NAMES)
-        done.add(1)
-
-
-def _keyed_part(lookup, record):
-    place = lookup.value["places"].get(record.path)
-    return None if place is None else (place[0], (place[1], record.path, record.content))
-
-
-def _read_grouped_bytes(lookup, done, item) -> List[Tuple[int, tuple]]:
-    from aqe_inspect.fleet.rows import rows_of_bytes
-
-    index, parts = item
-    unit = lookup.value["units"][index]
-    ordered = [(path, content) for _, path, content in sorted(parts, key=lambda p: p[0])]
-    rows = rows_of_bytes(unit.source, unit.layout, ordered)
-    done.add(1)
-    return [(index, tuple(row[name] for name in COLUMN_NAMES)) for row in rows]
 
 
 class _Watch:
@@ -466,10 +470,12 @@ class _Target:
 
 def run_fleet(paths: Sequence[str], output: str, output_format: str = "parquet",
               master: Optional[str] = None, progress: Optional[bool] = None,
-              session=None) -> List[Row]:
+              session=None, skipped: Optional[List[str]] = None) -> List[Row]:
     """Scan the event logs at `paths` into the fleet table, write it to `output` (a local path
-    unless it is a URI), and return its rows. `progress`: a bar of logs done on standard error (default: when it is a
-    terminal). `session`: run on it (default: the active one, else a new one on `master`)."""
+    unless it is a URI), and return its rows. `progress`: a bar of logs done on standard
+    error (default: when it is a terminal). `session`: run on it (default: the active one,
+    else a new one on `master`). `skipped`: a list the files found in folders that are not
+    event logs are added to (they give no row)."""
     if output_format not in FORMATS:
         raise InspectError(f"--format: expected parquet or csv, found {output_format!r}")
     if not paths:
@@ -490,7 +496,7 @@ def run_fleet(paths: Sequence[str], output: str, output_format: str = "parquet",
         target.check()
         show = sys.stderr.isatty() if progress is None else progress
         with _bar(len(units), show) as on_progress:
-            rows = scan(session, units, binary, on_progress)
+            rows = scan(session, units, binary, on_progress, skipped)
         target.write(session, rows, output_format)
         return rows
     finally:

@@ -11,15 +11,22 @@ is ONE row whose `error` is the line `aqe-inspect diff` would print (after `aqe-
 A log damaged part way gives the rows of the executions read before the damage, then one error
 row. Notes about a log read whole (a cut `.inprogress` file, a malformed event skipped) are not
 errors: its rows keep `error` empty, as `diff` exits 0 for it.
+
+A file the fleet scan found in a folder (not one it was given) is first told to be an event log
+or not as `diff` tells the files of a folder (`is_skipped_file`, `is_skipped_bytes`): notes,
+CSV, driver logs, History Server JSON, empty files beside the logs are skipped and counted, not
+rows; a compressed file that cannot be decoded is an error row (diff reports it too).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import InspectError
 from ..sources.eventlog import LogStream
-from ..sources.eventlog.files import (SNIFF_SIZE, EventLog, events_codec, log_from_bytes,
+from ..sources.eventlog.codecs import magic_codec
+from ..sources.eventlog.files import (SNIFF_SIZE, EventLog, event_stream_codec, events_codec,
+                                      first_text, log_from_bytes, may_be_event_log,
                                       search_event_logs)
 from ..sources.eventlog.history import looks_like_history_json
 from .table import error_row, row_from_report
@@ -62,7 +69,10 @@ def rows_of_bytes(source: str, layout: str, parts: Sequence[Tuple[str, bytes]],
     try:
         log = log_from_bytes(source, layout, parts)
         if layout == "file" and parts:
-            _refuse_non_events(bytes(parts[0][1][:SNIFF_SIZE]), parts[0][0])
+            name, data = parts[0]
+            # A compressed stream damaged at its start, or not of events: as the file says it.
+            event_stream_codec(lambda size: bytes(data[:size]), name)
+            _refuse_non_events(bytes(data[:SNIFF_SIZE]), name)
     except InspectError as error:
         return [error_row(source, str(error))]
     return rows_of_event_log(log, source, task_metrics)
@@ -89,6 +99,39 @@ def rows_of_event_log(log: EventLog, source: str, task_metrics: bool = False) ->
     if not rows:
         rows.append(error_row(source, f"{source}: {NO_EXECUTION}", stream.application))
     return rows
+
+
+def is_skipped_file(path: str) -> bool:
+    """Whether the file at `path`, found in a folder, is passed over as `diff` passes over such
+    a file of a folder: empty, or its text (decompressed) does not start with {"Event":. A
+    file that cannot be read, or a compressed one that cannot be decoded, is not skipped: its
+    row says why, as `diff` reports it."""
+    def read_head(size: int) -> bytes:
+        with open(path, "rb") as handle:
+            return handle.read(size)
+
+    try:
+        return _skipped(read_head, path)
+    except OSError:
+        return False
+
+
+def is_skipped_bytes(data: bytes, name: str) -> bool:
+    """`is_skipped_file` for a file whose bytes are `data`."""
+    return _skipped(lambda size: bytes(data[:size]), name)
+
+
+def _skipped(read_head: Callable[[int], bytes], name: str) -> bool:
+    head = read_head(SNIFF_SIZE)
+    if not head:
+        return True
+    codec = magic_codec(head, name)
+    try:
+        text = head if codec is None else first_text(read_head, codec, name)
+    except InspectError:  # a compressed log that cannot be read
+        return False
+    # No text: a compressed log cut in its first block, read as a log.
+    return bool(text) and not may_be_event_log(text, name)
 
 
 def _head(path: str) -> bytes:

@@ -4,7 +4,8 @@
 file one row with `error` set) into a `FleetSummary`:
 
 - overall: files, applications, executions read, files with errors (each with its error),
-  and per rewrite kind how many executions hold at least one rewrite of it (its rate: of the
+  files skipped (found in folders, not event logs: the job gives them no row, the caller
+  passes them as `skipped`), and per rewrite kind how many executions hold at least one rewrite of it (its rate: of the
   executions read) and how many rewrites there are;
 - per application: its executions, the same rates, the shuffle partitions its coalesced reads
   started from and left;
@@ -46,6 +47,8 @@ KINDS: Tuple[str, ...] = tuple(column.replace("_", "-") for column in KIND_COLUM
 SMALL_JOIN_BYTES = 10 * 1024 * 1024
 #: How many entries each list keeps (the rest are counted).
 TOP = 20
+#: How many of the skipped files (not event logs) the note names.
+SKIPPED_NAMED = 5
 FORMATS = ("text", "markdown", "html")
 
 
@@ -160,6 +163,7 @@ class FleetSummary:
     small_joins: Listed             # of StayedJoin, smallest side first
     unsized_joins: int              # sort-merge joins that stayed, of unknown size
     errors: Listed                  # of FileError, by file
+    skipped: Listed                 # of str: files found in folders that are not event logs
     small_bytes: int
     top: int                        # how many entries a list shows (text, markdown: apps too)
     notes: Tuple[str, ...]
@@ -219,9 +223,10 @@ class _AppTally:
 
 
 def summarize(rows: Iterable[Dict[str, Any]], small_bytes: int = SMALL_JOIN_BYTES,
-              top: int = TOP) -> FleetSummary:
+              top: int = TOP, skipped: Iterable[str] = ()) -> FleetSummary:
     """The summary of the fleet table's rows (in any order: the result does not depend on it).
-    A sort-merge join is small when its smaller side is at most `small_bytes`."""
+    A sort-merge join is small when its smaller side is at most `small_bytes`. `skipped`: the
+    files the scan found in folders and skipped, not being event logs (they have no row)."""
     top = max(1, top)
     sources: Dict[str, None] = {}
     apps: Dict[str, _AppTally] = {}
@@ -298,6 +303,14 @@ def summarize(rows: Iterable[Dict[str, Any]], small_bytes: int = SMALL_JOIN_BYTE
     error_list = _Top(top, lambda e: e.source)
     for source, message in errors.items():
         error_list.add(FileError(source, message))
+    skipped_list: _Top[str] = _Top(min(top, SKIPPED_NAMED), lambda source: source)
+    for source in dict.fromkeys(skipped):
+        skipped_list.add(source)
+    if skipped_list.total:
+        listed = skipped_list.listed()
+        more = f" and {listed.more} more" if listed.more else ""
+        notes.append(f"skipped {_n(listed.total, 'file')} found in folders, not Spark event "
+                     f"logs (as diff skips them): {', '.join(listed.shown)}{more}")
     tallies = sorted(apps.values(), key=lambda t: (-t.executions, t.app_name, t.app_id,
                                                    next(iter(t.sources), "")))
     return FleetSummary(
@@ -306,8 +319,8 @@ def summarize(rows: Iterable[Dict[str, Any]], small_bytes: int = SMALL_JOIN_BYTE
         rates=_rates(with_kind, counts, executions),
         apps=tuple(t.application() for t in tallies),
         idle=idle.listed(), skew=skew.listed(), small_joins=joins.listed(),
-        unsized_joins=unsized, errors=error_list.listed(), small_bytes=small_bytes, top=top,
-        notes=tuple(notes))
+        unsized_joins=unsized, errors=error_list.listed(), skipped=skipped_list.listed(),
+        small_bytes=small_bytes, top=top, notes=tuple(notes))
 
 
 def _rates(with_kind: List[int], counts: List[int], read: int) -> Tuple[KindRate, ...]:
@@ -402,6 +415,8 @@ def headline(summary: FleetSummary) -> str:
             f"{_n(summary.executions, 'execution')} read")
     if summary.errors.total:
         text += f", {_n(summary.errors.total, 'file')} with errors"
+    if summary.skipped.total:
+        text += f", {_n(summary.skipped.total, 'file')} skipped (not event logs)"
     return text
 
 
@@ -603,13 +618,14 @@ def _markdown_summary(summary: FleetSummary, stream: TextIO) -> None:
 
 def write_summary(rows: Iterable[Dict[str, Any]], stream: TextIO, format: str = "text",
                   width: Optional[int] = None, small_bytes: int = SMALL_JOIN_BYTES,
-                  top: int = TOP) -> FleetSummary:
+                  top: int = TOP, skipped: Iterable[str] = ()) -> FleetSummary:
     """Write the summary of the fleet table's `rows` to `stream` as text (at `width` columns,
-    or the terminal's), markdown or html; returns what was written."""
+    or the terminal's), markdown or html; returns what was written. `skipped`: the files the
+    scan skipped in folders, not being event logs (`run_fleet`'s `skipped`)."""
     if format not in FORMATS:
         raise InspectError(f"--format: unknown summary format {format!r} (known: "
                            f"{', '.join(FORMATS)})")
-    summary = summarize(rows, small_bytes, top)
+    summary = summarize(rows, small_bytes, top, skipped)
     if format == "text":
         _text_summary(summary, stream, width)
     elif format == "markdown":
