@@ -44,6 +44,7 @@ if __name__ == "__main__" and sys.path and \
 
 import functools
 import glob
+import json
 import re
 import threading
 import uuid
@@ -52,10 +53,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from aqe_inspect.errors import InspectError
 from aqe_inspect.fleet import tasks
-from aqe_inspect.fleet.table import COLUMN_NAMES, error_row, spark_schema
+from aqe_inspect.fleet.table import COLUMN_NAMES, csv_cell, error_row, spark_schema
 from aqe_inspect.sources.eventlog.files import MAX_DEPTH, folder_parts, is_hidden, is_marker
 
 FORMATS = ("parquet", "csv")
+#: The file a fleet table's folder holds, so that a later run knows it may replace the folder.
+MARKER = "_AQE_INSPECT_FLEET_TABLE"
+MARKER_SCHEMA = "aqe-inspect/fleet-table/v1"
 DEFAULT_MASTER = "local[*]"
 INSTALL_HINT = "the fleet scan runs on PySpark, which is not installed: pip install 'aqe-inspect[spark]'"
 #: binaryFile's limit: a file's bytes are one Java array.
@@ -421,9 +425,11 @@ class _Target:
             if not self._fs.exists(self._parent):
                 raise InspectError("cannot write the table: its parent folder does not exist",
                                    source=self.output)
-            if self._fs.exists(self._path) and not self._fs.getFileStatus(self._path).isDirectory():
-                raise InspectError("cannot write the table: a file is there (the table is a "
-                                   "folder)", source=self.output)
+            if self._fs.exists(self._path):
+                if not self._fs.getFileStatus(self._path).isDirectory():
+                    raise InspectError("cannot write the table: a file is there (the table is a "
+                                       "folder)", source=self.output)
+                self._check_replaceable()
         except InspectError:
             raise
         except Exception as error:
@@ -436,13 +442,15 @@ class _Target:
                                    source=self.output)
 
     def write(self, session, rows: List[Row], output_format: str) -> None:
-        frame = session.createDataFrame([tuple(row[name] for name in COLUMN_NAMES)
+        cell = csv_cell if output_format == "csv" else (lambda value: value)
+        frame = session.createDataFrame([tuple(cell(row[name]) for name in COLUMN_NAMES)
                                          for row in rows], schema=spark_schema())
         writer = frame.coalesce(1).write.mode("overwrite").format(output_format)
         if output_format == "csv":  # quotes doubled, as RFC 4180 and Python's csv read them
             writer = writer.option("header", "true").option("escape", '"')
         try:
             writer.save(self._temporary.toString())
+            self._mark(output_format)
             moved = False
             if self._fs.exists(self._path):
                 moved = bool(self._fs.rename(self._path, self._old))
@@ -461,11 +469,56 @@ class _Target:
             raise InspectError(f"cannot write the table: {_java_message(error)}",
                                source=self.output) from None
 
+    def _check_replaceable(self) -> None:
+        """An existing folder is replaced only when it is empty or a table this command wrote
+        (its marker file): never a folder of the user's own files."""
+        listed = self._fs.listStatus(self._path)
+        if len(listed) == 0:
+            return
+        marker = self._path.suffix("/" + MARKER)
+        if not self._fs.exists(marker):
+            raise InspectError(
+                f"will not replace a folder that is not a fleet table (it holds {len(listed)} "
+                f"entr{'y' if len(listed) == 1 else 'ies'} and no {MARKER} file): give a new or "
+                "empty folder, or a table an earlier fleet run wrote", source=self.output)
+
+    def _mark(self, output_format: str) -> None:
+        """The marker a later run checks before it replaces the folder (Spark's and Hadoop's
+        readers pass over names starting with `_`)."""
+        stream = self._fs.create(self._temporary.suffix("/" + MARKER), True)
+        try:
+            stream.write(bytearray(json.dumps({"schema": MARKER_SCHEMA, "format": output_format})
+                                   .encode() + b"\n"))
+        finally:
+            stream.close()
+
     def _remove(self) -> None:
         try:
             self._fs.delete(self._temporary, True)
         except Exception:  # noqa: BLE001 - cleaning up after a failure already reported
             pass
+
+
+def refuse_local_output(output: str, paths: Sequence[str]) -> None:
+    """A local `--output` that replacing would lose what the user did not ask to replace: the
+    current folder or one above it, or a folder that is, holds or lies inside an input."""
+    target = os.path.realpath(output)
+    if _within(os.getcwd(), target):
+        raise InspectError("will not replace the current folder or a folder above it: give "
+                           "the table a folder of its own", source=output)
+    for path in paths:
+        if has_scheme(path):
+            continue
+        for named in glob.glob(path) if glob.has_magic(path) else [path]:
+            found = os.path.realpath(named)
+            if _within(found, target) or _within(target, found):
+                raise InspectError(f"the table's folder overlaps the input {named}: give it a "
+                                   "folder of its own", source=output)
+
+
+def _within(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or lies under it (both real paths)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def run_fleet(paths: Sequence[str], output: str, output_format: str = "parquet",
@@ -485,6 +538,7 @@ def run_fleet(paths: Sequence[str], output: str, output_format: str = "parquet",
     units = [] if binary else expand_units(paths, LocalFiles())
     given = output
     if not has_scheme(output):  # a local path, wherever Spark's default file system is
+        refuse_local_output(output, paths)
         output = "file:" + os.path.abspath(output)
     own = False
     if session is None:

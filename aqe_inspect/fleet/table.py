@@ -44,6 +44,19 @@ COLUMNS: Tuple[Tuple[str, str], ...] = (
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 
 
+#: What a spreadsheet reads as the start of a formula in a cell (OWASP's CSV injection list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as the CSV table holds it: text a spreadsheet would run as a formula (an app
+    name or description `=HYPERLINK(...)`, `@SUM(...)`, `-2+3`) starts with `'`, which shows it
+    as text; other values as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def kind_column(kind: str) -> str:
     return kind.replace("-", "_")
 
