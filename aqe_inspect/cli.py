@@ -462,7 +462,7 @@ def rules_command(
 
         chosen = tuple(detector for detector in DETECTORS if detector.kind == kind)
         if not chosen:
-            raise InspectError(f"rules: unknown rewrite kind {printable(kind)!r}; "
+            raise InspectError(f"rules: unknown rewrite kind '{printable(kind)}'; "
                                f"{kind_hint(kind)}")
     print_rules(chosen, _output())
 

@@ -357,8 +357,9 @@ def compare(expected: str, actual: str, expected_name: str = "snapshot",
             f"plan and {actual_name} is a {'/'.join(sorted(set(actual_modes)))}-mode plan: "
             "their texts differ throughout; snapshot and check plans printed in the same "
             "explain mode", source=expected_name)
-    lines = difflib.unified_diff(_lines(expected), _lines(actual), expected_name,
-                                 actual_name, lineterm="", n=3)
+    # The names head the diff, a line each: a newline in a file's name cannot add a line.
+    lines = difflib.unified_diff(_lines(expected), _lines(actual), printable(expected_name),
+                                 printable(actual_name), lineterm="", n=3)
     return "\n".join(lines) + "\n"
 
 
