@@ -11,6 +11,7 @@ All escaping is `errors.printable`'s; a Hypothesis property holds it to what it 
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shutil
@@ -174,6 +175,26 @@ def test_rules_output_is_unchanged_text(tmp_path):
     code, out, err = run_cli(["rules"], False, tmp_path)
     assert (code, err) == (0, b"")
     assert "skew-join" in out and "\\" not in out and not FORBIDDEN.findall(out)
+
+
+@pytest.mark.parametrize("terminal", TERMINAL)
+def test_an_expectation_files_names_are_shown_escaped(tmp_path, terminal):
+    """check's PASS and FAIL lines name each expectation as its file does: a name holding a
+    newline forges no PASS line, its escape sequences are text."""
+    log = hostile_log(tmp_path / "eventlog.json", description=EVIL)
+    (tmp_path / "aqe-expect.toml").write_text(
+        "[[query]]\n"
+        f"name = {json.dumps(EVIL + chr(10) + 'PASS-everything')}\n"
+        f"match = {json.dumps('^evil')}\n"
+        "expect = [\"skew-join>=5\", \"coalesced>=1\"]\n", "utf-8")
+    code, out, err = run_cli(["check", log.name, "--config", "aqe-expect.toml"], terminal,
+                             tmp_path)
+    assert (code, err) == (1, b"")
+    plain = OUR_STYLES.sub("", out)
+    assert_defused(out, EVIL + "\nPASS-everything", True, terminal)
+    marks = [line.split(" ", 1)[0] for line in plain.split("\n")
+             if line.startswith(("PASS", "FAIL"))]
+    assert marks == ["FAIL", "PASS"]  # one line each, in the file's order
 
 
 # ---- headers: one line each -----------------------------------------------------------------
