@@ -293,8 +293,8 @@ def _emit(output: Optional[str], write, json: bool = False,
 
     with AtomicFile(output, json=json) as stream:
         write(stream)
-    if summary is not None:
-        _output().write(summary + "\n")
+    if summary is not None:  # one line, whatever the file's name holds
+        _output().write(printable(summary) + "\n")
 
 
 def _diff(read, json: bool = False, replans: bool = False):
@@ -466,7 +466,7 @@ def rules_command(
 
         chosen = tuple(detector for detector in DETECTORS if detector.kind == kind)
         if not chosen:
-            raise InspectError(f"rules: unknown rewrite kind {printable(kind)!r}; "
+            raise InspectError(f"rules: unknown rewrite kind '{printable(kind)}'; "
                                f"{kind_hint(kind)}")
     print_rules(chosen, _output())
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 from typing import Optional
 
 
@@ -51,13 +52,28 @@ class OutputError(Exception):
         return isinstance(self.error, BrokenPipeError) or self.error.errno == errno.EPIPE
 
 
-#: Control characters as Python writes them in a string literal: what prints them safely.
+#: What no output may hold raw when it came from an input, and how it is written instead (as
+#: Python writes it in a string literal): the C0 controls (ESC starts a terminal's escape
+#: sequences: a screen clear, a window title, a hyperlink, a cursor move; CR and LF forge
+#: lines), DEL, the C1 controls (U+0085 is a newline to some readers; U+009B an ESC [), the
+#: line and paragraph separators, and the bidirectional controls (embeddings and overrides
+#: U+202A-U+202E, isolates U+2066-U+2069, the marks U+200E, U+200F and U+061C), which reorder
+#: what a terminal or an editor shows (`evil\u202etxt.exe`).
 _ESCAPES = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
-_ESCAPES.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r", 0x2028: "\\u2028", 0x2029: "\\u2029"})
+_ESCAPES.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
+_ESCAPES.update({code: f"\\u{code:04x}" for code in (
+    0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
 _ESCAPES_KEEPING_NEWLINES = {code: text for code, text in _ESCAPES.items() if code != 0x0A}
+_UNSAFE = re.compile("[%s]" % "".join(re.escape(chr(code)) for code in sorted(_ESCAPES)))
 
 
 def printable(text: str, *, newlines: bool = False) -> str:
-    """`text` with control characters escaped (`\\x1b`), so that printing it cannot restyle or
-    rewrite a terminal; newlines kept when `newlines`, else escaped too (one line)."""
+    """`text` with control and bidirectional characters escaped (`\\x1b`, `\\u202e`), so
+    that printing it cannot restyle, rewrite or reorder a terminal, nor forge a line: one line
+    (a newline written `\\n`), or, when `newlines`, its newlines kept. Every writer of text
+    for people passes what came from an input through here. Text holding none of those
+    characters comes back as it is (the same object); the escaped text holds none of them, so
+    escaping twice changes nothing."""
+    if _UNSAFE.search(text) is None:
+        return text
     return text.translate(_ESCAPES_KEEPING_NEWLINES if newlines else _ESCAPES)

@@ -8,8 +8,12 @@ measures it, which costs seconds per megabyte of plan and loses the nodes of a t
 than the width allows. Here every tree is walked with an explicit stack, each line is written
 once, and the time is linear in what is printed.
 
-What a plan or a file name holds is printed as given: no markup is read in it, and control
-characters are shown escaped (`\\x1b`), so no input can restyle or rewrite the terminal.
+What a plan or a file name holds is printed as given: no markup is read in it (rich draws
+nothing here, so `[bold]` is text), and `Screen` escapes every run of text it is given, as
+`errors.printable` does (control and bidirectional characters as `\\x1b`, `\\u202e`; a newline as
+`\\n`), so no input can restyle, rewrite or reorder the terminal, nor make a header or an
+operator's label more than one line. The writers here and in formats/text.py need not escape
+anything themselves: every line goes through `Screen.lines` or `Screen.styled`.
 """
 
 from __future__ import annotations
@@ -62,15 +66,14 @@ TIGHT_GUIDES = (" ", "│", "├", "└")
 ASCII_TIGHT_GUIDES = (" ", "|", "+", "`")
 SPACE, CONTINUE, FORK, END = range(4)
 
+#: The indent of a header's or a note's lines after its first, when it is wider than the
+#: width: text from an input (a path, an application's name) that wraps starts no line of its
+#: own, where it could pass for a line of ours (`Query 2: ...`, `PASS ...`).
+HANG = "  "
+
 #: Styles of what a view highlights.
 MARKED = "reverse green"
 MARK_NOTE = "green"
-
-
-def shown(text: str) -> str:
-    """`text` with control characters escaped: safe to print on a terminal. A newline still
-    breaks the line, as it does in the plan."""
-    return printable(text, newlines=True)
 
 
 def cell_width(text: str) -> int:
@@ -144,7 +147,11 @@ class Screen:
             self._pending, self._size = [], 0
 
     def styled(self, spans: Sequence[Span], start: int = 0, end: Optional[int] = None) -> str:
-        """The text of `spans` from offset `start` to `end`, with ANSI styles on a terminal."""
+        """The text of `spans`, escaped (`escaped`), from offset `start` to `end` of the
+        escaped text, with ANSI styles on a terminal."""
+        return self._styled(escaped(spans), start, end)
+
+    def _styled(self, spans: Sequence[Span], start: int = 0, end: Optional[int] = None) -> str:
         runs: List[List[str]] = []  # [style, text], neighbours of one style merged
         offset = 0
         for text, style in spans:
@@ -164,16 +171,14 @@ class Screen:
             if style else text for style, text in runs)
 
     def lines(self, spans: Sequence[Span], width: int) -> List[Tuple[str, int]]:
-        """`spans` wrapped to `width`: each line styled, with the cells its text takes."""
-        plain = "".join(text for text, _ in spans)
+        """`spans`, escaped (`escaped`: one line), wrapped to `width`: each line styled, with
+        the cells its text takes."""
+        spans = escaped(spans)
+        line = "".join(text for text, _ in spans)
         out: List[Tuple[str, int]] = []
-        offset = 0
-        for line in plain.split("\n"):
-            for start, end in wrap(line, max(1, width)):
-                end = start + len(line[start:end].rstrip())  # no spaces ending a line
-                out.append((self.styled(spans, offset + start, offset + end),
-                            cell_width(line[start:end])))
-            offset += len(line) + 1
+        for start, end in wrap(line, max(1, width)):
+            end = start + len(line[start:end].rstrip())  # no spaces ending a line
+            out.append((self._styled(spans, start, end), cell_width(line[start:end])))
         return out
 
     def paragraph(self, spans: Sequence[Span], first: str = "", rest: str = "") -> None:
@@ -227,8 +232,14 @@ class Screen:
             label = [(text, f"{MARKED} {style}".strip()) for text, style in label]
             if not self.color:
                 label.insert(0, ("* ", ""))
-            label += [("  ", ""), (f"<- {shown(highlight[id(node)])}", MARK_NOTE)]
+            label += [("  ", ""), (f"<- {highlight[id(node)]}", MARK_NOTE)]
         return label
+
+
+def escaped(spans: Sequence[Span]) -> List[Span]:
+    """`spans` with their text escaped by `errors.printable`: no control or bidirectional
+    character, no newline (a run of text from an input is shown on the line it is put on)."""
+    return [(printable(text), style) for text, style in spans]
 
 
 def clamp_guides(trail: Sequence[str], levels: int, size: int) -> str:
@@ -283,7 +294,7 @@ def output_width(stream=None, tty: Optional[bool] = None) -> int:
 def node_label(node: Node) -> List[Span]:
     """An operator's label in a tree: `views.node_label`'s words, styled, then its statistics,
     run-time figures and code generation stage."""
-    title = shown(node.title or node.name)
+    title = node.title or node.name
     spans: List[Span] = [(title, "bold")]
     if node.id is not None:
         spans += [(" ", ""), (f"({node.id})", "cyan")]
@@ -291,14 +302,14 @@ def node_label(node: Node) -> List[Span]:
     if len(summary) > views.SUMMARY_WIDTH:
         summary = summary[: views.SUMMARY_WIDTH - 3] + "..."
     if summary:
-        spans += [(" ", ""), (shown(summary), "")]
+        spans += [(" ", ""), (summary, "")]
     if node.statistics:
-        spans += [(" ", ""), (f"Statistics({shown(node.statistics)})", "magenta")]
+        spans += [(" ", ""), (f"Statistics({node.statistics})", "magenta")]
     if node.metrics:
         facts = [f"{name} {value}" for name, value in views.node_facts(node)
                  if name != "statistics"]
         if facts:
-            spans += [(" ", ""), (f"[{shown(', '.join(facts))}]", "magenta")]
+            spans += [(" ", ""), (f"[{', '.join(facts)}]", "magenta")]
     if node.is_adaptive_root and "isFinalPlan" not in summary:
         spans += [(" ", ""), (f"isFinalPlan={str(node.is_final_plan).lower()}", "yellow")]
     if node.codegen_stage is not None:
@@ -372,12 +383,12 @@ def _side_cells(out: Screen, rows: Sequence[views.Row], initial: bool, width: in
             fillers[before] = passing
         previous = number
         opened.append(not last[index])
-        label: List[Span] = [(shown(views.node_label(node, summary_width)), "bold")]
+        label: List[Span] = [(views.node_label(node, summary_width), "bold")]
         if node.metrics:  # in a column, only what AQE decided: partitions, skew splits
             facts = [f"{name} {value}" for name, value in views.node_facts(node)
                      if name in ("partitions", "skewed") and is_shuffle_read(node)]
             if facts:
-                label += [(f" [{shown(', '.join(facts))}]", "magenta")]
+                label += [(f" [{', '.join(facts)}]", "magenta")]
         if kinds:
             label = [(text, MARKED) for text, _ in label]
             if not out.color:
@@ -428,12 +439,13 @@ def print_document_tree(document: Document, stream: Optional[TextIO] = None) -> 
     out = Screen(stream)
     section = None
     for number, query in enumerate(document.queries, 1):
-        source = shown(query.source or document.source or "<input>")
+        source = query.source or document.source or "<input>"
         if document.application is None:
             section = _application_section(out, query.application, source, section)
         kind = views.plan_kind(query)
         out.paragraph([(f"Query {number}", "bold"),
-                       (f" ({kind}, {query.mode} mode, {source} line {query.line})", "")])
+                       (f" ({kind}, {query.mode} mode, {source} line {query.line})", "")],
+                      "", HANG)
         out.tree(query.root)
         for sub in query.subqueries:
             if sub.tree is not None:
@@ -444,9 +456,9 @@ def print_document_tree(document: Document, stream: Optional[TextIO] = None) -> 
             out.paragraph([(f"Adaptively optimized out exchange {number_out}", "bold")])
             out.tree(tree)
         for note in query.notes:
-            out.paragraph([(f"note: {shown(note)}", "yellow")])
+            out.paragraph([(f"note: {note}", "yellow")], "", HANG)
     for note in document.notes:
-        out.paragraph([(f"note: {shown(note)}", "yellow")])
+        out.paragraph([(f"note: {note}", "yellow")], "", HANG)
     out.flush()
 
 
@@ -464,7 +476,7 @@ def print_rules(detectors: Iterable, stream: Optional[TextIO] = None) -> None:
 def execution_line(execution) -> str:
     """`execution 3: "count at job.py:12", 1.2 s, 4 re-plans` for a query of an event log."""
     duration = execution.duration_ms
-    parts = [f"execution {execution.execution_id}: {shown(repr(execution.description))}",
+    parts = [f"execution {execution.execution_id}: {execution.description!r}",
              f"{duration / 1000:.3g} s" if duration is not None else "duration unknown",
              f"{execution.replans} re-plan(s)" if execution.replans is not None
              else "re-plans unknown"]
@@ -511,12 +523,12 @@ def print_report(report, stream: Optional[TextIO] = None, view: str = "compact",
     out = Screen(stream, width)
     app = getattr(report, "application", None)
     if app is not None:
-        out.paragraph([("Application", "bold"), (application_words(app), "")])
+        out.paragraph([("Application", "bold"), (application_words(app), "")], "", HANG)
     initial_plans = False
     section = None
     for query_report in report.queries:
         query = query_report.query
-        source = shown(query.source or report.source or "<input>")
+        source = query.source or report.source or "<input>"
         if app is None:
             section = _application_section(out, query.application, source, section)
         initial_plans = initial_plans or query.initial is not None
@@ -524,16 +536,15 @@ def print_report(report, stream: Optional[TextIO] = None, view: str = "compact",
     if hint and view == "compact" and initial_plans:
         out.paragraph([(f"See {PLANS_HINT}.", "dim")])
     for note in report.notes:
-        out.paragraph([(f"note: {shown(note)}", "yellow")], "", "  ")
+        out.paragraph([(f"note: {note}", "yellow")], "", "  ")
     out.flush()
 
 
 def application_words(app) -> str:
     """` local-1 (name), Spark 4.0.0` after the word `Application`. A cut or partial log may
     lack the events that name the application."""
-    named = f" {shown(app.app_id or 'of unknown id')}" + (f" ({shown(app.name)})" if app.name
-                                                          else "")
-    return named + (f", Spark {shown(app.spark_version)}" if app.spark_version else "")
+    named = f" {app.app_id or 'of unknown id'}" + (f" ({app.name})" if app.name else "")
+    return named + (f", Spark {app.spark_version}" if app.spark_version else "")
 
 
 def _application_section(out: Screen, app, source: str, section: Optional[tuple]
@@ -574,16 +585,16 @@ def _query(out: Screen, query_report, source: str, view: str) -> None:
             out.tree(query.final)
         for pair in pairs:
             if pair.where != "main":
-                out.paragraph([(shown(pair.where), "bold")])
+                out.paragraph([(pair.where, "bold")], "", HANG)
             print_side_by_side(out, views.side_by_side_rows(pair, marked=marked),
                                pair.initial is not None)
     for rewrite in query_report.rewrites:
         line = views.finding_line(rewrite)
         kind = rewrite.kind
-        out.paragraph([(kind, "bold green"), (shown(line[len(kind):]), "")], "  ", "    ")
+        out.paragraph([(kind, "bold green"), (line[len(kind):], "")], "  ", "    ")
     out.paragraph([(counts_line(query_report), "")], "  ", "    ")
     for note in query_report.notes:
-        out.paragraph([(f"note: {shown(note)}", "yellow")], "  ", "    ")
+        out.paragraph([(f"note: {note}", "yellow")], "  ", "    ")
     out.paragraph([])
 
 

@@ -52,7 +52,7 @@ import difflib
 import re
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
-from .errors import InspectError
+from .errors import InspectError, printable
 from .model import Node, Query
 from .report import REWRITE_KINDS, QueryReport, Report, Rewrite
 from .views import node_summary
@@ -315,8 +315,12 @@ class _Writer:
 
 def take(report: QueryReport) -> str:
     """The snapshot of one query: its header (format version, explain mode, whether the plan
-    is final, rewrite counts), its rewrites, its final plan, normalised; ends with a newline."""
-    return "\n".join(_Writer(report).lines()) + "\n"
+    is final, rewrite counts), its rewrites, its final plan, normalised; ends with a newline.
+    Each line is escaped by `errors.printable` (what a plan holds may be anything): no control
+    or bidirectional character is written raw, an operator's text holding a newline stays one
+    line (`\\n`), and the same plan gives the same text, which is what a snapshot file holds
+    and what `check --snapshot` compares."""
+    return "\n".join(printable(line) for line in _Writer(report).lines()) + "\n"
 
 
 def take_all(report: Report) -> str:
@@ -353,9 +357,16 @@ def compare(expected: str, actual: str, expected_name: str = "snapshot",
             f"plan and {actual_name} is a {'/'.join(sorted(set(actual_modes)))}-mode plan: "
             "their texts differ throughout; snapshot and check plans printed in the same "
             "explain mode", source=expected_name)
-    lines = difflib.unified_diff(expected.splitlines(), actual.splitlines(), expected_name,
-                                 actual_name, lineterm="", n=3)
+    # The names head the diff, a line each: a newline in a file's name cannot add a line.
+    lines = difflib.unified_diff(_lines(expected), _lines(actual), printable(expected_name),
+                                 printable(actual_name), lineterm="", n=3)
     return "\n".join(lines) + "\n"
+
+
+def _lines(text: str) -> List[str]:
+    """The lines of a snapshot text, split at newlines only (as `load` checks them: a U+0085
+    or U+2028 that a snapshot file holds raw stays in its line, and is shown escaped)."""
+    return (text[:-1] if text.endswith("\n") else text).split("\n")
 
 
 def load(path: str) -> str:
@@ -464,7 +475,7 @@ def outcome(snapshot_path: str, report: Report, expected: str) -> "Outcome":
             "anew)", source=snapshot_path, line=1)
     found = compare(expected, actual, snapshot_path, report.source or "<stdin>")
     changed = 0 if found is None else sum(
-        1 for line in found.splitlines()[2:] if line[:1] in "+-")
+        1 for line in _lines(found)[2:] if line[:1] in "+-")
     queries = tuple(query_report.id for query_report in report.queries)
     expectation = Expectation(SNAPSHOT_KIND, "==", 0, f"snapshot {snapshot_path}",
                               origin=Origin(snapshot_path))

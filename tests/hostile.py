@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from contextlib import redirect_stderr, redirect_stdout
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from aqe_inspect.cli import main
 
@@ -73,3 +74,45 @@ def run(*args: str) -> Tuple[int, str, str]:
     with redirect_stdout(out), redirect_stderr(err):
         code = main(list(args))
     return code, out.getvalue(), err.getvalue()
+
+
+#: Where a sample's plans hold text a user wrote: the string literal of a filter (`tier = 'hot'`
+#: in the dynamic partition pruning scenario, printed bare by Spark: `(tier#20 = hot)`) and the
+#: folder of a table's files (`.../dpp_fact`), each as a pattern matching only it.
+PLAN_FIELDS = {"literal": r"(?<=[ ,(])hot(?=[ )])", "table": r"(?<=/)dpp_(?:fact|dim)\b"}
+
+
+def _substituted(value: Any, pattern: "re.Pattern[str]", new: str, counts: List[int]) -> Any:
+    if isinstance(value, dict):
+        return {key: _substituted(item, pattern, new, counts) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_substituted(item, pattern, new, counts) for item in value]
+    if isinstance(value, str):
+        value, count = pattern.subn(lambda _: new, value)
+        counts[0] += count
+    return value
+
+
+def hostile_plan(target: Path, field: str, text: str, *, name: str = "eventlog.json",
+                 scenario: str = "dynamic_partition_pruning",
+                 spark_version: str = "3.5.9") -> Path:
+    """The sample file `name` (an event log, History Server JSON, a plan text, a driver log)
+    of `scenario` written to `target` with the plan text of `field` (see PLAN_FIELDS) replaced
+    by `text` wherever a plan holds it; JSON stays JSON (the text escaped as JSON strings
+    are), the rest as Spark wrote it."""
+    source = SAMPLE_PLANS / f"spark-{spark_version}" / scenario / name
+    pattern = re.compile(PLAN_FIELDS[field])
+    counts = [0]
+    if name.endswith(".json"):
+        raw = source.read_text("utf-8")
+        if raw.lstrip().startswith("[") or name == "history_sql.json":
+            out = json.dumps(_substituted(json.loads(raw), pattern, text, counts), indent=2)
+        else:
+            out = "".join(json.dumps(_substituted(json.loads(line), pattern, text, counts),
+                                     separators=(",", ":")) + "\n"
+                          for line in raw.splitlines() if line.strip())
+    else:
+        out, counts[0] = pattern.subn(lambda _: text, source.read_text("utf-8"))
+    assert counts[0], f"{source}: no {field} to replace"
+    target.write_text(out, "utf-8")
+    return target

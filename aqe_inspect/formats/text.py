@@ -12,8 +12,9 @@ import dataclasses
 from typing import Optional, TextIO
 
 from ..check import CheckResult, Outcome
+from ..errors import printable
 from .. import render
-from ..render import Screen, shown
+from ..render import Screen
 from ..report import Report
 from . import Format
 
@@ -38,7 +39,7 @@ class TextFormat(Format):
 
     def write_check(self, result: CheckResult, stream: TextIO) -> None:
         out = Screen(stream, self.width)
-        width = max((len(o.name) for o in result.outcomes), default=0)
+        width = max((len(printable(o.name)) for o in result.outcomes), default=0)
         for outcome in result.outcomes:
             _outcome(out, outcome, width)
         for outcome in result.failures:
@@ -53,13 +54,13 @@ class TextFormat(Format):
             render.print_report(Report(shown_queries, result.source, (), result.application),
                                 stream, "side-by-side", self.width, hint=False)
         for note in result.notes:
-            out.paragraph([(f"note: {shown(note)}", "yellow")])
+            out.paragraph([(f"note: {note}", "yellow")], "", render.HANG)
         out.paragraph([])
         # One line, however long: the last line of a CI log, read first and grepped.
         verdict = result.verdict
         out.write_line(out.styled([(verdict[:1].upper() + verdict[1:],
                                     "bold red" if result.failures else "bold green"),
-                                   (f" ({shown(result.queries_read)})", "")]))
+                                   (f" ({result.queries_read})", "")]))
         out.flush()
 
 
@@ -69,22 +70,22 @@ def _outcome(out: Screen, outcome: Outcome, width: int) -> None:
     where = [f"from {expectation.origin}"]
     if outcome.location is not None and not outcome.passed:
         location = outcome.location
-        where.insert(0, f"at {shown(location.path or '<input>')}"
+        where.insert(0, f"at {location.path or '<input>'}"
                         + (f":{location.line}" if location.line else ""))
-    out.paragraph([mark, (f" {shown(outcome.name).ljust(width)}  ", "bold"),
-                   (shown(outcome.message), ""), (f" ({', '.join(where)})", "dim")], "", "     ")
+    out.paragraph([mark, (f" {printable(outcome.name).ljust(width)}  ", "bold"),
+                   (outcome.message, ""), (f" ({', '.join(where)})", "dim")], "", "     ")
     for line in outcome.why_lines():
-        out.paragraph([("why not: ", "yellow"), (shown(line), "")], "     ", "       ")
+        out.paragraph([("why not: ", "yellow"), (line, "")], "     ", "       ")
 
 
 def _detail(out: Screen, outcome: Outcome) -> None:
     """A snapshot's unified diff, as it is (lines are not wrapped: a diff is read by column)."""
     out.paragraph([])
-    out.paragraph([(f"Why: {shown(outcome.name)} differs", "bold")])
+    out.paragraph([(f"Why: {outcome.name} differs", "bold")], "", render.HANG)
     styles = {"+": "green", "-": "red", "@": "cyan"}
-    for line in outcome.detail.splitlines():
+    for line in outcome.detail.rstrip("\n").split("\n"):  # lines as the diff made them
         style = "bold" if line.startswith(("+++", "---")) else styles.get(line[:1], "")
-        out.write_line(out.styled([(shown(line), style)]))
+        out.write_line(out.styled([(line, style)]))
 
 
 FORMAT = TextFormat()

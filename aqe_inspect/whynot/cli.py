@@ -7,7 +7,7 @@ from typing import Iterator, Mapping, Optional, Tuple
 from ..report import QueryReport
 from . import explain_query, query_settings
 from .settings import Given
-from .writing import query_json, write_json, write_text_query
+from .writing import query_json, write_json, write_line, write_text_query
 
 
 def heading(report: QueryReport, version: Optional[str], settings_note: str) -> str:
@@ -57,4 +57,4 @@ def run_why(report, stream, user: Mapping[str, Given], version: Optional[str],
         count += 1
         write_text_query(answer, heading(query, found, settings_note(query, user)), stream)
     for note in report.notes:
-        stream.write(f"note: {note}\n")
+        write_line(stream, f"note: {note}")

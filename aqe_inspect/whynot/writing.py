@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Iterable, List, Optional
 
+from ..errors import printable
 from ..model import Application
 from .verdicts import Candidate, QueryWhy
 
@@ -67,11 +68,19 @@ def candidate_lines(found: Candidate, indent: str = "  ") -> List[str]:
     return lines
 
 
+def write_line(stream, line: str) -> None:
+    """One line of the text answer, escaped by `errors.printable`: what it says of an input (a
+    description, a path, an operator, a setting's value) cannot restyle the terminal nor
+    forge a line."""
+    stream.write(printable(line) + "\n")
+
+
 def write_text_query(answer: QueryWhy, heading: str, stream) -> None:
-    stream.write(heading + "\n")
+    write_line(stream, heading)
     if not answer.candidates:
-        stream.write("  no operator where AQE could have rewritten\n")
+        write_line(stream, "  no operator where AQE could have rewritten")
     for found in answer.candidates:
-        stream.write("\n".join(candidate_lines(found)) + "\n")
+        for line in candidate_lines(found):
+            write_line(stream, line)
     for note in answer.notes:
-        stream.write(f"  note: {note}\n")
+        write_line(stream, f"  note: {note}")
