@@ -107,7 +107,7 @@ def fresh(request, dist, tmp_path_factory) -> dict:
     environ.update(XDG_CACHE_HOME=str(cache), PATH=f"{env_dir / 'bin'}{os.pathsep}"
                    f"{environ.get('PATH', '')}")
     return {"python": python, "bin": env_dir / "bin", "env": environ, "elsewhere": elsewhere,
-            "cache": cache, "kind": request.param}
+            "cache": cache}
 
 
 def _event_logs() -> list:
@@ -177,11 +177,10 @@ def test_the_installed_wheel_runs_every_command_from_anywhere(fresh, tmp_path):
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("fresh", ["this-python"], indirect=True)
 def test_fleet_from_the_installed_wheel_with_the_spark_extra(dist, fresh, tmp_path):
     """`pip install "aqe-inspect[spark]"`, then `fleet` from outside the checkout and from its
     root: Python workers import the installed package, never the source tree."""
-    if fresh["kind"] != "this-python":
-        pytest.skip("the fleet job is run on the suite's own Python")
     if not IN_CI:
         pytest.importorskip("pyspark", reason="the 'spark' extra is not installed")
     import pyspark
