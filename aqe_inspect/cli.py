@@ -4,8 +4,10 @@ Start-up matters (it runs in CI loops and pipes), so this module imports only ty
 time; the parser, Lark and rich are imported by the command that needs them.
 
 The promise to a user: any input gives a result, or one line `aqe-inspect: error: ...` on
-standard error and exit code 2; Ctrl-C is one line `aqe-inspect: interrupted` and exit 130;
-a reader that leaves early (`| head`) is no error (exit 0). Never a traceback.
+standard error and exit code 2; Ctrl-C is one line `aqe-inspect: interrupted` and exit 130,
+SIGTERM and SIGHUP the same line naming the signal and exit 143 and 129 (128 + the signal's
+number), within a second, the pool's worker processes ended and no temporary file left; a
+reader that leaves early (`| head`) is no error (exit 0). Never a traceback, from any process.
 """
 
 from __future__ import annotations
@@ -13,25 +15,50 @@ from __future__ import annotations
 import gc
 import itertools
 import os
+import signal
 import sys
 from enum import Enum
 from typing import List, Optional
 
-try:  # Ctrl-C while typer loads (most of the start-up) is an interruption like any other
+#: The signals that end a run: each is raised where the main thread is, as Ctrl-C is, so that
+#: everything unwinds the same way (a temporary output file removed, the pool's workers ended).
+ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                       if hasattr(signal, name))
+
+
+def _ending_while_loading(signum: int, frame) -> None:
+    raise KeyboardInterrupt(signum)
+
+
+# Ctrl-C, SIGTERM or SIGHUP while typer and the commands load (most of the start-up) is an
+# interruption like any other: one line, 128 + the signal. The handlers are this import's only.
+_loading_handlers = {}
+for _each in ENDING_SIGNALS:
+    try:
+        _loading_handlers[_each] = signal.signal(_each, _ending_while_loading)
+    except (ValueError, OSError):  # imported from another thread than the main one
+        break
+try:
     import typer
 
     try:  # typer 0.2x vendors click; earlier releases use click itself
         from typer._click import exceptions as usage_errors
     except ImportError:  # pragma: no cover - depends on the installed typer
         from click import exceptions as usage_errors  # type: ignore[no-redef]
-except KeyboardInterrupt:  # pragma: no cover - timing
-    sys.stderr.write("aqe-inspect: interrupted\n")
-    raise SystemExit(130) from None
 
-from . import __version__
-from .errors import InspectError, OutputError, printable
-from .formats import FORMAT_NAMES
-from .outputs import Output
+    from . import __version__
+    from .errors import InspectError, OutputError, printable
+    from .formats import FORMAT_NAMES
+    from .outputs import Output
+except KeyboardInterrupt as _interruption:  # pragma: no cover - timing
+    _number = _interruption.args[0] if _interruption.args and \
+        isinstance(_interruption.args[0], int) else signal.SIGINT
+    _named = "" if _number == signal.SIGINT else f" ({signal.Signals(_number).name})"
+    sys.stderr.write(f"aqe-inspect: interrupted{_named}\n")
+    raise SystemExit(128 + _number) from None
+finally:
+    for _each, _handler in _loading_handlers.items():
+        signal.signal(_each, _handler if _handler is not None else signal.SIG_DFL)
 
 app = typer.Typer(
     name="aqe-inspect",
@@ -291,8 +318,31 @@ def _emit(output: Optional[str], write, json: bool = False,
         return
     from .outputs import AtomicFile
 
-    with AtomicFile(output, json=json) as stream:
+    # The temporary file is made and renamed (or removed) with the ending signals held, so that
+    # one cannot fall between its making and the `try` that removes it, nor stop its removal:
+    # a signal that comes meanwhile is raised when they are released, inside the `try`.
+    target = AtomicFile(output, json=json)
+    held = _hold_signals()
+    try:
+        stream = target.__enter__()
+    except BaseException:
+        _release_signals(held)
+        raise
+    try:
+        _release_signals(held)
         write(stream)
+    except BaseException:
+        held = _hold_signals()
+        try:
+            target.__exit__(*sys.exc_info())
+        finally:
+            _release_signals(held)
+        raise
+    held = _hold_signals()
+    try:
+        target.__exit__(None, None, None)
+    finally:
+        _release_signals(held)
     if summary is not None:  # one line, whatever the file's name holds
         _output().write(printable(summary) + "\n")
 
@@ -577,13 +627,110 @@ def _invoke(argv: Optional[List[str]]) -> int:
     return 0
 
 
+# ---- signals ------------------------------------------------------------------------------
+
+_signalled: Optional[int] = None  # the signal that ended this run, if one did
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal (SIGINT, SIGTERM, SIGHUP) ended the run."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum: int, frame) -> None:
+    """The first ending signal: later ones are ignored while the run unwinds (it takes well
+    under a second), so that none can stop a temporary file's removal half-way."""
+    global _signalled
+    for each in ENDING_SIGNALS:
+        signal.signal(each, signal.SIG_IGN)
+    if _signalled is None:
+        _signalled = signum
+        raise Interrupted(signum)
+
+
+def _catch_signals():
+    """Install `_on_signal` for the ending signals (from the main thread only: a library
+    caller's thread keeps its process's handlers); the handlers replaced, to restore."""
+    previous = {}
+    for each in ENDING_SIGNALS:
+        try:
+            previous[each] = signal.signal(each, _on_signal)
+        except (ValueError, OSError):  # not the main thread; or a signal not to be caught
+            break
+    return previous
+
+
+def _restore_signals(previous) -> None:
+    for each, handler in previous.items():
+        try:
+            signal.signal(each, handler if handler is not None else signal.SIG_DFL)
+        except (ValueError, OSError, TypeError):
+            pass
+
+
+def _hold_signals():
+    """Block the ending signals (they wait); the mask to give back to `_release_signals`."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, ENDING_SIGNALS)
+
+
+def _release_signals(previous) -> None:
+    """Unblock them: a signal that came meanwhile is raised here."""
+    if previous is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _stop_workers() -> None:
+    """End the event-log reader's worker processes, if it started any."""
+    events = sys.modules.get("aqe_inspect.sources.eventlog.events")
+    if events is not None:
+        try:
+            events.stop_workers()
+        except Exception:  # noqa: BLE001 - ending the run matters more
+            pass
+
+
+def _interrupted() -> int:
+    """Ctrl-C or another ending signal: the workers ended, one line, 128 + the signal."""
+    _stop_workers()
+    signum = _signalled if _signalled is not None else signal.SIGINT
+    name = "" if signum == signal.SIGINT else f" ({signal.Signals(signum).name})"
+    _say(f"aqe-inspect: interrupted{name}")
+    return 128 + signum
+
+
+def _leave(code: int) -> None:
+    """End the process now, its output flushed: after a signal, nothing is left to clean (the
+    temporary file is gone, the workers are dead), and the interpreter's own exit would wait on
+    the pool's threads, which may wait on a pipe no one reads any more."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed or broken stream: nothing to keep
+            pass
+    os._exit(code)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """Run the CLI: the exit code, and at most one line on standard error."""
+    """Run the CLI: the exit code, and at most one line on standard error. Run as the command
+    (no `argv`), a signal that ended the run ends the process at once with that code."""
+    global _signalled
+    _signalled = None
+    previous = _catch_signals()
     try:
-        return _main(argv)
-    except KeyboardInterrupt:  # Ctrl-C, wherever it falls, even while reporting an error
-        _say("aqe-inspect: interrupted")
-        return 130
+        try:
+            code = _main(argv)
+        except KeyboardInterrupt:  # Ctrl-C or a signal, wherever it falls, even while
+            code = _interrupted()  # reporting an error
+    finally:
+        _restore_signals(previous)
+    if _signalled is not None and argv is None:
+        _leave(code)
+    return code
 
 
 def _main(argv: Optional[List[str]]) -> int:

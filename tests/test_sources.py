@@ -282,7 +282,6 @@ def test_a_100_mb_log_streams_through_in_bounded_memory(tmp_path):
     memory bounded by the plans kept, not by the log (its speed is in bench/run.py)."""
     import resource
     import subprocess
-    import sys
 
     data = b"".join(path.read_bytes() for path in LOGS)
     path = tmp_path / "big.log"

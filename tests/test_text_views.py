@@ -12,7 +12,6 @@ import io
 import os
 import re
 import subprocess
-import sys
 from contextlib import redirect_stderr, redirect_stdout
 
 import pytest

@@ -1,9 +1,18 @@
-"""Read what the user named: a file, or `-` for standard input, as a stream of lines.
+"""Read what the user named: a file, or `-` for standard input, as a stream of lines; and the
+one size guard every reader shares.
 
 Input is read in chunks and decoded line by line, so a log of any size streams through; only
 one line (and, further on, one plan) is held at a time, each up to `max_size` characters.
 Bytes that are not UTF-8 are replaced and remembered: they fail the run only when no plan
 could be read at all (a binary file), else they become a note.
+
+**The size guard.** `--max-size` (`max_size`, default DEFAULT_MAX_SIZE) bounds whatever one
+reader must hold whole: a line of text, a plan, an event of an event log (checked while it is
+decompressed, before more of it is held: events.py skips it with a note), a block a codec
+decodes whole (codecs.py), the events held for executions that have not ended (events.py), a
+History Server answer (a saved file: `read_bounded`; a download: `check_declared` on its
+Content-Length, then `read_bounded` on the body). Every refusal says it the same way
+(`over_max_size`): what, how large, the bound, and "raise --max-size to read it".
 """
 
 from __future__ import annotations
@@ -19,6 +28,47 @@ STDIN = "-"
 CHUNK = 1 << 20
 #: The most text held at once (one line, one plan) unless --max-size says otherwise.
 DEFAULT_MAX_SIZE = 256 * 1024 * 1024
+
+
+def over_max_size(what: str, max_size: int, size: Optional[int] = None,
+                  skipped: bool = False) -> str:
+    """The words of every refusal by size: `what` ("line 4", "the History Server answer")
+    is longer than `max_size` bytes (`size`, when known) [and was skipped]: raise --max-size
+    to read it."""
+    known = f" ({size:,} bytes)" if size is not None else ""
+    outcome = " and was skipped" if skipped else ""
+    return (f"{what}{known} is longer than --max-size ({max_size:,} bytes){outcome}; raise "
+            f"--max-size to read it")
+
+
+def check_declared(size: Optional[int], max_size: int, source: str, what: str) -> None:
+    """Refuse, before anything is read, what says it is longer than `max_size` bytes (a file's
+    size, an HTTP answer's Content-Length): an InspectError naming `source`. `size` None (not
+    said) passes: `read_bounded` still bounds it."""
+    if size is not None and size > max_size:
+        raise InspectError(over_max_size(what, max_size, size), source=source)
+
+
+def read_bounded(stream: BinaryIO, max_size: int, source: str, what: str) -> bytes:
+    """All the bytes of `stream` (a file, an HTTP answer), read in pieces of at most CHUNK
+    bytes and refused as soon as they pass `max_size`: never more than `max_size` + 1 held,
+    whatever the stream holds or says it holds. An InspectError naming `source` past the
+    bound; OSError from the stream is the caller's to word."""
+    parts = []
+    held = 0
+    read = getattr(stream, "read1", None) or stream.read
+    while True:
+        data = read(min(CHUNK, max_size + 1 - held))
+        if not data:
+            break
+        parts.append(data)
+        held += len(data)
+        if held > max_size:
+            parts.clear()
+            raise InspectError(over_max_size(what, max_size), source=source)
+    data = b"".join(parts)
+    parts.clear()
+    return data
 
 
 def display_name(path: str) -> str:
@@ -147,8 +197,7 @@ class InputReader:
                 start = end + 1
             del pending[:start]
             if len(pending) > self.max_size:
-                raise InspectError(f"line {number + 1} is longer than {self.max_size:,} bytes "
-                                   "with no line break; raise --max-size to read it",
+                raise InspectError(over_max_size(f"line {number + 1}", self.max_size),
                                    source=self.name, line=number + 1, column=1)
         if pending or number == 0:
             number += 1

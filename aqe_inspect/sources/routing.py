@@ -30,9 +30,9 @@ def read_input(path: str, max_size: int = DEFAULT_MAX_SIZE, task_metrics: bool =
         if log is not None:
             from .eventlog import LogStream
 
-            return LogStream("<stdin>", [log], task_metrics=task_metrics)
+            return LogStream("<stdin>", [log], task_metrics=task_metrics, max_size=max_size)
     else:
-        found = _read_events(path, task_metrics)
+        found = _read_events(path, task_metrics, max_size)
         if found is not None:
             return found
     return read_document(path, max_size)
@@ -54,6 +54,7 @@ def _stdin_event_log():
 
     if sys.stdin.closed:
         return None
+
     try:
         codec = event_stream_codec(peek_stdin, "<stdin>")
     except OSError as error:
@@ -61,25 +62,39 @@ def _stdin_event_log():
     return None if codec is None else stream_event_log("<stdin>", codec, stdin_stream())
 
 
-def _read_events(path: str, task_metrics: bool = False):
+def _read_events(path: str, task_metrics: bool = False, max_size: int = DEFAULT_MAX_SIZE):
     """An event log (file or directory; a stream of its executions) or saved History Server
     JSON (a Document), told by content; None for anything else (the text reader takes it).
     A compressed file is an event log by its magic bytes, never text: what it holds if not
-    events is said by the event-log reader."""
+    events is said by the event-log reader. `max_size` bounds each event of a log, and a
+    History Server answer whole (one JSON document: refused, not skipped)."""
     from .eventlog import stream_event_logs
     from .eventlog.files import SNIFF_SIZE, may_be_event_log
     from .eventlog.history import looks_like_history_json, read_history
 
-    if os.path.isdir(path):
-        return stream_event_logs(path, task_metrics=task_metrics)  # says so when it holds none
+    if os.path.isdir(path):  # says so when it holds none
+        return stream_event_logs(path, task_metrics=task_metrics, max_size=max_size)
     try:
         with open(path, "rb") as handle:
             head = handle.read(SNIFF_SIZE)
     except OSError:
         return None  # the text reader says what is wrong, as for any file
     if looks_like_history_json(head):
-        with open(path, "rb") as handle:
-            return read_history(handle.read(), path)
+        return read_history(_history_bytes(path, max_size), path)
     if head and may_be_event_log(head, path):  # the bytes already read tell
-        return stream_event_logs(path, task_metrics=task_metrics)
+        return stream_event_logs(path, task_metrics=task_metrics, max_size=max_size)
     return None
+
+
+def _history_bytes(path: str, max_size: int) -> bytes:
+    """A saved History Server answer whole (it is one JSON document), refused before it is read
+    when the file is longer than `max_size`, and never held past it if it grows meanwhile."""
+    from .reading import check_declared, read_bounded
+
+    what = "the History Server answer"
+    try:
+        with open(path, "rb") as handle:
+            check_declared(os.fstat(handle.fileno()).st_size, max_size, path, what)
+            return read_bounded(handle, max_size, path, what)
+    except OSError as error:
+        raise InspectError(f"cannot read: {error.strerror or error}", source=path) from None

@@ -20,6 +20,7 @@ from typing import Callable, Iterator, List, Optional
 
 from ...errors import InspectError
 from ...model import Application, Document, Query
+from ..reading import DEFAULT_MAX_SIZE
 from .codecs import DEFAULT_CHUNK_SIZE, read_chunks
 from .files import EventLog, Part, find_event_logs, looks_like_event_log, search_event_logs
 
@@ -31,10 +32,11 @@ __all__ = ["DEFAULT_CHUNK_SIZE", "EventLog", "Part", "find_event_logs",
 POOL_MIN_EXECUTIONS = 64
 
 
-def read_event_logs(path: str, workers: Optional[int] = None,
-                    task_metrics: bool = False) -> List[Document]:
+def read_event_logs(path: str, workers: Optional[int] = None, task_metrics: bool = False,
+                    max_size: int = DEFAULT_MAX_SIZE) -> List[Document]:
     """One Document per application found at `path` (a file or a directory), its executions in
-    the order of their ids (with `task_metrics`, the spreads of task metrics too). In a folder,
+    the order of their ids (with `task_metrics`, the spreads of task metrics too); an event
+    longer than `max_size` bytes is skipped with a note (`LogStream`). In a folder,
     the first Document's notes say what was passed over and which logs could not be read (a
     log damaged part way keeps the executions read before, with a note); an InspectError when
     no log can be read."""
@@ -46,7 +48,7 @@ def read_event_logs(path: str, workers: Optional[int] = None,
     errors: List[InspectError] = []  # of the logs of which nothing could be read
     for log in found.logs:
         stream = LogStream(log.name, [log], workers, task_metrics=task_metrics,
-                           keep_going=several)
+                           keep_going=several, max_size=max_size)
         queries = sorted(stream.queries, key=lambda q: q.execution.execution_id
                          if q.execution is not None else -1)
         if stream.failed and not queries:
@@ -59,14 +61,14 @@ def read_event_logs(path: str, workers: Optional[int] = None,
     return documents
 
 
-def stream_event_logs(path: str, workers: Optional[int] = None,
-                      task_metrics: bool = False) -> "LogStream":
+def stream_event_logs(path: str, workers: Optional[int] = None, task_metrics: bool = False,
+                      max_size: int = DEFAULT_MAX_SIZE) -> "LogStream":
     """The SQL executions of every application at `path`, read as they are asked for; the
     stream's notes start with what a folder's search passed over and could not read."""
     found = search_event_logs(path)
     if not found.logs:
         raise found.nothing_read()
-    stream = LogStream(path, found.logs, workers, task_metrics=task_metrics)
+    stream = LogStream(path, found.logs, workers, task_metrics=task_metrics, max_size=max_size)
     stream.notes.extend(found.notes())
     return stream
 
@@ -83,10 +85,15 @@ class LogStream:
     Of several logs, one that cannot be read (damaged part way) is a note and the others are
     read; its error is in `failed`, and the stream raises the first only when every log failed
     before giving a query. With `keep_going`, a single log's error is such a note too and is
-    never raised (the caller decides)."""
+    never raised (the caller decides).
+
+    `max_size` (--max-size) bounds what is held at once: an event longer than it is skipped
+    with a note naming its file and line, a block a codec decodes whole is refused past it,
+    and the events held for executions not yet ended stay under it (events.py, MAX_OPEN)."""
 
     def __init__(self, source: str, logs, workers: Optional[int] = None,
-                 task_metrics: bool = False, keep_going: bool = False):
+                 task_metrics: bool = False, keep_going: bool = False,
+                 max_size: int = DEFAULT_MAX_SIZE):
         self.source = source
         self.notes: List[str] = []
         self.failed: List[InspectError] = []
@@ -97,6 +104,7 @@ class LogStream:
         self._diff = self._json = False
         self._keep_replans = False
         self._task_metrics = task_metrics
+        self._max_size = max_size
         self.selected = False
         self.queries: Iterator[Query] = self._read()
 
@@ -144,7 +152,7 @@ class LogStream:
         read = 0
         for log in self._logs:
             self._scanner = Scanner(log, self.notes, keep_replans=self._keep_replans,
-                                    task_metrics=self._task_metrics)
+                                    task_metrics=self._task_metrics, max_size=self._max_size)
             found = 0
             try:
                 for query, query_notes in build_queries(self._scanner, self._workers,

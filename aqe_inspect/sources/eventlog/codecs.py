@@ -31,6 +31,16 @@ Damage: a file cut short (a log still being written, or copied half-way) is read
 last complete block, and a note names where it was cut; the consumer sees the bytes that block
 held, which may end inside a line. A block that cannot be decoded, or whose checksum does not
 match, is an error naming the file and the byte offset.
+
+Size: whatever a file holds or claims, one decompress call gives a bounded output. zstd and
+gzip are streams, read `chunk_size` bytes of output at a time (zstandard's stream reader,
+`max_length` of zlib's decompressobj): a small file that inflates to gigabytes (a "bomb")
+passes through in chunks, and it is the line reader (events.py) that refuses a line longer
+than --max-size. lz4, snappy and lzf blocks are decoded whole: their decoded length is read
+from their header (lz4's, lzf's) or from the raw block's preamble (snappy's) before decoding,
+and a block longer than `max_size` is an error saying so (lz4-java's blocks are at most 32 MiB,
+ning's lzf chunks 64 KiB); lengths that no compressor could write (a compressed length past
+the codec's bound for the decoded length) are damage.
 """
 
 from __future__ import annotations
@@ -42,6 +52,7 @@ import zlib
 from typing import TYPE_CHECKING, BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ...errors import InspectError
+from ..reading import DEFAULT_MAX_SIZE
 
 if TYPE_CHECKING:  # the types the reader reads; files.py imports this module
     from .files import EventLog, Part
@@ -197,9 +208,17 @@ def _corrupt(source: str, what: str, offset: int, why: str = "") -> InspectError
                         source=source)
 
 
+def _too_large(source: str, what: str, offset: int, size: int, max_size: int) -> InspectError:
+    """A block that would decompress to more than --max-size: refused before it is decoded."""
+    return InspectError(f"byte offset {offset}: {what} decompresses to {size:,} bytes, more than "
+                        f"--max-size ({max_size:,} bytes); raise --max-size to read it",
+                        source=source)
+
+
 # -- plain -----------------------------------------------------------------------------------
 
-def _plain(handle: BinaryIO, source: str, notes: List[str], chunk_size: int) -> Iterator[bytes]:
+def _plain(handle: BinaryIO, source: str, notes: List[str], chunk_size: int,
+           max_size: int) -> Iterator[bytes]:
     read = handle.read
     while True:
         chunk = read(chunk_size)
@@ -210,7 +229,8 @@ def _plain(handle: BinaryIO, source: str, notes: List[str], chunk_size: int) -> 
 
 # -- gzip ------------------------------------------------------------------------------------
 
-def _gzip(handle: BinaryIO, source: str, notes: List[str], chunk_size: int) -> Iterator[bytes]:
+def _gzip(handle: BinaryIO, source: str, notes: List[str], chunk_size: int,
+          max_size: int) -> Iterator[bytes]:
     inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
     member = consumed = 0  # the file offsets of the current member and of `pending`
     pending = b""
@@ -348,7 +368,8 @@ class _WalkedFile(io.RawIOBase):
         return data
 
 
-def _zstd(handle: BinaryIO, source: str, notes: List[str], chunk_size: int) -> Iterator[bytes]:
+def _zstd(handle: BinaryIO, source: str, notes: List[str], chunk_size: int,
+          max_size: int) -> Iterator[bytes]:
     zstandard = require_library("zstd", source)
     frames = _ZstdFrames(source)
     reader = zstandard.ZstdDecompressor().stream_reader(
@@ -399,11 +420,17 @@ _LZ4_RAW, _LZ4_COMPRESSED = 0x10, 0x20
 _LZ4_SEED = 0x9747B28C
 
 
-def _lz4(handle: BinaryIO, source: str, notes: List[str], chunk_size: int) -> Iterator[bytes]:
-    return _gathered(_lz4_blocks(handle, source, notes), chunk_size)
+def _lz4(handle: BinaryIO, source: str, notes: List[str], chunk_size: int,
+         max_size: int) -> Iterator[bytes]:
+    return _gathered(_lz4_blocks(handle, source, notes, max_size), chunk_size)
 
 
-def _lz4_blocks(handle: BinaryIO, source: str, notes: List[str]) -> Iterator:
+def _lz4_bound(size: int) -> int:
+    """The most bytes LZ4 compresses `size` bytes to (LZ4_compressBound)."""
+    return size + size // 255 + 16
+
+
+def _lz4_blocks(handle: BinaryIO, source: str, notes: List[str], max_size: int) -> Iterator:
     block = require_library("lz4", source)
     xxhash = _optional("xxhash")
     xxh32 = xxhash.xxh32_intdigest if xxhash is not None else None
@@ -427,8 +454,11 @@ def _lz4_blocks(handle: BinaryIO, source: str, notes: List[str]) -> Iterator:
         compressed, original, check = unpack("<iii", header, 9)
         if (method not in (_LZ4_RAW, _LZ4_COMPRESSED) or original > 1 << (10 + (token & 0x0F))
                 or original < 0 or compressed < 0 or (original == 0) != (compressed == 0)
-                or (method == _LZ4_RAW and original != compressed)):
+                or (method == _LZ4_RAW and original != compressed)
+                or compressed > _lz4_bound(original)):
             raise _corrupt(source, "the lz4 block header", start, "impossible lengths")
+        if original > max_size:
+            raise _too_large(source, "the lz4 block", start, original, max_size)
         if original == 0:  # the end mark; another stream may follow
             data.take(_LZ4_HEADER)
             blocks = 0
@@ -461,11 +491,29 @@ def _lz4_blocks(handle: BinaryIO, source: str, notes: List[str]) -> Iterator:
 _SNAPPY_HEADER = 16
 
 
-def _snappy(handle: BinaryIO, source: str, notes: List[str], chunk_size: int) -> Iterator[bytes]:
-    return _gathered(_snappy_blocks(handle, source, notes), chunk_size)
+def _snappy(handle: BinaryIO, source: str, notes: List[str], chunk_size: int,
+            max_size: int) -> Iterator[bytes]:
+    return _gathered(_snappy_blocks(handle, source, notes, max_size), chunk_size)
 
 
-def _snappy_blocks(handle: BinaryIO, source: str, notes: List[str]) -> Iterator:
+def _snappy_length(block) -> Optional[int]:
+    """The decoded length a raw snappy block starts with (a little-endian base-128 varint of
+    at most 5 bytes), or None when its first bytes are not one."""
+    length = 0
+    for index in range(min(5, len(block))):
+        byte = block[index]
+        length |= (byte & 0x7F) << (7 * index)
+        if not byte & 0x80:
+            return length
+    return None
+
+
+def _snappy_bound(size: int) -> int:
+    """The most bytes snappy compresses `size` bytes to (MaxCompressedLength)."""
+    return 32 + size + size // 6
+
+
+def _snappy_blocks(handle: BinaryIO, source: str, notes: List[str], max_size: int) -> Iterator:
     cramjam = require_library("snappy", source)
     decompress = cramjam.snappy.decompress_raw
     data = _Input(handle)
@@ -486,6 +534,16 @@ def _snappy_blocks(handle: BinaryIO, source: str, notes: List[str]) -> Iterator:
         size = struct.unpack_from(">i", data.peek(4))[0]
         if size < 0:
             raise _corrupt(source, "the snappy block", start, "a negative length")
+        if not data.fill(4 + min(size, 5)):
+            _cut(notes, source, "the last snappy block", start)
+            return
+        length = _snappy_length(data.peek(4 + min(size, 5))[4:])
+        if length is None:
+            raise _corrupt(source, "the snappy block", start, "no decoded length at its start")
+        if size > _snappy_bound(length):
+            raise _corrupt(source, "the snappy block", start, "impossible lengths")
+        if length > max_size:
+            raise _too_large(source, "the snappy block", start, length, max_size)
         if not data.fill(4 + size):
             _cut(notes, source, "the last snappy block", start)
             return
@@ -500,11 +558,13 @@ def _snappy_blocks(handle: BinaryIO, source: str, notes: List[str]) -> Iterator:
 
 # -- lzf -------------------------------------------------------------------------------------
 
-def _lzf(handle: BinaryIO, source: str, notes: List[str], chunk_size: int) -> Iterator[bytes]:
+def _lzf(handle: BinaryIO, source: str, notes: List[str], chunk_size: int,
+         max_size: int) -> Iterator[bytes]:
     return _gathered(_lzf_chunks(handle, source, notes), chunk_size)
 
 
 def _lzf_chunks(handle: BinaryIO, source: str, notes: List[str]) -> Iterator:
+    """ning's chunks, each at most 64 KiB decoded (2-byte lengths): never refused by size."""
     lzf = require_library("lzf", source)
     data = _Input(handle)
     while True:
@@ -543,20 +603,24 @@ def _lzf_chunks(handle: BinaryIO, source: str, notes: List[str]) -> Iterator:
         yield out
 
 
-_DECODERS: Dict[str, Callable[[BinaryIO, str, List[str], int], Iterator[bytes]]] = {
+_DECODERS: Dict[str, Callable[[BinaryIO, str, List[str], int, int], Iterator[bytes]]] = {
     "plain": _plain, "gzip": _gzip, "zstd": _zstd, "lz4": _lz4, "snappy": _snappy, "lzf": _lzf}
 
 
 def decode(handle: BinaryIO, codec: str, source: str, notes: List[str],
-           chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[bytes]:
+           chunk_size: int = DEFAULT_CHUNK_SIZE, max_size: int = DEFAULT_MAX_SIZE
+           ) -> Iterator[bytes]:
     """The decompressed bytes of an open file holding one `codec` stream, in chunks of about
-    `chunk_size` bytes (not aligned to lines). Notes about a cut stream go to `notes`, prefixed
-    by `source`; damage is an InspectError naming `source` and the byte offset."""
-    return _DECODERS[codec](handle, source, notes, chunk_size)
+    `chunk_size` bytes (not aligned to lines; a block decoded whole may make one longer). Notes
+    about a cut stream go to `notes`, prefixed by `source`; damage is an InspectError naming
+    `source` and the byte offset, and so is a block that would decode to more than
+    `max_size` bytes."""
+    return _DECODERS[codec](handle, source, notes, chunk_size, max_size)
 
 
 def read_chunks(log: "EventLog", notes: List[str], chunk_size: int = DEFAULT_CHUNK_SIZE, *,
-                background: bool = False) -> Iterator[Tuple["Part", bytes]]:
+                background: bool = False, max_size: int = DEFAULT_MAX_SIZE
+                ) -> Iterator[Tuple["Part", bytes]]:
     """The decompressed bytes of each part of `log`, in order, in chunks of about `chunk_size`
     bytes. Chunks are not aligned to lines; a part ends at its own line end in a whole log.
     Notes about cut or odd parts are appended to `notes`; anything that stops the reading is an
@@ -564,12 +628,12 @@ def read_chunks(log: "EventLog", notes: List[str], chunk_size: int = DEFAULT_CHU
 
     With `background`, a thread decodes ahead (two chunks at most) while the caller works on
     the current one: the codec libraries release the GIL, so decoding takes the second core."""
-    chunks = _read_chunks(log, notes, chunk_size)
+    chunks = _read_chunks(log, notes, chunk_size, max_size)
     return _ahead(chunks) if background else chunks
 
 
-def _read_chunks(log: "EventLog", notes: List[str],
-                 chunk_size: int) -> Iterator[Tuple["Part", bytes]]:
+def _read_chunks(log: "EventLog", notes: List[str], chunk_size: int,
+                 max_size: int) -> Iterator[Tuple["Part", bytes]]:
     for part in log.parts:
         hinted = suffix_codec(part.path)
         if hinted and hinted != part.codec and part.codec != "plain":
@@ -585,7 +649,8 @@ def _read_chunks(log: "EventLog", notes: List[str],
                                source=part.name) from None
         with handle:
             try:
-                for chunk in decode(handle, part.codec, part.name, notes, chunk_size):
+                for chunk in decode(handle, part.codec, part.name, notes, chunk_size,
+                                    max_size):
                     yield part, chunk
             except OSError as error:
                 raise InspectError(f"cannot read: {error.strerror or error}",

@@ -24,12 +24,16 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import signal
+import sys
+import weakref
 from dataclasses import dataclass, field
-from typing import Any, Dict, Generator, Iterator, List, Mapping, Optional, Tuple
+from typing import IO, Any, Dict, Generator, Iterator, List, Mapping, Optional, Set, Tuple
 
 from ... import deepjson
 from ...errors import InspectError
 from ...model import Application, Execution, Query
+from ..reading import DEFAULT_MAX_SIZE, over_max_size
 from . import codecs
 from .planinfo import adaptive_tree, attach_metrics, build_tree, info_carriers, read_description
 from .runtime import (COMPLETED, STAGE_EVENT, SUBMITTED, TASK_END, Evidence, RunTime, stage_head,
@@ -53,6 +57,26 @@ ID_WINDOW = 400
 ORIGIN = "event log"
 #: The AQE updates of one execution a timeline keeps (the rest are counted, with a note).
 MAX_REPLANS_KEPT = 32
+
+#: The most executions held open (started, not yet ended) at once. Spark runs a few SQL
+#: executions at a time (a busy Thrift server, some hundreds); a log whose starts have no end
+#: (a driver killed, a hostile file) would else hold them all. Past it, or past --max-size of
+#: events held for the open executions together, the one open longest is handed on as
+#: unfinished, with a note (`RawExecution.let_go`), and its later events are skipped, counted.
+MAX_OPEN = 1000
+#: What one metric value and one task's entry held for an open execution cost, about (their
+#: Python objects): counted with the raw events' bytes against --max-size.
+HELD_PER_VALUE = 64
+HELD_PER_TASK = 200
+#: A line longer than a chunk is told by its first HEAD bytes: `{"Event":"<name>"`, which
+#: Spark writes first. One that names an event not kept is never held.
+HEAD = 256
+EVENT_KEY = b'"Event":"'
+#: Why the line begun is not held: not an event kept, or longer than --max-size.
+OTHER, LONG = "other", "long"
+#: A line longer than this, not yet whole, is held in a temporary file rather than in memory
+#: (`_HeldLine`): one that turns out longer than --max-size costs no memory.
+SPILL = 32 << 20
 
 #: The settings that decide what AQE does (every key the why-not explainers read), kept from
 #: the application's properties and each execution's `modifiedConfigs`.
@@ -102,18 +126,112 @@ class RawExecution:
     #: With `Scanner(keep_replans=True)`: each update's (line, plan text), the first
     #: MAX_REPLANS_KEPT of them.
     replans: List[Tuple[int, str]] = field(default_factory=list)
+    #: About how many bytes its held events take (raw events, plan texts, metric values).
+    held: int = 0
+    #: Why the scanner handed it on before its end (MAX_OPEN, --max-size); "" when it did not.
+    let_go: str = ""
 
 
 def _part_name(part: Any) -> str:
     return str(getattr(part, "name", None) or part)
 
 
+def _event_name(data: bytes, at: int) -> str:
+    """The short name of the event whose `"Event":"` key is at data[at] (`SparkListenerTaskEnd`,
+    `SparkListenerSQLExecutionStart`)."""
+    start = at + len(EVENT_KEY)
+    stop = data.find(b'"', start, start + 160)
+    name = data[start:stop if stop >= 0 else start + 160].decode("utf-8", "replace")
+    return name.rsplit(".", 1)[-1]
+
+
+class _HeldLine:
+    """The bytes of the line being read, held: in memory up to SPILL bytes, past that in an
+    unnamed temporary file (the system removes it however the process ends), so that a line
+    that turns out longer than --max-size never took memory; given back whole (`take`) when it
+    ends within --max-size. When no temporary file can be written (no room), the line stays
+    in memory: --max-size still bounds it."""
+
+    def __init__(self) -> None:
+        self._parts: List[bytes] = []
+        self._in_memory = 0
+        self._file: Optional[IO[bytes]] = None
+        self._no_file = False
+
+    def add(self, piece: bytes) -> None:
+        if self._file is not None:
+            try:
+                self._file.write(piece)
+                return
+            except OSError:  # no room: the rest is held in memory
+                self._parts = [self._read_back()]
+                self._in_memory = len(self._parts[0])
+                self._no_file = True
+        self._parts.append(piece)
+        self._in_memory += len(piece)
+        if self._in_memory > SPILL and not self._no_file:
+            self._spill()
+
+    def take(self) -> bytes:
+        """Every byte added since the last `clear` (or `take`), and clear."""
+        if self._file is not None:
+            data = self._read_back()
+        else:
+            data = b"".join(self._parts) if len(self._parts) != 1 else self._parts[0]
+        self.clear()
+        return data
+
+    def clear(self) -> None:
+        self._parts = []
+        self._in_memory = 0
+        self._no_file = False
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _spill(self) -> None:
+        import tempfile
+
+        try:
+            spill = tempfile.TemporaryFile()
+        except OSError:
+            self._no_file = True
+            return
+        try:
+            for part in self._parts:
+                spill.write(part)
+        except OSError:
+            spill.close()
+            self._no_file = True
+            return
+        self._file = spill
+        self._parts = []
+        self._in_memory = 0
+
+    def _read_back(self) -> bytes:
+        spill, self._file = self._file, None
+        try:
+            spill.seek(0)
+            return spill.read()
+        finally:
+            spill.close()
+
+
 class Scanner:
     """Finds the kept events of one event log, chunk by chunk; `executions()` yields each SQL
-    execution as it ends. Notes (malformed events, a cut last line) go to `notes`."""
+    execution as it ends. Notes (malformed events, a cut last line, an event longer than
+    `max_size`, executions let go before their end) go to `notes`.
+
+    What it holds is bounded by `max_size` (--max-size): a line that continues past a chunk is
+    held only when it is an event kept (told by its first bytes, `{"Event":"<name>"`, which
+    Spark writes first) and only up to `max_size` bytes; past that, the event is skipped with a
+    note naming its file and line, and the rest of the line passes without being held. The
+    executions open at once are at most MAX_OPEN and their held events at most `max_size`
+    bytes together: past either, the one open longest is handed on as unfinished (`let_go`)."""
 
     def __init__(self, log: Any, notes: List[str], chunk_size: int = 8 << 20,
-                 keep_replans: bool = False, task_metrics: bool = False):
+                 keep_replans: bool = False, task_metrics: bool = False,
+                 max_size: int = DEFAULT_MAX_SIZE):
         self.log = log
         #: Keep every update's plan text (the HTML page's timeline); off, only the last is.
         self.keep_replans = keep_replans
@@ -122,6 +240,7 @@ class Scanner:
         self.task_metrics = task_metrics
         self.notes = notes
         self.chunk_size = chunk_size
+        self.max_size = max_size
         self.app = AppState()
         self._open: Dict[int, RawExecution] = {}
         self._app_events = list(APP_EVENTS)
@@ -130,36 +249,118 @@ class Scanner:
         #: The open executions' stages: stage id -> execution id (from StageSubmitted).
         self._stage_owner: Dict[int, int] = {}
         self.events = 0  # SQL events found
+        self._held = 0  # bytes the open executions hold (`RawExecution.held` summed)
+        #: The executions handed on before their end, and why (reason -> how many).
+        self._let_go: Set[int] = set()
+        self._let_go_why: Dict[str, int] = {}
+        self._late = 0  # their events that came after (skipped)
+        # The line begun in an earlier chunk: its bytes (while held), its size so far, its
+        # first HEAD bytes, its event's name once told ("" when its first bytes name none),
+        # why it is not held (None, OTHER: not an event kept, LONG: past max_size), its last
+        # bytes.
+        self._held_line = _HeldLine()
+        self._size = 0
+        self._head = b""
+        self._kind: Optional[str] = None
+        self._drop: Optional[str] = None
+        self._last = b""
 
     def executions(self) -> Iterator[RawExecution]:
         part = None
-        pending: List[bytes] = []  # the start of a line that continues in the next chunk
         line = 1  # the number of the next line to be handled
-        for chunk_part, chunk in codecs.read_chunks(self.log, self.notes, self.chunk_size):
+        for chunk_part, chunk in codecs.read_chunks(self.log, self.notes, self.chunk_size,
+                                                    max_size=self.max_size):
             if chunk_part is not part:
                 if part is not None:
-                    yield from self._tail(b"".join(pending), part, line)
-                part, pending, line = chunk_part, [], 1
+                    yield from self._tail(part, line)
+                part, line = chunk_part, 1
+                self._new_line()
             first = chunk.find(b"\n")
             if first < 0:
-                pending.append(chunk)
+                self._grow(chunk, part, line)
                 continue
-            if pending:  # the line begun in earlier chunks ends here
-                pending.append(chunk[:first + 1])
-                joined = b"".join(pending)
-                line = yield from self._lines(joined, 0, len(joined) - 1, part, line)
+            begin = 0
+            if self._size:  # the line begun in earlier chunks ends here
+                line = yield from self._end_line(chunk, first, part, line)
                 begin = first + 1
-            else:
-                begin = 0
             last = chunk.rfind(b"\n")
             if last >= begin:
                 line = yield from self._lines(chunk, begin, last, part, line)
-            pending = [chunk[last + 1:]] if last + 1 < len(chunk) else []
+            self._new_line()
+            if last + 1 < len(chunk):
+                self._grow(chunk[last + 1:], part, line)
         if part is not None:
-            yield from self._tail(b"".join(pending), part, line)
+            yield from self._tail(part, line)
         for raw in self._open.values():  # still running when the log ends
             yield raw
         self._open.clear()
+        self._held = 0
+        if self._let_go_why:
+            self.notes.append(self._let_go_note())
+
+    # -- a line longer than a chunk ----------------------------------------------------------
+
+    def _new_line(self) -> None:
+        self._held_line.clear()
+        self._size = 0
+        self._head = b""
+        self._kind = self._drop = None
+        self._last = b""
+
+    def _grow(self, piece: bytes, part: Any, line: int) -> None:
+        """More of the line begun (`piece` holds no newline): held while it may be an event
+        kept and is no longer than max_size; else let pass (a note when it was kept)."""
+        self._size += len(piece)
+        if piece:
+            self._last = piece[-64:]
+        if self._drop is not None:
+            return
+        if self._kind is None:
+            if len(self._head) < HEAD:
+                self._head += piece[:HEAD - len(self._head)]
+            if len(self._head) >= HEAD or self._size > self.max_size:
+                self._kind = self._head_kind()
+                if self._kind is None:  # not an event this reader keeps: it is not held
+                    self._held_line.clear()
+                    self._drop = OTHER
+                    return
+        if self._size > self.max_size:  # refused before it is held
+            self._held_line.clear()
+            self._drop = LONG
+            self._too_long(self._kind or "", part, line)
+            return
+        self._held_line.add(piece)
+
+    def _head_kind(self) -> Optional[str]:
+        """The event the held line's first bytes name, when it is kept; "" when they name no
+        event (read as any line would be); None for an event not kept."""
+        head = self._head
+        at = head.find(EVENT_KEY)
+        if at < 0 or len(head) < at + len(SQL_EVENT) + 40:  # no name, or not whole here
+            return ""
+        if not any(head.startswith(marker, at) for marker in (*self._markers,
+                                                                *self._app_events)):
+            return None
+        return _event_name(head, at)
+
+    def _end_line(self, chunk: bytes, first: int, part: Any, line: int
+                  ) -> Generator[RawExecution, None, int]:
+        """The line begun in earlier chunks ends at chunk[first] (a newline): read it when
+        it was held; returns the number of the line after it."""
+        if self._drop is None:
+            self._grow(chunk[:first], part, line)
+        if self._drop is not None:
+            return line + 1
+        self._held_line.add(b"\n")
+        joined = self._held_line.take()
+        return (yield from self._lines(joined, 0, len(joined) - 1, part, line))
+
+    def _too_long(self, kind: str, part: Any, line: int) -> None:
+        what = f"a {kind} event" if kind else "a line"
+        self.notes.append(f"{_part_name(part)}:{line}: "
+                          f"{over_max_size(what, self.max_size, skipped=True)}")
+
+    # -- lines within a chunk -----------------------------------------------------------------
 
     def _lines(self, buffer: bytes, begin: int, end: int, part: Any, line: int
                ) -> Generator[RawExecution, None, int]:
@@ -179,20 +380,28 @@ class Scanner:
             stop = buffer.find(b"\n", at, end + 1)
             line += buffer.count(b"\n", counted, start)
             counted = start
+            if stop - start > self.max_size:  # only when max_size is below the chunk size
+                self._too_long(_event_name(buffer, at), part, line)
+                continue
             text = buffer[start:stop]
             if text.endswith(b"\r"):
                 text = text[:-1]
             yield from self._event(text, marker, at - start, part, line)
         return line + buffer.count(b"\n", counted, end + 1)
 
-    def _tail(self, pending: bytes, part: Any, line: int) -> Iterator[RawExecution]:
+    def _tail(self, part: Any, line: int) -> Iterator[RawExecution]:
         """The part's last line when it has no newline: a whole event, or one cut short."""
-        text = pending.strip()
-        if not text:
+        drop, size = self._drop, self._size
+        text = (self._last if drop is not None else self._held_line.take()).strip()
+        self._new_line()
+        if not text or drop == LONG:  # nothing, or said already
             return
         if not text.endswith(b"}"):
             self.notes.append(f"{_part_name(part)}:{line}: the last line is cut short "
-                              f"({len(text):,} bytes with no end); it was skipped")
+                              f"({size if drop is not None else len(text):,} bytes with no "
+                              f"end); it was skipped")
+            return
+        if drop is not None:  # a whole event, not one kept
             return
         for marker in (*self._markers, *self._app_events):
             at = text.find(marker)
@@ -200,8 +409,16 @@ class Scanner:
                 yield from self._event(text, marker, at, part, line)
                 return
 
+    # -- events -------------------------------------------------------------------------------
+
     def _event(self, text: bytes, marker: bytes, at: int, part: Any, line: int
                ) -> Iterator[RawExecution]:
+        yield from self._read_event(text, marker, at, part, line)
+        if len(self._open) > MAX_OPEN or self._held > self.max_size:
+            yield from self._let_go_oldest()
+
+    def _read_event(self, text: bytes, marker: bytes, at: int, part: Any, line: int
+                    ) -> Iterator[RawExecution]:
         if marker is STAGE_EVENT or marker is TASK_END:
             self._stage_event(text, marker, at, part, line)
             return
@@ -218,17 +435,25 @@ class Scanner:
             if kind.startswith(START):
                 if raw is not None:  # the same id started again: the earlier one never ended
                     yield self._close(number)
-                self._open[number] = RawExecution(number, _part_name(part), start=text,
-                                                  start_line=line)
+                self._let_go.discard(number)
+                raw = self._open[number] = RawExecution(number, _part_name(part), start=text,
+                                                        start_line=line)
+                self._hold(raw, len(text))
             else:
                 if raw is None:
+                    if number in self._let_go:
+                        self._late += 1
+                        return
                     raw = self._open[number] = RawExecution(number, _part_name(part))
+                grown = len(text) - (len(raw.update) if raw.update is not None else 0)
                 raw.update, raw.update_line = text, line
                 raw.updates += 1
                 if self.keep_replans and len(raw.replans) < MAX_REPLANS_KEPT:
                     event = self._decode(text, part, line)
                     plan = event.get("physicalPlanDescription") if event is not None else None
                     raw.replans.append((line, plan if isinstance(plan, str) else ""))
+                    grown += len(raw.replans[-1][1])
+                self._hold(raw, grown)
         elif kind.startswith(ACCUMS) or kind.startswith(END):
             event = self._decode(text, part, line)
             if event is None:
@@ -236,6 +461,8 @@ class Scanner:
             number = event.get("executionId")
             raw = self._open.get(number) if isinstance(number, int) else None
             if raw is None:
+                if number in self._let_go:
+                    self._late += 1
                 return
             if kind.startswith(END):
                 raw.end_time = event.get("time")
@@ -243,18 +470,51 @@ class Scanner:
                 yield self._close(number)
             else:
                 values = raw.runtime.driver_values
+                count = 0
                 for item in event.get("accumUpdates") or ():
                     if isinstance(item, list) and len(item) == 2 and \
                             all(isinstance(x, int) for x in item):
                         raw.accumulators[item[0]] = raw.accumulators.get(item[0], 0) + item[1]
                         values.setdefault(item[0], []).append(item[1])
+                        count += 1
+                self._hold(raw, count * HELD_PER_VALUE)
+
+    def _hold(self, raw: RawExecution, size: int) -> None:
+        raw.held += size
+        self._held += size
 
     def _close(self, number: int) -> RawExecution:
         raw = self._open.pop(number)
+        self._held -= raw.held
         for stage in raw.runtime.task_counts:
             if self._stage_owner.get(stage) == number:
                 del self._stage_owner[stage]
         return raw
+
+    def _let_go_oldest(self) -> Iterator[RawExecution]:
+        """Hand on the executions open longest, as unfinished, until at most MAX_OPEN are open
+        and they hold at most max_size bytes; their later events are skipped."""
+        while self._open and (len(self._open) > MAX_OPEN or self._held > self.max_size):
+            why = (f"more than {MAX_OPEN:,} executions were open at once"
+                   if len(self._open) > MAX_OPEN else
+                   f"the events held for the executions not yet ended passed --max-size "
+                   f"({self.max_size:,} bytes)")
+            number = next(iter(self._open))
+            raw = self._close(number)
+            raw.let_go = why
+            self._let_go.add(number)
+            self._let_go_why[why] = self._let_go_why.get(why, 0) + 1
+            yield raw
+
+    def _let_go_note(self) -> str:
+        count = sum(self._let_go_why.values())
+        why = "; ".join(f"{number:,} when {reason}" if len(self._let_go_why) > 1 else reason
+                        for reason, number in self._let_go_why.items())
+        late = (f"; {self._late:,} later events of theirs were skipped" if self._late
+                else "")
+        return (f"{_part_name(self.log)}: {count:,} execution{'s were' if count > 1 else ' was'}"
+                f" reported as unfinished before {'their' if count > 1 else 'its'} end, "
+                f"with the plan logged by then ({why}){late}")
 
     def _stage_event(self, text: bytes, marker: bytes, at: int, part: Any, line: int) -> None:
         """A stage's submission (whose execution it is), its completion (kept raw, for its
@@ -267,6 +527,7 @@ class Scanner:
                     stage, number, tasks = found
                     self._stage_owner[stage] = number
                     self._open[number].runtime.submitted(stage, tasks)
+                    self._hold(self._open[number], HELD_PER_VALUE)
                 return
             if not kind.startswith(COMPLETED):
                 return  # SparkListenerStageExecutorMetrics
@@ -277,6 +538,7 @@ class Scanner:
             return
         if marker is STAGE_EVENT:
             raw.runtime.completed.append((line, text))
+            self._hold(raw, len(text))
             return
         try:
             result = task_result(text)
@@ -285,6 +547,7 @@ class Scanner:
             return
         if result is not None:
             raw.runtime.stage(stage).add(attempt, *result)
+            self._hold(raw, HELD_PER_TASK + HELD_PER_VALUE * len(result[1]))
 
     def _execution_id(self, text: bytes, part: Any, line: int) -> Optional[int]:
         match = EXECUTION_ID.search(text, 0, ID_WINDOW)
@@ -366,7 +629,11 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     event, line = (update, raw.update_line) if update is not None else (start, raw.start_line)
     text = event.get("physicalPlanDescription")
     query_notes: List[str] = []
-    if not raw.finished:
+    if raw.let_go:
+        query_notes.append(f"{label} was reported before its end, as unfinished, when "
+                           f"{raw.let_go}: its plan is the latest one logged by then, and its "
+                           "later events were not read")
+    elif not raw.finished:
         query_notes.append(f"{label} has no end in this log (still running, or the log was "
                            "cut); its plan is the latest one logged")
     if raw.start is None:
@@ -447,24 +714,46 @@ def build_report_json(raw: RawExecution, source: str, app_configs: Mapping[str, 
 
 def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, workers: int,
             work) -> Iterator[Tuple[Any, List[str]]]:
+    """Each execution built in a pool of `workers` processes, in order. At most `workers * 8`
+    are in flight, holding at most --max-size of events together (at least one). The pool is
+    shut down in order when the log is read (or damaged: what was read before still counts);
+    when anything else ends the walk (an interruption, an error, a consumer that stops), its
+    workers are ended at once, not waited for (`stop_workers`)."""
     from collections import deque
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import BrokenExecutor
 
     window = workers * 8  # executions in flight: bounds the memory the pool holds
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool = _start_pool(workers)
+    done = False
+    try:
         pending: deque = deque()
+        held = 0
         try:
             for raw in executions:
                 configs = dict(scanner.app.configs)
-                pending.append((pool.submit(work, raw, source, configs), raw, configs))
-                if len(pending) >= window:
-                    yield _result(*pending.popleft(), source, work)
+                pending.append((_submit(pool, work, raw, source, configs), raw, configs))
+                held += raw.held
+                while pending and (len(pending) >= window or held > scanner.max_size):
+                    future, done_raw, done_configs = pending.popleft()
+                    held -= done_raw.held
+                    yield _result(future, done_raw, done_configs, source, work)
         except InspectError:  # the log is damaged here: what was read before it still counts
             while pending:
                 yield _result(*pending.popleft(), source, work)
+            done = True
             raise
         while pending:
             yield _result(*pending.popleft(), source, work)
+        done = True
+    except BrokenExecutor:
+        raise InspectError("a process reading the executions ended unexpectedly (killed, or "
+                           "out of memory); the rest of the log was not read",
+                           source=source) from None
+    finally:
+        if done:
+            pool.shutdown(wait=True)
+        else:
+            _end_pool(pool)
 
 
 def _result(future: Any, raw: RawExecution, configs: Dict[str, str], source: str, work
@@ -475,6 +764,113 @@ def _result(future: Any, raw: RawExecution, configs: Dict[str, str], source: str
         return future.result()
     except RecursionError:
         return work(raw, source, configs)
+
+
+# ---- the pool's processes and signals ----------------------------------------------------------
+#
+# Ctrl-C reaches every process of the terminal's process group, the pool's workers too; SIGTERM
+# and SIGHUP reach whoever they are sent to. The workers leave every signal to the parent: they
+# ignore SIGINT and SIGHUP, die silently on SIGTERM (its default action), and die with the
+# parent (PR_SET_PDEATHSIG, on Linux) should it be killed outright. The parent, told by the CLI
+# (`stop_workers`) or leaving `_pooled` any way but the end of the log, kills them and does not
+# wait for the pool's queues: an interruption ends the run in well under a second, with no
+# traceback from any process and no worker left behind. Signals are held (blocked) while a
+# worker is forked, so that none starts with the parent's handlers.
+
+#: The pools whose workers may be running (weakly held: a pool shut down and dropped goes).
+_POOLS: "weakref.WeakSet" = weakref.WeakSet()
+#: The signals the workers leave to the parent.
+_PARENT_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                        if hasattr(signal, name))
+
+
+def _start_pool(workers: int):
+    """A process pool whose workers leave signals to this process (`_worker_started`)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork where it is safe (Linux, and BSDs): the workers start at once, before the pool's
+    # threads do, with this process's blocked signals (not so under spawn or forkserver).
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork") if "fork" in methods and \
+        sys.platform != "darwin" else None
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                               initializer=_worker_started)
+    _POOLS.add(pool)
+    return pool
+
+
+def _submit(pool, *args):
+    """`pool.submit(*args)` with the parent's signals held: a worker forked now starts with
+    them blocked (it sets its own dispositions before it takes them), and so do the pool's
+    threads started now (they never run a signal's work). A signal that came meanwhile is
+    raised here, once the submission is done."""
+    held = _hold_signals()
+    try:
+        return pool.submit(*args)
+    finally:
+        _release_signals(held)
+
+
+def _hold_signals():
+    if not _PARENT_SIGNALS or not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS)
+
+
+def _release_signals(previous) -> None:
+    if previous is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _worker_started() -> None:
+    """A worker's first act: Ctrl-C and SIGHUP are ignored (the parent ends the run and this
+    process with it), SIGTERM ends it silently, the parent's death ends it; then the signals
+    held since it was forked are let through."""
+    for name, action in (("SIGINT", signal.SIG_IGN), ("SIGHUP", signal.SIG_IGN),
+                         ("SIGTERM", signal.SIG_DFL), ("SIGPIPE", signal.SIG_DFL)):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), action)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the parent
+        except (OSError, AttributeError):  # no libc to ask: the parent ends it still
+            pass
+    if _PARENT_SIGNALS and hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _PARENT_SIGNALS)
+
+
+def _end_pool(pool) -> None:
+    """Kill the pool's workers, reap them, and leave its threads without waiting on them."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        try:
+            process.kill()
+        except (OSError, ValueError, AttributeError):  # gone already, or closed
+            pass
+    try:
+        pool.shutdown(wait=False, cancel_futures=True)
+    except Exception:  # noqa: BLE001 - a pool already broken or shut down
+        pass
+    for process in processes:
+        try:
+            process.join(5)
+        except (OSError, ValueError, AssertionError):
+            pass
+    _POOLS.discard(pool)
+
+
+def stop_workers() -> bool:
+    """End every pool's workers now (the CLI calls it when a signal ends the run); whether
+    there were any (then the pool's threads may be left waiting: the process should leave
+    with os._exit once its own cleaning is done)."""
+    pools = list(_POOLS)
+    for pool in pools:
+        _end_pool(pool)
+    return bool(pools)
 
 
 def _load(text: Optional[bytes], part: str, line: int, notes: List[str]

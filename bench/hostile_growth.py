@@ -1,7 +1,7 @@
 """How hostile input costs grow: each figure at 1x and 8x its size in one run, as a ratio
 (linear is about 8; past 16 it is not linear), beside a baseline where one says something.
 
-    python bench/hostile.py [--runs N]
+    python bench/hostile_growth.py [--runs N]
 
 - regex: a user pattern that backtracks exponentially in Python's `re` (`^(a+)+$`, and
   `(x+x+)+y`) searched by `compile_pattern` (RE2) in a description of 20,000 and 160,000
