@@ -290,7 +290,7 @@ def _read_input(paths: List[str], url: Optional[str], max_size: str, command: st
     if url is not None:
         if paths:
             raise InspectError(f"{command} takes a file or --url, not both")
-        return _read_url(url)
+        return _read_url(url, max_size)
     if len(paths) != 1:
         raise InspectError("diff takes one plan text, or an initial and a final plan"
                            if command == "diff" else f"{command} takes one input (a file, a "
@@ -528,10 +528,10 @@ def _read(path: str, max_size: str, task_metrics: bool = False):
     return read_input(path, _size(max_size), task_metrics=task_metrics)
 
 
-def _read_url(url: str):
+def _read_url(url: str, max_size: str):
     from .sources.routing import read_url
 
-    return read_url(url)
+    return read_url(url, _size(max_size))
 
 
 def _select(read, selector: Optional[str], required: bool = True):

@@ -38,11 +38,12 @@ def read_input(path: str, max_size: int = DEFAULT_MAX_SIZE, task_metrics: bool =
     return read_document(path, max_size)
 
 
-def read_url(url: str) -> Document:
-    """The SQL executions of a History Server (or live Spark UI) application."""
+def read_url(url: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:
+    """The SQL executions of a History Server (or live Spark UI) application; an answer
+    longer than `max_size` bytes is refused (by its Content-Length before it is read)."""
     from .eventlog.history import fetch, read_history
 
-    data, target, app_id = fetch(url)
+    data, target, app_id = fetch(url, limit=max_size)
     return read_history(data, target, app_id)
 
 

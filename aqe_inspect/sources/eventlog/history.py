@@ -27,6 +27,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ... import deepjson
 from ...errors import InspectError
 from ...model import Application, Document, Execution, Node, Query, Spread
+from ..reading import DEFAULT_MAX_SIZE, check_declared, over_max_size
 from .planinfo import attach_metrics, read_description, tree_carriers, usable_description
 
 ORIGIN = "History Server"
@@ -270,8 +271,8 @@ def fetch(url: str, timeout: Optional[float] = None, limit: Optional[int] = None
     the headers, every read. The download runs in a thread of its own and this one waits for
     it until the deadline, so no server, however it trickles, holds the command longer.
     Redirects are followed to http(s) URLs only, at most MAX_REDIRECTS of them; an answer
-    larger than `limit` bytes (default MAX_ANSWER) is refused, by its Content-Length before any
-    of it is read."""
+    larger than `limit` bytes (--max-size; default MAX_ANSWER) is refused, by its
+    Content-Length before any of it is read, else as soon as the bytes read pass it."""
     import threading
 
     if not url.startswith(("http://", "https://")):
@@ -311,8 +312,9 @@ def fetch(url: str, timeout: Optional[float] = None, limit: Optional[int] = None
 DEADLINE = 60.0
 #: Redirects followed (each to an http or https URL).
 MAX_REDIRECTS = 5
-#: The largest answer read: the whole answer is held and decoded at once.
-MAX_ANSWER = 256 * 1024 * 1024
+#: The largest answer read without --max-size (its default): the answer is held and decoded
+#: at once.
+MAX_ANSWER = DEFAULT_MAX_SIZE
 #: How much of the body one read asks for.
 _READ_SIZE = 1 << 16
 
@@ -348,9 +350,8 @@ def _download(target: str, seconds: float, limit: int, given_up: Any) -> bytes:
     try:
         with _opener(seconds).open(target, timeout=seconds) as answer:
             length = answer.headers.get("Content-Length")
-            if length is not None and length.strip().isdigit() and int(length) > limit:
-                raise InspectError(f"the answer is {int(length):,} bytes (its Content-Length), "
-                                   f"more than the {limit:,} read", source=target)
+            check_declared(int(length) if length is not None and length.strip().isdigit()
+                           else None, limit, target, "the server's answer (its Content-Length)")
             chunks: List[bytes] = []
             size = 0
             # One system call a read: what a trickling server sends returns at once, and the
@@ -362,7 +363,7 @@ def _download(target: str, seconds: float, limit: int, given_up: Any) -> bytes:
                     break
                 size += len(chunk)
                 if size > limit:
-                    raise InspectError(f"the answer is larger than the {limit:,} bytes read",
+                    raise InspectError(over_max_size("the server's answer", limit),
                                        source=target)
                 chunks.append(chunk)
             missing = getattr(answer, "length", None)
