@@ -20,10 +20,12 @@ import sys
 from enum import Enum
 from typing import List, Optional
 
-#: The signals that end a run: each is raised where the main thread is, as Ctrl-C is, so that
-#: everything unwinds the same way (a temporary output file removed, the pool's workers ended).
-ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
-                       if hasattr(signal, name))
+# The signals that end a run (signals.ENDING_SIGNALS) are each raised where the main thread is,
+# as Ctrl-C is, so that everything unwinds the same way (a temporary output file removed, the
+# pool's workers ended).
+from .signals import ENDING_SIGNALS
+from .signals import hold as _hold_signals
+from .signals import release as _release_signals
 
 
 def _ending_while_loading(signum: int, frame) -> None:
@@ -669,19 +671,6 @@ def _restore_signals(previous) -> None:
             signal.signal(each, handler if handler is not None else signal.SIG_DFL)
         except (ValueError, OSError, TypeError):
             pass
-
-
-def _hold_signals():
-    """Block the ending signals (they wait); the mask to give back to `_release_signals`."""
-    if not hasattr(signal, "pthread_sigmask"):
-        return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, ENDING_SIGNALS)
-
-
-def _release_signals(previous) -> None:
-    """Unblock them: a signal that came meanwhile is raised here."""
-    if previous is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _stop_workers() -> None:

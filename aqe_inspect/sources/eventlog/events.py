@@ -32,6 +32,9 @@ from typing import IO, Any, Dict, Generator, Iterator, List, Mapping, Optional, 
 
 from ... import deepjson
 from ...errors import InspectError
+from ...signals import ENDING_SIGNALS
+from ...signals import hold as _hold_signals
+from ...signals import release as _release_signals
 from ...model import Application, Execution, Query
 from ..reading import DEFAULT_MAX_SIZE, over_max_size
 from . import codecs
@@ -779,9 +782,8 @@ def _result(future: Any, raw: RawExecution, configs: Dict[str, str], source: str
 
 #: The pools whose workers may be running (weakly held: a pool shut down and dropped goes).
 _POOLS: "weakref.WeakSet" = weakref.WeakSet()
-#: The signals the workers leave to the parent.
-_PARENT_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
-                        if hasattr(signal, name))
+#: The signals the workers leave to the parent: those that end a run.
+_PARENT_SIGNALS = ENDING_SIGNALS
 
 
 def _start_pool(workers: int):
@@ -810,17 +812,6 @@ def _submit(pool, *args):
         return pool.submit(*args)
     finally:
         _release_signals(held)
-
-
-def _hold_signals():
-    if not _PARENT_SIGNALS or not hasattr(signal, "pthread_sigmask"):
-        return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS)
-
-
-def _release_signals(previous) -> None:
-    if previous is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _worker_started() -> None:
