@@ -1,0 +1,102 @@
+"""MkDocs hooks: what the site shows of the program is taken from the program when the site is
+built, never copied by hand.
+
+In a page, an HTML comment names what goes in its place:
+
+``<!-- aqe-docs: rules [KIND] -->``
+    what ``aqe-inspect rules [KIND]`` prints (its own code, 100 columns, as piped);
+``<!-- aqe-docs: file PATH LANG -->``
+    a file of the checkout (PATH from its root) as a fenced block: the format examples of
+    ``tests/snapshots/formats/``, which ``tests/test_format_snapshots.py`` keeps equal to what
+    the commands print now;
+``<!-- aqe-docs: schema-sources -->``
+    the table of ``tests/fixtures/schemas/SOURCES.json``.
+
+The schema files the tests validate reports against, and the HTML report examples, are added to
+the site as files (``schemas/``, ``formats/examples/``), so pages link to them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKER = re.compile(r"<!-- aqe-docs: (.*?) -->")
+#: Files of the checkout published with the site: where they go -> where they are.
+PUBLISHED = {
+    "schemas/sarif-schema-2.1.0.json": "tests/fixtures/schemas/sarif-schema-2.1.0.json",
+    "schemas/junit-10.xsd": "tests/fixtures/schemas/junit-10.xsd",
+    "formats/examples/diff.html": "tests/snapshots/formats/diff.html",
+    "formats/examples/check.html": "tests/snapshots/formats/check.html",
+}
+
+
+def command_output(args: list[str]) -> str:
+    """What `aqe-inspect ARGS` prints on standard output, piped (100 columns, no colour)."""
+    from aqe_inspect.cli import main
+
+    saved = {name: os.environ.get(name) for name in ("COLUMNS", "NO_COLOR")}
+    os.environ.update(COLUMNS="100", NO_COLOR="1")
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            code = main(args)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    if code != 0:
+        raise PluginError(f"aqe-inspect {' '.join(args)} exited {code}")
+    return out.getvalue()
+
+
+def _fence(text: str, lang: str) -> str:
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}{lang}\n{text.rstrip(chr(10))}\n{ticks}"
+
+
+def _schema_sources() -> str:
+    entries = json.loads((ROOT / "tests/fixtures/schemas/SOURCES.json").read_text("utf-8"))
+    rows = ["| file | published at | bytes | SHA-256 |", "|---|---|---|---|"]
+    for entry in entries:
+        where = entry.get("published_at") or f"{entry.get('repo')}: {entry.get('path')}"
+        rows.append(f"| `{entry['file']}` | {where} | {entry['bytes']:,} | "
+                    f"`{entry['sha256']}` |")
+    return "\n".join(rows)
+
+
+def _replace(match: re.Match) -> str:
+    words = shlex.split(match.group(1))
+    if words[0] == "rules":
+        return _fence(command_output(words), "text")
+    if words[0] == "file" and len(words) == 3:
+        path = ROOT / words[1]
+        if not path.is_file():
+            raise PluginError(f"aqe-docs: no file {words[1]}")
+        return _fence(path.read_text("utf-8"), words[2])
+    if words == ["schema-sources"]:
+        return _schema_sources()
+    raise PluginError(f"aqe-docs: unknown marker {match.group(0)}")
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    return MARKER.sub(_replace, markdown)
+
+
+def on_files(files, config):
+    for uri, source in PUBLISHED.items():
+        files.append(File.generated(config, uri, abs_src_path=str(ROOT / source)))
+    return files
