@@ -187,7 +187,7 @@ def test_the_action_declares_path_config_and_format():
 
 
 def test_the_readme_shows_the_action_as_the_example_workflow_uses_it():
-    readme = (ROOT / "README.md").read_text("utf-8")
+    readme = (ROOT / "docs" / "ci.md").read_text("utf-8")  # the site's CI recipes page
     example = (ROOT / "examples/ci/aqe-action.yml").read_text("utf-8")
     assert f"```yaml\n{example}```" in readme
     uses = [step for step in yaml.safe_load(example)["jobs"]["aqe-check"]["steps"]

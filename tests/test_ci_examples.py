@@ -35,7 +35,7 @@ else:
 EXAMPLES = ROOT / "examples" / "ci"
 JOB = EXAMPLES / "aqe_job.py"
 EXPECTATIONS = EXAMPLES / "aqe-expect.toml"
-README_SECTION = ROOT / "README.md"
+README_SECTION = ROOT / "docs" / "ci.md"  # the site's CI recipes page
 GITHUB_JOB = ROOT / ".github" / "workflows" / "aqe-check.yml"
 GITLAB_JOB = ROOT / ".gitlab-ci.yml"
 EVENT_LOG_DIR = "spark-events"

@@ -148,7 +148,7 @@ def test_fleet_on_a_cluster_reads_logs_named_relative(cluster, tmp_path):
 
 
 def _readme_recipe() -> str:
-    text = (ROOT / "README.md").read_text("utf-8")
+    text = (ROOT / "docs" / "commands" / "fleet.md").read_text("utf-8")
     start = text.index(RECIPE_MARKER)
     block = re.match(r".*?-->\n```sh\n(.*?)```", text[start:], re.S)
     assert block, "no ```sh block after the recipe's marker"

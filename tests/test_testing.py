@@ -22,8 +22,8 @@ from aqe_inspect.testing import assert_aqe, plan_report, recorded_executions, se
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Where the README's pytest example lives (the coordinator moves it into README.md).
-README_EXAMPLE = ROOT / "README.md"
+#: Where the pytest example lives: the site's page on the pytest helper.
+README_EXAMPLE = ROOT / "docs" / "pytest.md"
 
 
 def ran(generator, session, name, overrides=None):
