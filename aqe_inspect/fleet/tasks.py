@@ -29,7 +29,7 @@ from urllib.parse import quote_from_bytes, unquote_to_bytes, urlsplit
 #: the driver finds them in the failed job's message (`import_failure`).
 IMPORT_FAILED = "the executors' Python cannot import aqe_inspect"
 _ADVICE = ("install aqe-inspect for the executors' Python (PYSPARK_PYTHON) on every node, or "
-           "ship it as a packed virtualenv with --archives (README: Fleet scan)")
+           "ship it as a packed virtualenv with --archives (docs/commands/fleet.md)")
 
 
 def ship() -> None:
