@@ -18,6 +18,19 @@ _SCRIPT = Path(sys.executable).with_name("aqe-inspect")
 AQE_INSPECT = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "aqe_inspect"]
 
 
+def user_env(cache: Path, **extra: str) -> dict:
+    """The environment of a new shell on this machine: no virtualenv active (the tests' own
+    left off PATH), an empty cache at `cache` (made when missing), and `extra`."""
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("PYTHON", "VIRTUAL_ENV", "PIP_REQUIRE"))}
+    cache.mkdir(parents=True, exist_ok=True)
+    venv_bin = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join(part for part in env.get("PATH", "").split(os.pathsep)
+                                  if part != venv_bin)
+    env.update(XDG_CACHE_HOME=str(cache), **extra)
+    return env
+
+
 def require_corpus() -> Path:
     """The golden corpus; skipped on a user's clone without ../shared, required under CI."""
     if CORPUS.is_dir():

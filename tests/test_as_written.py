@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import AQE_INSPECT, IN_CI, ROOT, SAMPLE_PLANS
+from .conftest import AQE_INSPECT, IN_CI, ROOT, SAMPLE_PLANS, user_env
 
 if IN_CI:  # under CI the test extra is installed: a missing library must fail
     import yaml
@@ -44,16 +44,7 @@ def _checkout(into: Path) -> Path:
 
 
 def _clean_env(tmp_path: Path, **extra: str) -> dict:
-    """The environment of a new shell: no virtualenv active, an empty cache."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("PYTHON", "VIRTUAL_ENV", "PIP_REQUIRE"))}
-    cache = tmp_path / "xdg-cache"
-    cache.mkdir(exist_ok=True)
-    venv_bin = str(Path(sys.executable).parent)
-    env["PATH"] = os.pathsep.join(part for part in env.get("PATH", "").split(os.pathsep)
-                                  if part != venv_bin)
-    env.update(XDG_CACHE_HOME=str(cache), **extra)
-    return env
+    return user_env(tmp_path / "xdg-cache", **extra)
 
 
 def _bash(script: str, cwd: Path, env: dict, timeout: int = 1800) -> subprocess.CompletedProcess:

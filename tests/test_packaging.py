@@ -16,7 +16,7 @@ import zipfile
 
 import pytest
 
-from .conftest import IN_CI, ROOT, SAMPLE_PLANS
+from .conftest import IN_CI, ROOT, SAMPLE_PLANS, user_env
 
 SCENARIO = "multi_rewrite"  # truth: coalesced, smj-to-bhj and local reads
 PLAN = SAMPLE_PLANS / "spark-4.3.0" / SCENARIO / "formatted_after.txt"
@@ -98,13 +98,10 @@ def fresh(request, dist, tmp_path_factory) -> dict:
     installed = _run([python, "-m", "pip", "install", "-q", dist["wheel"]], timeout=900)
     assert installed.returncode == 0, installed.stderr[-3000:]
     cache = where / "cache"
-    cache.mkdir()
     elsewhere = where / "elsewhere"
     elsewhere.mkdir()
-    environ = {key: value for key, value in os.environ.items()
-               if not key.startswith(("PYTHON", "VIRTUAL_ENV"))}
-    environ.update(XDG_CACHE_HOME=str(cache), PATH=f"{env_dir / 'bin'}{os.pathsep}"
-                   f"{environ.get('PATH', '')}")
+    environ = user_env(cache)
+    environ["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{environ['PATH']}"
     return {"python": python, "bin": env_dir / "bin", "env": environ, "elsewhere": elsewhere,
             "cache": cache}
 
