@@ -26,7 +26,7 @@ from ..errors import InspectError
 from ..sources.eventlog import LogStream
 from ..sources.eventlog.codecs import magic_codec
 from ..sources.eventlog.files import (SNIFF_SIZE, EventLog, event_stream_codec, events_codec,
-                                      first_text, log_from_bytes, may_be_event_log,
+                                      file_head, first_text, log_from_bytes, may_be_event_log,
                                       search_event_logs)
 from ..sources.eventlog.history import looks_like_history_json
 from .table import error_row, row_from_report
@@ -52,7 +52,7 @@ def rows_of_log(path: str, source: Optional[str] = None, task_metrics: bool = Fa
             raise found.nothing_read()
         logs = found.logs
         if len(logs) == 1 and logs[0].layout == "file" and not found.failed:
-            _refuse_non_events(_head(logs[0].name), logs[0].name)
+            _refuse_non_events(file_head(logs[0].name), logs[0].name)
     except InspectError as error:
         return [error_row(source or path, str(error))]
     if len(logs) == 1 and not found.failed:
@@ -106,12 +106,8 @@ def is_skipped_file(path: str) -> bool:
     a file of a folder: empty, or its text (decompressed) does not start with {"Event":. A
     file that cannot be read, or a compressed one that cannot be decoded, is not skipped: its
     row says why, as `diff` reports it."""
-    def read_head(size: int) -> bytes:
-        with open(path, "rb") as handle:
-            return handle.read(size)
-
     try:
-        return _skipped(read_head, path)
+        return _skipped(lambda size: file_head(path, size), path)
     except OSError:
         return False
 
@@ -132,11 +128,6 @@ def _skipped(read_head: Callable[[int], bytes], name: str) -> bool:
         return False
     # No text: a compressed log cut in its first block, read as a log.
     return bool(text) and not may_be_event_log(text, name)
-
-
-def _head(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read(SNIFF_SIZE)
 
 
 def _refuse_non_events(head: bytes, name: str) -> None:

@@ -70,14 +70,13 @@ def _read_events(path: str, task_metrics: bool = False, max_size: int = DEFAULT_
     events is said by the event-log reader. `max_size` bounds each event of a log, and a
     History Server answer whole (one JSON document: refused, not skipped)."""
     from .eventlog import stream_event_logs
-    from .eventlog.files import SNIFF_SIZE, may_be_event_log
+    from .eventlog.files import file_head, may_be_event_log
     from .eventlog.history import looks_like_history_json, read_history
 
     if os.path.isdir(path):  # says so when it holds none
         return stream_event_logs(path, task_metrics=task_metrics, max_size=max_size)
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(SNIFF_SIZE)
+        head = file_head(path)
     except OSError:
         return None  # the text reader says what is wrong, as for any file
     if looks_like_history_json(head):

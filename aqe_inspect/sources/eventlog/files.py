@@ -37,7 +37,7 @@ from .codecs import CODECS, decode, detect_codec, magic_codec, require_library
 
 __all__ = ["EventLog", "Found", "Part", "find_event_logs", "events_codec", "event_stream_codec",
            "folder_parts", "is_hidden", "is_marker", "log_from_bytes", "looks_like_event_log",
-           "may_be_event_log", "search_event_logs", "stream_event_log"]
+           "file_head", "may_be_event_log", "search_event_logs", "stream_event_log"]
 
 LAYOUTS = ("file", "rolling", "databricks")
 #: The first bytes read to tell a file's codec and whether it holds events.
@@ -270,7 +270,8 @@ def stream_event_log(name: str, codec: str, stream: BinaryIO) -> EventLog:
 
 # -- one file --------------------------------------------------------------------------------
 
-def _head(path: str, size: int = SNIFF_SIZE) -> bytes:
+def file_head(path: str, size: int = SNIFF_SIZE) -> bytes:
+    """The first `size` bytes of the file at `path` (all of a shorter one)."""
     with open(path, "rb") as handle:
         return handle.read(size)
 
@@ -281,11 +282,11 @@ def _sniffed(path: str, head: bytes) -> Tuple[str, bytes]:
     codec = magic_codec(head, path)
     if codec is None:
         return "plain", head
-    return codec, first_text(lambda size: _head(path, size), codec, path)
+    return codec, first_text(lambda size: file_head(path, size), codec, path)
 
 
 def _holds_events(path: str) -> bool:
-    return _EVENT.match(_sniffed(path, _head(path))[1]) is not None
+    return _EVENT.match(_sniffed(path, file_head(path))[1]) is not None
 
 
 def _unreadable(error: OSError, name: str) -> InspectError:
@@ -295,7 +296,7 @@ def _unreadable(error: OSError, name: str) -> InspectError:
 def _part(path: str, name: str) -> Part:
     try:
         size = os.path.getsize(path)
-        head = _head(path)
+        head = file_head(path)
     except OSError as error:
         raise _unreadable(error, name) from None
     codec = _codec(head, path, name)
@@ -318,7 +319,7 @@ def _single(path: str) -> EventLog:
     log = _one_file(_part(path, path))
     codec = log.parts[0].codec
     if codec != "plain":
-        _compressed_events(lambda size: _head(path, size), codec, path)
+        _compressed_events(lambda size: file_head(path, size), codec, path)
     return log
 
 
@@ -326,7 +327,7 @@ def _loose(path: str, size: int) -> Union[EventLog, str]:
     """A file in a folder of applications: its log, or why it is none (a key of `_PASSED`);
     an InspectError when it may be a log that cannot be read."""
     try:
-        head = _head(path)
+        head = file_head(path)
     except OSError as error:
         raise _unreadable(error, path) from None
     if not head:
