@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from .errors import InspectError, PlanSyntaxError
-from .model import Document, Node, Query, Subquery
+from .plan.model import Document, Node, Query, Subquery
+from .version import __version__
 
 
 def parse(text: str, source: str = "") -> Document:
@@ -23,5 +22,5 @@ def diff(plan, final=None, source: str = ""):
     return diff_plans(plan, final, source)
 
 
-__all__ = ["Document", "InspectError", "Node", "PlanSyntaxError", "Query", "Subquery", "diff",
+__all__ = ["__version__", "Document", "InspectError", "Node", "PlanSyntaxError", "Query", "Subquery", "diff",
            "parse"]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Optional, Union
 
-from .engine import diff_document, diff_initial_final
+from .rewrites.engine import diff_document, diff_initial_final
 from .errors import InspectError
-from .model import Document
+from .plan.model import Document
 from .parsing import parse_text
-from .report import Report
+from .rewrites.findings import Report
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .check import CheckResult
+    from .expectations.check import CheckResult
 
 
 def parse(text: str, source: str = "") -> Document:
@@ -65,9 +65,9 @@ def check(plan: Union[str, Document, Report], expect: Iterable[str] = (),
     (`expect=["coalesced>=2"]`, `forbid=["skew-join"]`), over the queries `query` selects
     (an execution id or a regular expression; all when None). `result.passed` says whether
     every one holds; `result.failures` what did not, and why."""
-    from .check import check as hold
-    from .expectations import command_line_expectations
-    from .selection import Selector
+    from .expectations.check import check as hold
+    from .expectations.config import command_line_expectations
+    from .expectations.selection import Selector
 
     expectations = command_line_expectations(
         expect, forbid, Selector.parse(query) if query is not None else None, each)

@@ -48,10 +48,10 @@ try:
     except ImportError:  # pragma: no cover - depends on the installed typer
         from click import exceptions as usage_errors  # type: ignore[no-redef]
 
-    from . import __version__
+    from .version import __version__
     from .errors import InspectError, OutputError, printable
     from .formats import FORMAT_NAMES
-    from .outputs import Output
+    from .formats.outputs import Output
 except KeyboardInterrupt as _interruption:  # pragma: no cover - timing
     _number = _interruption.args[0] if _interruption.args and \
         isinstance(_interruption.args[0], int) else signal.SIGINT
@@ -116,11 +116,11 @@ def parse_command(
     History Server JSON) into trees."""
     document = _document(_select(_read(path, max_size), query))
     if output_format is ParseFormat.json:
-        from .serialize import write_document_json
+        from .formats.parse_json import write_document_json
 
         write_document_json(document, _output(json=True))
     else:
-        from .render import print_document_tree
+        from .formats.terminal import print_document_tree
 
         print_document_tree(document, _output())
 
@@ -222,8 +222,8 @@ def check_command(
 ) -> None:
     """Fail (exit 1) when AQE did not rewrite as expected (or the plan differs from --snapshot);
     exit 0 when every expectation holds."""
-    from .check import check
-    from .expectations import command_line_expectations, find_config, load_config
+    from .expectations.check import check
+    from .expectations.config import command_line_expectations, find_config, load_config
     from .formats import get_format
 
     chosen = get_format(output_format.value).configured(None, _width(width))
@@ -232,7 +232,7 @@ def check_command(
     user = _user_settings(conf, conf_file)
     expected_snapshot = None
     if snapshot is not None:
-        from .snapshot import load as load_snapshot
+        from .expectations.snapshot import load as load_snapshot
 
         expected_snapshot = load_snapshot(snapshot)
     if config is None and not expectations and snapshot is None:
@@ -266,9 +266,9 @@ def _check_with_snapshot(report, expectations, query: Optional[str], path: str, 
     snapshot is of every query selected, in order)."""
     import dataclasses
 
-    from .check import check
-    from .report import read_whole
-    from .snapshot import outcome
+    from .expectations.check import check
+    from .rewrites.findings import read_whole
+    from .expectations.snapshot import outcome
 
     whole = read_whole(report)
     result = check(whole, expectations, selected_by=query, settings=user,
@@ -278,7 +278,7 @@ def _check_with_snapshot(report, expectations, query: Optional[str], path: str, 
 
 
 def _width(width: Optional[int]) -> Optional[int]:
-    from .render import SMALLEST_WIDTH
+    from .formats.terminal import SMALLEST_WIDTH
 
     if width is not None and not SMALLEST_WIDTH <= width <= 10_000:
         raise InspectError(f"--width: expected a number of columns from {SMALLEST_WIDTH} to "
@@ -304,7 +304,7 @@ def _refuse_inputs(output: Optional[str], *inputs: Optional[str]) -> None:
     """`--output` naming one of the command's inputs (or a file in an input folder) is an
     error before anything is read: the report would replace what it reports on."""
     if output is not None:
-        from .outputs import refuse_inputs
+        from .formats.outputs import refuse_inputs
 
         refuse_inputs(output, inputs)
 
@@ -318,7 +318,7 @@ def _emit(output: Optional[str], write, json: bool = False,
     if output is None:
         write(_output(json=json))
         return
-    from .outputs import AtomicFile
+    from .formats.outputs import AtomicFile
 
     # The temporary file is made and renamed (or removed) with the ending signals held, so that
     # one cannot fall between its making and the `try` that removes it, nor stop its removal:
@@ -355,9 +355,9 @@ def _diff(read, json: bool = False, replans: bool = False):
     and the application, whose events Spark writes first, is known for the header). With
     `replans`, an event log's every AQE update is kept for a timeline."""
     from .api import diff
-    from .engine import diff_queries
-    from .report import ReportStream
-    from .serialize_report import with_application
+    from .rewrites.engine import diff_built, diff_queries
+    from .rewrites.findings import ReportStream
+    from .formats.report_json import diff_built_json, with_application
 
     if not isinstance(read, _stream_type()):
         return diff(read)
@@ -365,7 +365,8 @@ def _diff(read, json: bool = False, replans: bool = False):
         read.keep_replans()
     # Unselected, each execution is diffed where it is built (in the pool for a long log).
     # For JSON, the process that diffs an execution writes it too (only text comes back).
-    reports = diff_queries(read.queries) if read.selected else read.reports(json=json)
+    reports = diff_queries(read.queries) if read.selected \
+        else read.built_into(diff_built_json if json else diff_built)
     # Each query names the application it ran in (a folder may hold several).
     reports = (with_application(item, read.current_application) for item in reports)
     first = next(reports, None)
@@ -435,7 +436,7 @@ def _user_settings(conf: List[str], conf_file: Optional[str]):
 
 
 def _kinds(kinds: List[str]):
-    from .report import kind_hint, rewrite_kinds
+    from .rewrites.findings import kind_hint, rewrite_kinds
 
     for kind in kinds:
         if kind not in rewrite_kinds():
@@ -457,8 +458,8 @@ def snapshot_command(
     """Write the final plan, normalised (ids renumbered; paths, sizes, partition counts
     masked), with AQE's rewrites: a snapshot for `check --snapshot`. Every query of the input,
     in order, unless --query chooses."""
-    from .report import read_whole
-    from .snapshot import take_all
+    from .rewrites.findings import read_whole
+    from .expectations.snapshot import take_all
 
     _refuse_inputs(output, path)
     text = take_all(read_whole(_diff(_select(_read(path, max_size), query))))
@@ -489,7 +490,7 @@ def fleet_command(
     if summary_format not in ("text", "markdown", "html"):
         raise InspectError(f"--summary-format: expected text, markdown or html, found "
                            f"{summary_format!r}")
-    from .fleet.summary import write_summary
+    from .fleet.summary_formats import write_summary
 
     _refuse_inputs(summary, *paths)
     require_pyspark()
@@ -509,12 +510,12 @@ def rules_command(
                                          "only its detector."),
 ) -> None:
     """List the rewrite detectors: what Spark rule each mirrors and what it looks for."""
-    from .detectors import DETECTORS
-    from .render import print_rules
+    from .rewrites.detectors import DETECTORS
+    from .formats.terminal import print_rules
 
     chosen = DETECTORS
     if kind is not None:
-        from .report import kind_hint
+        from .rewrites.findings import kind_hint
 
         chosen = tuple(detector for detector in DETECTORS if detector.kind == kind)
         if not chosen:
@@ -541,7 +542,7 @@ def _select(read, selector: Optional[str], required: bool = True):
     none matching is an error once it is read."""
     import dataclasses
 
-    from .selection import Selector
+    from .expectations.selection import Selector
 
     if selector is None:
         return read

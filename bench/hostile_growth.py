@@ -49,7 +49,7 @@ def row(name: str, one: float, eight: float, note: str = "") -> None:
 
 
 def regex(runs: int) -> None:
-    from aqe_inspect.selection import compile_pattern
+    from aqe_inspect.expectations.selection import compile_pattern
 
     for pattern, unit in (("^(a+)+$", "a"), ("(x+x+)+y", "x")):
         compiled = compile_pattern(pattern, "--query")
@@ -68,7 +68,7 @@ def chain(depth: int) -> str:
 
 
 def deep_json(runs: int) -> None:
-    from aqe_inspect import deepjson
+    from aqe_inspect.sources import deepjson
 
     small, big = chain(600), chain(4800)
     one = best(lambda: deepjson.loads(small), runs)

@@ -108,7 +108,7 @@ def throughput(corpus: Path) -> None:
 def plan_rate(corpus: Path, runs: int) -> None:
     """Plans parsed and diffed a second: what reading an event log's plans costs a plan."""
     sys.path.insert(0, str(ROOT))
-    from aqe_inspect.engine import diff_document
+    from aqe_inspect.rewrites.engine import diff_document
     from aqe_inspect.parsing import parse_text
 
     sets = [("adaptive formatted plans of sample_plans/",

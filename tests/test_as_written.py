@@ -243,7 +243,7 @@ def test_the_release_builds_checks_and_tries_the_wheel_as_written(tmp_path):
 
     clone = _checkout(tmp_path / "checkout")
     version = re.search(r'^__version__ = "([^"]+)"',
-                        (clone / "aqe_inspect/__init__.py").read_text("utf-8"), re.M).group(1)
+                        (clone / "aqe_inspect/version.py").read_text("utf-8"), re.M).group(1)
     assert f"\n## [{version}] - " in (clone / "CHANGELOG.md").read_text("utf-8"), \
         "the version to release has no section in CHANGELOG.md"
     venv_dir = tmp_path / "python"

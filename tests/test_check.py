@@ -12,12 +12,12 @@ from typing import List, Tuple
 
 import pytest
 
-from aqe_inspect.check import check
-from aqe_inspect.engine import diff_queries
-from aqe_inspect.expectations import Expectation, parse_expectation
+from aqe_inspect.expectations.check import check
+from aqe_inspect.rewrites.engine import diff_queries
+from aqe_inspect.expectations.config import Expectation, parse_expectation
 from aqe_inspect.formats import FORMAT_NAMES, get_format
-from aqe_inspect.report import REWRITE_KINDS, Report
-from aqe_inspect.selection import Selector
+from aqe_inspect.rewrites.findings import REWRITE_KINDS, Report
+from aqe_inspect.expectations.selection import Selector
 from aqe_inspect.sources.routing import read_input
 
 from .conftest import ROOT, SAMPLE_PLANS

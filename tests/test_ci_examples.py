@@ -18,8 +18,8 @@ from xml.etree import ElementTree
 
 import pytest
 
-from aqe_inspect.expectations import load_config
-from aqe_inspect.report import REWRITE_KINDS
+from aqe_inspect.expectations.config import load_config
+from aqe_inspect.rewrites.findings import REWRITE_KINDS
 
 from .conftest import AQE_INSPECT, IN_CI, ROOT
 

@@ -9,7 +9,7 @@ from typing import Iterator, List, Tuple
 
 
 import aqe_inspect
-from aqe_inspect.engine import diff_document
+from aqe_inspect.rewrites.engine import diff_document
 
 from .conftest import require_corpus
 

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 import aqe_inspect
-from aqe_inspect.engine import JOIN_SWITCH_NOTE
-from aqe_inspect.report import REWRITE_KINDS
+from aqe_inspect.rewrites.engine import JOIN_SWITCH_NOTE
+from aqe_inspect.rewrites.findings import REWRITE_KINDS
 
 from .conftest import AQE_INSPECT, SAMPLE_PLANS
 from .test_samples import SCENARIOS, scenario_id

@@ -18,7 +18,7 @@ import pytest
 
 from .conftest import AQE_INSPECT
 
-from aqe_inspect.engine import diff_document, diff_query
+from aqe_inspect.rewrites.engine import diff_document, diff_query
 from aqe_inspect.sources.eventlog import files, read_event_logs, stream_event_logs
 from aqe_inspect.sources.eventlog.events import Scanner, build_query, build_queries
 from aqe_inspect.sources.eventlog.history import (graph_tree, metric_figure, read_history,
@@ -408,12 +408,13 @@ def test_a_log_stream_reads_as_it_is_asked(generated):
 
 def test_reports_diffed_in_the_pool_are_the_serial_ones(generated, monkeypatch):
     import aqe_inspect.sources.eventlog as eventlog
+    from aqe_inspect.rewrites.engine import diff_built
     from aqe_inspect.sources.eventlog import stream_event_logs
 
     def reports(workers):
         stream = stream_event_logs(generated["3.5"], workers=workers)
         return [(r.id, r.counts, tuple(x.message for x in r.rewrites), r.notes)
-                for r in stream.reports()]
+                for r in stream.built_into(diff_built)]
 
     serial = reports(1)
     monkeypatch.setattr(eventlog, "POOL_MIN_EXECUTIONS", 1)
@@ -428,8 +429,8 @@ def test_json_written_in_the_pool_is_the_json_of_the_report(generated, monkeypat
 
     import aqe_inspect.sources.eventlog as eventlog
     from aqe_inspect.cli import main
-    from aqe_inspect.serialize import write_json
-    from aqe_inspect.serialize_report import report_to_json
+    from aqe_inspect.formats.parse_json import write_json
+    from aqe_inspect.formats.report_json import report_to_json
 
     (document,) = read_event_logs(generated["3.5"])
     expected = io.StringIO()

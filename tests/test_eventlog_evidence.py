@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aqe_inspect.errors import InspectError
-from aqe_inspect.model import Node, Query
+from aqe_inspect.plan.model import Node, Query
 from aqe_inspect.sources.eventlog import LogStream, read_event_logs
 from aqe_inspect.sources.eventlog.events import AQE_CONFIGS
 from aqe_inspect.sources.eventlog.history import metric_spread, read_history

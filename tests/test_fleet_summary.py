@@ -23,13 +23,13 @@ from typing import Dict, List
 
 import pytest
 
-from aqe_inspect.engine import diff_queries
+from aqe_inspect.rewrites.engine import diff_queries
 from aqe_inspect.errors import InspectError
-from aqe_inspect.fleet.summary import KINDS, SMALL_JOIN_BYTES, print_summary, summarize, \
-    write_summary
+from aqe_inspect.fleet.summary import KINDS, SMALL_JOIN_BYTES, summarize
+from aqe_inspect.fleet.summary_formats import print_summary, write_summary
 from aqe_inspect.fleet.table import COLUMN_NAMES, error_row, row_from_report
 from aqe_inspect.sources.routing import read_input
-from aqe_inspect.units import show_bytes
+from aqe_inspect.plan.units import show_bytes
 
 from .conftest import SAMPLE_PLANS
 from .test_html import Opened, browser  # noqa: F401  (the Chromium fixture, module-scoped)
@@ -448,7 +448,7 @@ def test_the_readme_names_every_column_and_shows_a_real_summary(monkeypatch):
     for name in COLUMN_NAMES:
         assert f"`{name}`" in table, name
     assert "aqe-inspect fleet 'logs/*.zstd' --output fleet-out" in section
-    assert "spark-submit --master yarn" in section and "aqe_inspect.fleet.job" in section
+    assert "spark-submit --master yarn" in section and "aqe_inspect.fleet.submit" in section
     (command,) = re.findall(r"```sh\n(aqe-inspect fleet '[^\n]*)\n```\n\n```text\n", section)
     words = command.split()
     assert words[:2] == ["aqe-inspect", "fleet"] and words[3:] == ["--output", "fleet-out"]

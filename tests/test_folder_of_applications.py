@@ -14,9 +14,9 @@ from typing import Dict, List
 import pytest
 
 from aqe_inspect.cli import main
-from aqe_inspect.model import Application
-from aqe_inspect.report import QueryReport
-from aqe_inspect.serialize import iter_json
+from aqe_inspect.plan.model import Application
+from aqe_inspect.rewrites.findings import QueryReport
+from aqe_inspect.formats.parse_json import iter_json
 
 from .conftest import SAMPLE_PLANS
 
@@ -102,7 +102,7 @@ def test_json_written_apart_names_the_application_as_json_written_whole():
     """A query's JSON written where it was diffed (a worker process, for a long log) is given
     its application after: the same text as the report written with it."""
     from aqe_inspect.api import diff
-    from aqe_inspect.serialize_report import (query_report_raw, query_report_to_json,
+    from aqe_inspect.formats.report_json import (query_report_raw, query_report_to_json,
                                               with_application)
 
     report: QueryReport = diff((SAMPLE_PLANS / "spark-4.3.0" / "skew_join" /

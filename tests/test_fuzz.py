@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import aqe_inspect
 from aqe_inspect.cli import main
-from aqe_inspect.engine import diff_document
+from aqe_inspect.rewrites.engine import diff_document
 
 from .conftest import CORPUS, SAMPLE_PLANS
 

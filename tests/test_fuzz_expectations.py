@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aqe_inspect.cli import main
-from aqe_inspect.expectations import load_config
+from aqe_inspect.expectations.config import load_config
 
 from .conftest import ROOT, SAMPLE_PLANS
 

@@ -24,11 +24,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aqe_inspect import deepjson
+from aqe_inspect.sources import deepjson
 from aqe_inspect.cli import main
 from aqe_inspect.errors import InspectError
-from aqe_inspect.selection import Selector, compile_pattern
-from aqe_inspect.userpattern import compile_user_pattern
+from aqe_inspect.expectations.selection import Selector, compile_pattern
+from aqe_inspect.expectations.userpattern import compile_user_pattern
 
 from .conftest import AQE_INSPECT, SAMPLE_PLANS
 

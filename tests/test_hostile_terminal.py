@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aqe_inspect.errors import printable
-from aqe_inspect.render import Screen
+from aqe_inspect.formats.terminal import Screen
 
 from .conftest import AQE_INSPECT, SAMPLE_PLANS
 from .hostile import hostile_log, hostile_plan, sample

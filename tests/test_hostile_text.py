@@ -337,7 +337,7 @@ def test_an_annotation_is_one_command_holding_its_text(message, title, path):
     """Whatever the text, the runner reads one command, and reads back exactly the text
     aqe-inspect meant to show (control and invisible characters escaped)."""
     from aqe_inspect.formats.github import _clean, command
-    from aqe_inspect.locations import Location
+    from aqe_inspect.rewrites.locations import Location
 
     location = Location(path, 3)
     line = command("error", message, location, title=title)

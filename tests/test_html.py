@@ -28,7 +28,7 @@ from typing import Dict, List, Optional
 import pytest
 
 from aqe_inspect.cli import main
-from aqe_inspect.report import REWRITE_KINDS
+from aqe_inspect.rewrites.findings import REWRITE_KINDS
 
 from .conftest import IN_CI, ROOT
 

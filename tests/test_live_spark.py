@@ -8,8 +8,8 @@ import json
 import pytest
 
 import aqe_inspect
-from aqe_inspect.engine import diff_document
-from aqe_inspect.report import REWRITE_KINDS
+from aqe_inspect.rewrites.engine import diff_document
+from aqe_inspect.rewrites.findings import REWRITE_KINDS
 
 pytestmark = pytest.mark.spark
 

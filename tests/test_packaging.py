@@ -23,7 +23,7 @@ PLAN = SAMPLE_PLANS / "spark-4.3.0" / SCENARIO / "formatted_after.txt"
 
 
 def _source_version() -> str:
-    text = (ROOT / "aqe_inspect" / "__init__.py").read_text("utf-8")
+    text = (ROOT / "aqe_inspect" / "version.py").read_text("utf-8")
     return re.search(r'^__version__ = "([^"]+)"', text, re.M).group(1)
 
 

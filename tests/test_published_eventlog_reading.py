@@ -14,7 +14,7 @@ import pytest
 
 from .conftest import AQE_INSPECT
 
-from aqe_inspect.engine import diff_query
+from aqe_inspect.rewrites.engine import diff_query
 from aqe_inspect.sources.eventlog import read_event_logs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "published_eventlogs"

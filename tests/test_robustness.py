@@ -32,15 +32,15 @@ from hypothesis import strategies as st
 
 import aqe_inspect
 from aqe_inspect.cli import main
-from aqe_inspect.detectors.base import PlanPair
-from aqe_inspect.detectors.join_switch import switched_joins
-from aqe_inspect.engine import diff_document
-from aqe_inspect.model import Document, Node, Query
+from aqe_inspect.rewrites.detectors.base import PlanPair
+from aqe_inspect.rewrites.detectors.join_switch import switched_joins
+from aqe_inspect.rewrites.engine import diff_document
+from aqe_inspect.plan.model import Document, Node, Query
 from aqe_inspect.parsing.operator_line import read_detail_block, read_operator_line
-from aqe_inspect.operators import family, is_join, join_keys, join_type, partition_count
-from aqe_inspect.render import print_document_tree, print_report, terminal_width, wrap
-from aqe_inspect.serialize import document_to_json, iter_json, write_document_json, write_json
-from aqe_inspect.serialize_report import report_to_json
+from aqe_inspect.plan.operators import family, is_join, join_keys, join_type, partition_count
+from aqe_inspect.formats.terminal import print_document_tree, print_report, terminal_width, wrap
+from aqe_inspect.formats.parse_json import document_to_json, iter_json, write_document_json, write_json
+from aqe_inspect.formats.report_json import report_to_json
 
 from .conftest import AQE_INSPECT, ROOT, SAMPLE_PLANS
 
@@ -150,12 +150,12 @@ def test_ctrl_c_while_reading_a_slow_stdin_is_exit_130():
 
 def test_ctrl_c_anywhere_in_the_command_is_exit_130(monkeypatch, tmp_path):
     """KeyboardInterrupt from deep inside a command (here: rendering) is the same line."""
-    import aqe_inspect.render
+    import aqe_inspect.formats.terminal
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(aqe_inspect.render, "print_report", interrupted)
+    monkeypatch.setattr(aqe_inspect.formats.terminal, "print_report", interrupted)
     code, out, err = in_process("diff", str(SAMPLE))
     assert (code, err) == (130, "aqe-inspect: interrupted\n")
 
@@ -564,7 +564,7 @@ def test_statistics_read_as_the_old_regex_did(pieces):
                 max_size=8).map("".join))
 def test_partition_counts_read_as_the_old_regex_did(tail):
     node = Node("Exchange", args=f"hashpartitioning(k#1, {tail}")
-    from aqe_inspect.operators import partitioning
+    from aqe_inspect.plan.operators import partitioning
 
     spec = partitioning(node)
     old = re.search(r"(\d+)\)?$", spec) if spec else None
@@ -649,7 +649,7 @@ def test_the_json_of_every_sample_plan_is_json_dumps():
 @settings(max_examples=2000, deadline=None)
 @given(st.text(st.sampled_from(list("ab  \u00a0漢")), max_size=60), st.integers(2, 30))
 def test_wrapped_lines_fit_and_drop_only_spaces(text, width):
-    from aqe_inspect.render import cell_width
+    from aqe_inspect.formats.terminal import cell_width
 
     cuts = wrap(text, width)
     assert cuts[0][0] == 0

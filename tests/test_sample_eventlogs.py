@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from aqe_inspect.engine import diff_query
-from aqe_inspect.report import REWRITE_KINDS
+from aqe_inspect.rewrites.engine import diff_query
+from aqe_inspect.rewrites.findings import REWRITE_KINDS
 from aqe_inspect.sources.eventlog import read_event_logs
 from aqe_inspect.sources.eventlog.history import read_history
 

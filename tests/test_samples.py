@@ -11,8 +11,8 @@ from typing import Dict, List
 import pytest
 
 import aqe_inspect
-from aqe_inspect.engine import diff_document
-from aqe_inspect.report import REWRITE_KINDS
+from aqe_inspect.rewrites.engine import diff_document
+from aqe_inspect.rewrites.findings import REWRITE_KINDS
 
 from .conftest import SAMPLE_PLANS
 

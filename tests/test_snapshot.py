@@ -1,4 +1,4 @@
-"""Plan snapshots (`aqe_inspect.snapshot`, `aqe-inspect snapshot`, `check --snapshot`).
+"""Plan snapshots (`aqe_inspect.expectations.snapshot`, `aqe-inspect snapshot`, `check --snapshot`).
 
 The key promise: a snapshot taken on one run matches the same query run again in a new
 session (new expression and plan ids), and fails when a config change removes a rewrite. The
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import aqe_inspect
-from aqe_inspect import snapshot
+from aqe_inspect.expectations import snapshot
 from aqe_inspect.cli import main
 from aqe_inspect.errors import InspectError
 

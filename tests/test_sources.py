@@ -12,10 +12,10 @@ from typing import Dict
 import pytest
 
 from aqe_inspect.api import diff_pair
-from aqe_inspect.engine import diff_document
+from aqe_inspect.rewrites.engine import diff_document
 from aqe_inspect.errors import InspectError
-from aqe_inspect.operators import family
-from aqe_inspect.report import REWRITE_KINDS
+from aqe_inspect.plan.operators import family
+from aqe_inspect.rewrites.findings import REWRITE_KINDS
 from aqe_inspect.sources import read_document, read_text_document
 from aqe_inspect.sources.lines import LOG_PREFIX
 

@@ -45,7 +45,7 @@ def execution_count(session) -> int:
 # ---- no PySpark needed -----------------------------------------------------------------------
 
 def test_importing_never_imports_pyspark():
-    code = ("import sys, aqe_inspect, aqe_inspect.testing, aqe_inspect.pytest_plugin\n"
+    code = ("import sys, aqe_inspect, aqe_inspect.testing, aqe_inspect.testing.pytest_plugin\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))")
     out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
                          check=True).stdout
@@ -67,7 +67,7 @@ def test_the_plugin_is_registered_through_pytest11():
     points = metadata.entry_points()
     group = (points.select(group="pytest11") if hasattr(points, "select")
              else points.get("pytest11", ()))
-    assert "aqe_inspect.pytest_plugin" in {point.value for point in group}
+    assert "aqe_inspect.testing.pytest_plugin" in {point.value for point in group}
 
 
 def test_something_else_than_a_dataframe_is_a_type_error():
@@ -240,7 +240,7 @@ def test_plugin_assertions_pass_and_fail_with_the_plan_diff(inner):
     assert "expectation(s) not met (1 query read from the DataFrame's executed plan)" in failure
     assert "truncated" not in failure
     # pytest hides the plugin's own frames: the test's line is where it failed.
-    assert "aqe_inspect/testing.py" not in failure
+    assert "aqe_inspect/testing/" not in failure
 
 
 @pytest.mark.spark

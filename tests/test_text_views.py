@@ -2,7 +2,7 @@
 80 and 160 columns, against snapshots in tests/snapshots/text/ (`AQE_UPDATE_SNAPSHOTS=1
 pytest` writes them anew, never under CI); and what any width must hold: no line wider than
 the width unless it is one word, no word cut in two, no ANSI escapes off a terminal or under
-NO_COLOR, COLUMNS followed when piped. Also the view model (`aqe_inspect.views`): every
+NO_COLOR, COLUMNS followed when piped. Also the view model (`aqe_inspect.formats.views`): every
 rewritten operator marked on both sides of the side-by-side rows, and a tree 5,000 levels
 deep laid out without recursion."""
 
@@ -16,12 +16,13 @@ from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
-from aqe_inspect import api, views
+from aqe_inspect import api
+from aqe_inspect.formats import views
 from aqe_inspect.cli import main
-from aqe_inspect.detectors.base import PlanPair
-from aqe_inspect.engine import BEFORE_ACTION_NOTE, plan_pairs
-from aqe_inspect.model import Node
-from aqe_inspect.render import PLAIN_WIDTH, print_report
+from aqe_inspect.rewrites.detectors.base import PlanPair
+from aqe_inspect.rewrites.engine import BEFORE_ACTION_NOTE, plan_pairs
+from aqe_inspect.plan.model import Node
+from aqe_inspect.formats.terminal import PLAIN_WIDTH, print_report
 
 from .conftest import AQE_INSPECT, IN_CI, ROOT, SAMPLE_PLANS
 from .test_robustness import DEPTH, chain, on_a_terminal, recursion_limit
@@ -259,7 +260,7 @@ def test_side_by_side_rows_of_a_tree_5000_levels_deep():
     with recursion_limit(300):
         rows = views.side_by_side_rows(pair)
         out = io.StringIO()
-        from aqe_inspect.render import Screen, print_side_by_side
+        from aqe_inspect.formats.terminal import Screen, print_side_by_side
 
         print_side_by_side(Screen(out, 120), rows, True)
     finals = sum(1 for _ in pair.final.walk())

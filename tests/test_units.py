@@ -1,4 +1,4 @@
-"""Spark's size figures (aqe_inspect.units) against what Spark prints and reads.
+"""Spark's size figures (aqe_inspect.plan.units) against what Spark prints and reads.
 
 Known answers come from Spark itself: its own unit tests (`UtilsSuite."bytesToString"`,
 `JavaUtilsSuite`), the `Statistics(...)` printed in the bundled sample plans and the golden
@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from aqe_inspect.units import (SCIENTIFIC_FROM, Size, conf_bytes, parse_statistics,
+from aqe_inspect.plan.units import (SCIENTIFIC_FROM, Size, conf_bytes, parse_statistics,
                                printed_bytes, printed_count, show_bytes)
 
 from .conftest import CORPUS, SAMPLE_PLANS

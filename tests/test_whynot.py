@@ -131,7 +131,7 @@ def test_nothing_is_blocked_of_a_kind_that_happened(capsys, truth_path):
 
 
 def test_every_rewrite_kind_has_an_explainer():
-    from aqe_inspect.detectors import DETECTORS
+    from aqe_inspect.rewrites.detectors import DETECTORS
     from aqe_inspect.whynot import EXPLAINERS
 
     assert sorted(EXPLAINERS) == sorted(d.kind for d in DETECTORS)

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from aqe_inspect.units import conf_bytes
+from aqe_inspect.plan.units import conf_bytes
 from aqe_inspect.whynot.defaults import (KEYS, LINES, MEASURED, Default, default,
                                          effective_default, spark_line)
 

@@ -24,7 +24,7 @@ from typing import Iterable, Optional, TextIO
 
 from ..formats.html import PageWriter, page_head  # the report's page head and CSS
 from ..formats.html import escape_text as _e
-from ..units import show_bytes
+from ..plan.units import show_bytes
 from .summary import KINDS, FleetSummary, KindRate, Listed, aqe_line, aqe_state, \
     execution_name, fraction, headline, joins_after, partitions, percent, small_heading, \
     why_text

@@ -1,7 +1,7 @@
 """The fleet job: many Spark event logs -> the fleet table (`table.py`), built on Spark.
 
-    python -m aqe_inspect.fleet.job PATH... --output DIR [--format parquet|csv] [--master M]
-    spark-submit .../site-packages/aqe_inspect/fleet/job.py PATH... --output DIR   (a cluster)
+    aqe-inspect fleet PATH... --output DIR [--format parquet|csv] [--master M]
+    spark-submit .../site-packages/aqe_inspect/fleet/submit.py PATH... --output DIR (a cluster)
 
 The driver expands the inputs (files, folders, globs; local paths or any URI Hadoop reads:
 s3a://, hdfs://, file:) into log units by their names alone: a file is a unit, a rolling
@@ -35,12 +35,6 @@ from __future__ import annotations
 
 import os
 import sys
-
-if __name__ == "__main__" and sys.path and \
-        os.path.abspath(sys.path[0] or os.curdir) == os.path.dirname(os.path.abspath(__file__)):
-    # Run as a file (`spark-submit .../aqe_inspect/fleet/job.py`): Python put this folder first
-    # on sys.path, where html.py would be what `import html` finds, not the standard library's.
-    del sys.path[0]
 
 import functools
 import glob
@@ -581,15 +575,3 @@ class _bar:
     def __exit__(self, *exc) -> None:
         if self._progress is not None:
             self._progress.stop()
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    """`python -m aqe_inspect.fleet.job ...` and `spark-submit .../job.py ...`: the `fleet`
-    command, with its one-line errors and exit codes."""
-    from aqe_inspect.cli import main as cli_main
-
-    return cli_main(["fleet", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":  # pragma: no cover - run by python -m or spark-submit
-    sys.exit(main())

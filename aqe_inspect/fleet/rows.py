@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..rewrites.engine import diff_built
 from ..errors import InspectError
 from ..sources.eventlog import LogStream
 from ..sources.eventlog.codecs import magic_codec
@@ -84,7 +85,7 @@ def rows_of_event_log(log: EventLog, source: str, task_metrics: bool = False) ->
     stream = LogStream(source, [log], workers=1, task_metrics=task_metrics)
     rows: List[Row] = []
     try:
-        for report in stream.reports():
+        for report in stream.built_into(diff_built):
             rows.append(row_from_report(report, source, stream.application))
     except InspectError as error:
         rows.append(error_row(source, str(error.located(source)), stream.application))

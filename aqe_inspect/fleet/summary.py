@@ -19,7 +19,7 @@ file one row with `error` set) into a `FleetSummary`:
 Memory stays bounded by the applications and `top`: the lists keep their `top` first entries
 (and count the rest), so a day of a fleet's logs can be summed up on one machine.
 
-`write_summary(rows, stream, format)` writes it as text (a terminal or a log: wrapped to the
+`summary_formats.write_summary(rows, stream, format)` writes it as text (a terminal or a log: wrapped to the
 width, as `render` does), markdown (GitHub-flavoured tables, e.g. for a CI job summary), or
 html (one self-contained page with charts: `fleet/html.py`). Rows may come straight from the
 job, from Spark (`Row.asDict()`), or from the CSV output read back as text: numbers and flags
@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, TextIO, Tuple, \
     TypeVar
 
-from ..errors import InspectError, printable
-from ..render import Screen
-from ..units import show_bytes
+from ..errors import printable
+from ..formats.terminal import Screen
+from ..plan.units import show_bytes
 from .table import KIND_COLUMNS
 
 #: The rewrite kinds as the rest of aqe-inspect names them (`smj-to-bhj`), in the table's order.
@@ -458,7 +457,7 @@ def why_text(join: StayedJoin) -> str:
 
 # ---- text -----------------------------------------------------------------------------------
 
-def _text_summary(summary: FleetSummary, stream: TextIO, width: Optional[int]) -> None:
+def write_text(summary: FleetSummary, stream: TextIO, width: Optional[int]) -> None:
     out = Screen(stream, width)
     one = printable
 
@@ -562,7 +561,7 @@ def _table(out: List[str], header: Tuple[str, ...], rows: Iterable[Tuple[object,
     out.append("")
 
 
-def _markdown_summary(summary: FleetSummary, stream: TextIO) -> None:
+def write_markdown(summary: FleetSummary, stream: TextIO) -> None:
     out: List[str] = ["## AQE fleet summary", "",
                       f"{_cell(headline(summary))}. {_cell(aqe_line(summary))}.", ""]
 
@@ -615,29 +614,3 @@ def _markdown_summary(summary: FleetSummary, stream: TextIO) -> None:
 
 
 # ---- the front door -------------------------------------------------------------------------
-
-def write_summary(rows: Iterable[Dict[str, Any]], stream: TextIO, format: str = "text",
-                  width: Optional[int] = None, small_bytes: int = SMALL_JOIN_BYTES,
-                  top: int = TOP, skipped: Iterable[str] = ()) -> FleetSummary:
-    """Write the summary of the fleet table's `rows` to `stream` as text (at `width` columns,
-    or the terminal's), markdown or html; returns what was written. `skipped`: the files the
-    scan skipped in folders, not being event logs (`run_fleet`'s `skipped`)."""
-    if format not in FORMATS:
-        raise InspectError(f"--format: unknown summary format {format!r} (known: "
-                           f"{', '.join(FORMATS)})")
-    summary = summarize(rows, small_bytes, top, skipped)
-    if format == "text":
-        _text_summary(summary, stream, width)
-    elif format == "markdown":
-        _markdown_summary(summary, stream)
-    else:
-        from .html import write_fleet_page
-
-        write_fleet_page(summary, stream)
-    return summary
-
-
-def print_summary(rows: Iterable[Dict[str, Any]], stream: Optional[TextIO] = None,
-                  width: Optional[int] = None) -> FleetSummary:
-    """The text summary, on standard output unless `stream` says."""
-    return write_summary(rows, stream if stream is not None else sys.stdout, "text", width)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..engine import report_pairs
-from ..model import Application
-from ..operators import family, is_shuffle_read
-from ..report import QueryReport, describe
+from ..rewrites.engine import report_pairs
+from ..plan.model import Application
+from ..plan.operators import family, is_shuffle_read
+from ..rewrites.findings import QueryReport, describe
 
 #: The rewrite kinds as column names, in DETECTORS' order (`smj-to-bhj` -> `smj_to_bhj`).
 KIND_COLUMNS = ("coalesced", "skew_join", "smj_to_bhj", "smj_to_shj", "empty_relation",

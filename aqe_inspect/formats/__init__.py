@@ -10,6 +10,13 @@ written) and a check result (`write_check`). Every format writes both:
 - github: GitHub Actions workflow commands, annotations at the plan's line;
 - sarif: SARIF 2.1.0 (GitHub code scanning, IDEs): a rule per rewrite kind;
 - html: one self-contained page (trees side by side, findings linked to operators).
+
+What only the formats use sits beside them: `terminal.py` (drawing for people, line by line),
+`views.py` (what the text and HTML views show of a diff, before either draws it),
+`json_writer.py`, `node_json.py`, `parse_json.py` and `report_json.py` (the JSON contracts,
+streamed), `outputs.py` (standard output, and files written whole or not at all).
+
+May import: `expectations`, `whynot`, `rewrites`, `plan`, `errors`, `version`.
 """
 
 from __future__ import annotations

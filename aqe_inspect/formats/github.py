@@ -26,10 +26,10 @@ import io
 import re
 from typing import Dict, List, Optional, TextIO
 
-from ..check import CheckResult
+from ..expectations.check import CheckResult
 from ..errors import printable
-from ..locations import Location, rewrite_location
-from ..report import Report
+from ..rewrites.locations import Location, rewrite_location
+from ..rewrites.findings import Report
 from . import Format
 
 _DATA = {ord("%"): "%25", ord("\r"): "%0D", ord("\n"): "%0A"}

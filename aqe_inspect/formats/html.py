@@ -32,13 +32,13 @@ from collections import Counter
 from html import escape
 from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
-from ..check import CheckResult, Outcome
-from ..detectors.base import PlanPair
-from ..engine import report_pairs
-from ..model import Application, Node, Query
-from ..operators import is_query_stage
-from ..report import REWRITE_KINDS, QueryReport, Rewrite, describe
-from ..views import Row, finding_line, node_facts, node_label, plan_kind, rewrite_marks, \
+from ..expectations.check import CheckResult, Outcome
+from ..rewrites.detectors.base import PlanPair
+from ..rewrites.engine import report_pairs
+from ..plan.model import Application, Node, Query
+from ..plan.operators import is_query_stage
+from ..rewrites.findings import REWRITE_KINDS, QueryReport, Rewrite, describe
+from .views import Row, finding_line, node_facts, node_label, plan_kind, rewrite_marks, \
     side_by_side_rows
 from . import Format
 

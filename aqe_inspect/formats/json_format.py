@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, TextIO
 
-from ..check import CheckResult, Outcome
-from ..locations import Location
-from ..serialize import write_json
-from ..serialize_report import application_fields, query_report_to_json, report_to_json
+from ..expectations.check import CheckResult, Outcome
+from ..rewrites.locations import Location
+from .json_writer import write_json
+from .report_json import application_fields, query_report_to_json, report_to_json
 from . import Format
 
 CHECK_SCHEMA = "aqe-inspect/check/v1"

@@ -16,10 +16,10 @@ import re
 import xml.etree.ElementTree as ET
 from typing import List, Optional, TextIO
 
-from ..check import CheckResult
+from ..expectations.check import CheckResult
 from ..errors import printable
-from ..locations import display_path
-from ..report import describe
+from ..rewrites.locations import display_path
+from ..rewrites.findings import describe
 from . import Format
 
 _NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")

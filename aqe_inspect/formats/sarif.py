@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, TextIO
 from urllib.parse import quote
 
-from .. import __version__
-from ..check import CheckResult
-from ..locations import Location, rewrite_location
-from ..serialize import write_json
+from ..version import __version__
+from ..expectations.check import CheckResult
+from ..rewrites.locations import Location, rewrite_location
+from .json_writer import write_json
 from . import Format
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -26,7 +26,7 @@ AQE_DOCS = "https://spark.apache.org/docs/latest/sql-performance-tuning.html#ada
 
 
 def rules() -> List[Dict[str, Any]]:
-    from ..detectors import DETECTORS
+    from ..rewrites.detectors import DETECTORS
 
     found = []
     for detector in DETECTORS:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional, TextIO
 
-from ..check import CheckResult, Outcome
+from ..expectations.check import CheckResult, Outcome
 from ..errors import printable
-from .. import render
-from ..render import Screen
-from ..report import Report
+from . import terminal as render
+from .terminal import Screen
+from ..rewrites.findings import Report
 from . import Format
 
 

@@ -9,6 +9,8 @@
     damage.py         the signs of a plan cut short, as notes on its query
     codegen.py        a codegen-mode explain's WholeStageCodegen subtrees as the one query
                       they come from
+
+May import: `plan`, `errors`.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
 
-from ..model import Node, Query
+from ..plan.model import Node, Query
 from .lexer import CUT_ROOT
 
 #: What a codegen-mode explain shows, on the query read from one.

@@ -23,8 +23,8 @@ import re
 from typing import Dict, Iterator, List, Optional
 
 from .lexer import DETAIL_HEADER, Damage, PlanLines
-from ..model import Node, Query
-from ..operators import family, is_join
+from ..plan.model import Node, Query
+from ..plan.operators import family, is_join
 
 #: Operators that always have at least one child in a physical plan Spark prints.
 NEEDS_CHILD = frozenset({

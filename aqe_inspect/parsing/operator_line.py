@@ -22,10 +22,8 @@ import re
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import PlanSyntaxError
+from ..plan.model import MAX_DIGITS
 
-#: Spark's ids and stage numbers are small. A longer run of digits is not a plan, and int() of
-#: it is slow (quadratic before Python 3.11) or refused (over 4300 digits from 3.11).
-MAX_DIGITS = 18
 
 CODEGEN_MARKER = re.compile(
     r"(?:\*\((?P<stage>\d+)\) |\^\((?P<columnar>\d+)\) |(?P<star>[*^] ?)|(?P<cpu>!))")

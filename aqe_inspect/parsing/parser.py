@@ -27,7 +27,7 @@ from .codegen import NO_SUBTREE_NOTE, one_query
 from .damage import check_query
 from ..errors import PlanSyntaxError
 from .lexer import CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, _LineLexer
-from ..model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
+from ..plan.model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
 from .operator_line import (
     DetailBlock, OperatorLine, is_final_plan, read_detail_block, read_operator_line,
 )

@@ -9,6 +9,8 @@ messages). Each plan keeps where it stood in the original text.
 
 A plan that cannot be read is a note when others can; the input fails (exit 2) only when
 no plan at all can be read.
+
+May import: `parsing`, `plan`, `errors`, `signals`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from typing import List, Tuple
 
 from ..errors import InspectError, PlanSyntaxError
-from ..model import Document, Query
+from ..plan.model import Document, Query
 from .assemble import assemble
 from .extract import ORIGIN, find_plans
 from .lines import logical_lines, raw_lines

@@ -23,8 +23,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from ..align import expression_ids, shape
-from ..model import ADAPTIVE_ROOT, Node, Query
+from ..plan.align import expression_ids, shape
+from ..plan.model import ADAPTIVE_ROOT, Node, Query
 from .extract import AQE_AFTER, AQE_BEFORE, AQE_FINAL, EXPLAIN
 
 #: Share of the smaller plan's expression ids the other must hold to be the same query.

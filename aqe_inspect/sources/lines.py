@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Iterator, NamedTuple, Optional, Tuple
 
-from .. import deepjson
+from . import deepjson
 
 #: A log4j / logback / Python logging prefix: a time stamp (with or without a date), an
 #: optional thread, a level, a logger name and `: ` or ` - `. Every repetition is bounded.

@@ -10,7 +10,7 @@ import sys
 from typing import TYPE_CHECKING, Union
 
 from ..errors import InspectError
-from ..model import Document
+from ..plan.model import Document
 from .reading import DEFAULT_MAX_SIZE, STDIN
 
 if TYPE_CHECKING:  # pragma: no cover

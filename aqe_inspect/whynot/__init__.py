@@ -10,14 +10,16 @@ settings in force.
 
 `explain_query` answers for one diffed query: a candidate for each place a rewrite could have
 happened, with a verdict (happened, blocked, not-needed, cannot-tell) and its reasons.
+
+May import: `rewrites`, `plan`, `errors`.
 """
 
 from __future__ import annotations
 
 from typing import Dict, List, Mapping, Optional, Tuple
 
-from ..engine import report_pairs
-from ..report import QueryReport
+from ..rewrites.engine import report_pairs
+from ..rewrites.findings import QueryReport
 from .adaptive import before_action, static_plan
 from .base import Context, Explainer
 from .coalesced import CoalescedWhyNot

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..model import Query
-from ..operators import family
+from ..plan.model import Query
+from ..plan.operators import family
 from .base import candidate, needs_setting, setting_reason
 from .settings import Settings
 from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason

@@ -7,10 +7,10 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
-from ..detectors.base import PlanPair
-from ..model import Node, Query
-from ..report import Rewrite, describe
-from ..units import conf_bytes
+from ..rewrites.detectors.base import PlanPair
+from ..plan.model import Node, Query
+from ..rewrites.findings import Rewrite, describe
+from ..plan.units import conf_bytes
 from .evidence import Fact, Side, parents
 from .settings import Setting, Settings
 from .verdicts import CONFIG, DEFAULT, HAPPENED, PLAN, Candidate, Reason

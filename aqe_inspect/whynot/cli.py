@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Mapping, Optional, Tuple
 
-from ..report import QueryReport
+from ..rewrites.findings import QueryReport
 from . import explain_query, query_settings
 from .settings import Given
 from .writing import query_json, write_json, write_line, write_text_query

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Iterator, List
 
-from ..operators import family, is_shuffle_read, shuffle_read_modes
-from ..report import describe
+from ..plan.operators import family, is_shuffle_read, shuffle_read_modes
+from ..rewrites.findings import describe
 from .base import (Context, Explainer, candidate, needs_setting, setting_reason, size_setting)
 from .evidence import USER_REPARTITION, Side, partitions, shuffle_origin, side_of
 from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from ..model import Node
-from ..operators import is_join, join_type
+from ..plan.model import Node
+from ..plan.operators import is_join, join_type
 from .base import Context, Explainer, candidate, fact_reason, needs_setting, setting_reason
 from .evidence import join_sides, side_rows
 from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason

@@ -16,12 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ..model import Node, Spread
-from ..operators import (family, is_join, is_query_stage, is_shuffle_read, partition_count,
+from ..plan.model import HISTORY_SERVER_ORIGIN, Node, Spread
+from ..plan.operators import (family, is_join, is_query_stage, is_shuffle_read, partition_count,
                          partitioning, shuffle_read_modes)
-from ..report import describe
-from ..sources.eventlog.history import ORIGIN as HISTORY_ORIGIN
-from ..units import Size, parse_statistics, show_bytes
+from ..rewrites.findings import describe
+from ..plan.units import Size, parse_statistics, show_bytes
 from .verdicts import METRIC, PLAN
 
 #: Operators between a join and the shuffle it reads that leave the data as it is.
@@ -32,7 +31,7 @@ USER_REPARTITION = "REPARTITION_BY_NUM"
 SHUFFLE_ORIGINS = ("ENSURE_REQUIREMENTS", "REPARTITION_BY_COL", "REPARTITION_BY_NUM",
                    "REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL")
 #: Event logs hold metric figures as numbers; the History Server prints them rounded.
-ROUNDED_ORIGINS = (HISTORY_ORIGIN,)
+ROUNDED_ORIGINS = (HISTORY_SERVER_ORIGIN,)
 
 
 def exact(value: int) -> Size:

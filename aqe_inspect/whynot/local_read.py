@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..operators import family, shuffle_read_modes
+from ..plan.operators import family, shuffle_read_modes
 from .base import Context, Explainer, candidate, needs_setting, setting_reason
 from .evidence import Side, join_sides, partitioning_user_above, shuffle_origin
 from .verdicts import BLOCKED, CANNOT_TELL, PLAN, Candidate, Reason

@@ -338,7 +338,7 @@ _TRIMMED = "".join(chr(code) for code in range(0x21) if code not in (0x0A, 0x0D)
 def check_value(key: str, value: str, source: str = "--conf",
                 line: Optional[int] = None) -> None:
     """A value the answer will compare must read as Spark would read it."""
-    from ..units import conf_bytes
+    from ..plan.units import conf_bytes
 
     problem = None
     if key in SIZE_KEYS:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Iterator, List
 
-from ..model import Node
-from ..operators import family, is_skew_join, join_type
-from ..report import describe
+from ..plan.model import Node
+from ..plan.operators import family, is_skew_join, join_type
+from ..rewrites.findings import describe
 from .base import (SKEW_SPLITS, Context, Explainer, candidate, fact_reason, needs_setting,
                    number_setting, setting_reason, side_label, size_setting)
 from .evidence import Fact, join_sides, partitioning_user_above, partitions, show_size

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Iterator, List, Optional, Tuple
 
-from ..model import Node
-from ..operators import family, join_type
+from ..plan.model import Node
+from ..plan.operators import family, join_type
 from .base import (BROADCAST_BUILDS, Context, Explainer, candidate, fact_reason,
                    needs_setting, number_setting, setting_reason, side_label, size_setting)
 from .evidence import join_sides, partitions, side_size

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Iterator, List
 
-from ..model import Node
-from ..operators import join_type
+from ..plan.model import Node
+from ..plan.operators import join_type
 from .base import (SHUFFLED_HASH_BUILDS, Context, Explainer, candidate, fact_reason,
                    needs_setting, setting_reason, side_label, size_setting)
 from .evidence import Fact, join_sides, partitions

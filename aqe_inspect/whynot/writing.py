@@ -6,7 +6,7 @@ import json
 from typing import Any, Dict, Iterable, List, Optional
 
 from ..errors import printable
-from ..model import Application
+from ..plan.model import Application
 from .verdicts import Candidate, QueryWhy
 
 SCHEMA = "aqe-inspect/why/v1"

@@ -12,17 +12,20 @@ and the AQE configs in force; the `Document` holds the application (id, name, ve
 Exchanges, query stages and shuffle reads carry their SQL metrics (`Node.metrics`) and, where
 the source says, how they spread (`Node.spreads`); per-task spreads of an event log cost a
 read of every task's end event, so they come only with `task_metrics=True`.
+
+May import: `parsing`, `plan`, `errors`, `signals` (and the rest of `sources`).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, List, Optional
+from typing import Any, Callable, Iterator, List, Optional
 
 from ...errors import InspectError
-from ...model import Application, Document, Query
+from ...plan.model import Application, Document, Query
 from ..reading import DEFAULT_MAX_SIZE
-from .codecs import DEFAULT_CHUNK_SIZE, read_chunks
-from .files import EventLog, Part, find_event_logs, looks_like_event_log, search_event_logs
+from .codecs import DEFAULT_CHUNK_SIZE
+from .files import EventLog, Part, find_event_logs, looks_like_event_log, read_chunks, \
+    search_event_logs
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "EventLog", "Part", "find_event_logs",
            "LogStream", "looks_like_event_log", "read_chunks", "read_event_logs",
@@ -101,21 +104,21 @@ class LogStream:
         self._logs = list(logs)
         self._workers = workers
         self._scanner = None
-        self._diff = self._json = False
+        self._then = None
         self._keep_replans = False
         self._task_metrics = task_metrics
         self._max_size = max_size
         self.selected = False
         self.queries: Iterator[Query] = self._read()
 
-    def reports(self, json: bool = False) -> Iterator[object]:
-        """Each execution's `QueryReport` instead of its Query: diffed where it is built (in
-        the pool's processes for a long log); with `json`, that report already written as
-        report/v1 JSON (`serialize.Raw`). Walk either this or `queries`, once; not after
-        `select`, whose choice is made on queries."""
+    def built_into(self, then: Callable[[Query, str, str], Any]) -> Iterator[Any]:
+        """What `then(query, name, source)` makes of each execution instead of its Query (its
+        diff, that diff as JSON...), made where the query is built (in the pool's processes
+        for a long log, so `then` is a module-level function). Walk either this or `queries`,
+        once; not after `select`, whose choice is made on queries."""
         if self.selected:
             raise ValueError("the queries of this stream are selected: diff them one by one")
-        self._diff, self._json = True, json
+        self._then = then
         return self.queries
 
     def keep_replans(self) -> None:
@@ -156,8 +159,7 @@ class LogStream:
             found = 0
             try:
                 for query, query_notes in build_queries(self._scanner, self._workers,
-                                                        POOL_MIN_EXECUTIONS, self._diff,
-                                                        self._json):
+                                                        POOL_MIN_EXECUTIONS, self._then):
                     self.notes.extend(query_notes)
                     if query is not None:
                         found += 1

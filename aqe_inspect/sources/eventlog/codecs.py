@@ -49,15 +49,12 @@ import importlib
 import io
 import struct
 import zlib
-from typing import TYPE_CHECKING, BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ...errors import InspectError
 from ..reading import DEFAULT_MAX_SIZE
 
-if TYPE_CHECKING:  # the types the reader reads; files.py imports this module
-    from .files import EventLog, Part
-
-__all__ = ["CODECS", "DEFAULT_CHUNK_SIZE", "decode", "detect_codec", "magic_codec", "read_chunks",
+__all__ = ["CODECS", "DEFAULT_CHUNK_SIZE", "decode", "detect_codec", "magic_codec",
            "require_library"]
 
 CODECS = ("plain", "zstd", "lz4", "snappy", "lzf", "gzip")
@@ -616,90 +613,3 @@ def decode(handle: BinaryIO, codec: str, source: str, notes: List[str],
     `source` and the byte offset, and so is a block that would decode to more than
     `max_size` bytes."""
     return _DECODERS[codec](handle, source, notes, chunk_size, max_size)
-
-
-def read_chunks(log: "EventLog", notes: List[str], chunk_size: int = DEFAULT_CHUNK_SIZE, *,
-                background: bool = False, max_size: int = DEFAULT_MAX_SIZE
-                ) -> Iterator[Tuple["Part", bytes]]:
-    """The decompressed bytes of each part of `log`, in order, in chunks of about `chunk_size`
-    bytes. Chunks are not aligned to lines; a part ends at its own line end in a whole log.
-    Notes about cut or odd parts are appended to `notes`; anything that stops the reading is an
-    InspectError naming the file.
-
-    With `background`, a thread decodes ahead (two chunks at most) while the caller works on
-    the current one: the codec libraries release the GIL, so decoding takes the second core."""
-    chunks = _read_chunks(log, notes, chunk_size, max_size)
-    return _ahead(chunks) if background else chunks
-
-
-def _read_chunks(log: "EventLog", notes: List[str], chunk_size: int,
-                 max_size: int) -> Iterator[Tuple["Part", bytes]]:
-    for part in log.parts:
-        hinted = suffix_codec(part.path)
-        if hinted and hinted != part.codec and part.codec != "plain":
-            notes.append(f"{part.name}: named like a {hinted} file but holds {part.codec} data; "
-                         f"read as {part.codec}")
-        try:
-            handle = part.stream if part.stream is not None else open(part.path, "rb")
-        except FileNotFoundError:
-            raise InspectError("no such file (it went away while the log was read)",
-                               source=part.name) from None
-        except OSError as error:
-            raise InspectError(f"cannot read: {error.strerror or error}",
-                               source=part.name) from None
-        with handle:
-            try:
-                for chunk in decode(handle, part.codec, part.name, notes, chunk_size,
-                                    max_size):
-                    yield part, chunk
-            except OSError as error:
-                raise InspectError(f"cannot read: {error.strerror or error}",
-                                   source=part.name) from None
-
-
-_DONE = object()
-
-
-def _ahead(items: Iterator, depth: int = 2) -> Iterator:
-    """`items`, produced by a thread up to `depth` ahead of the consumer; its exceptions are
-    raised here, and the thread stops when the consumer does."""
-    import queue
-    import threading
-
-    handoff: "queue.Queue" = queue.Queue(depth)
-    stop = threading.Event()
-
-    def put(item) -> bool:
-        while not stop.is_set():
-            try:
-                handoff.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not put((item, None)):
-                    return
-            put((_DONE, None))
-        except BaseException as error:  # handed to the consumer, raised there
-            put((_DONE, error))
-        finally:
-            if stop.is_set():
-                items.close()
-
-    worker = threading.Thread(target=produce, name="aqe-inspect-decode", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item, error = handoff.get()
-            if error is not None:
-                raise error
-            if item is _DONE:
-                return
-            yield item
-    finally:
-        stop.set()
-        worker.join()

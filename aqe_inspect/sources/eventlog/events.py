@@ -23,21 +23,22 @@ parsed; when it is missing or cut, the tree is built from `sparkPlanInfo` (plani
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import signal
 import sys
 import weakref
 from dataclasses import dataclass, field
-from typing import IO, Any, Dict, Generator, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import IO, Any, Callable, Dict, Generator, Iterator, List, Mapping, Optional, Set, Tuple
 
-from ... import deepjson
+from .. import deepjson
 from ...errors import InspectError
 from ...signals import ENDING_SIGNALS
 from ...signals import hold as _hold_signals
 from ...signals import release as _release_signals
-from ...model import Application, Execution, Query
+from ...plan.model import Application, Execution, Query
 from ..reading import DEFAULT_MAX_SIZE, over_max_size
-from . import codecs
+from . import files
 from .planinfo import adaptive_tree, attach_metrics, build_tree, info_carriers, read_description
 from .runtime import (COMPLETED, STAGE_EVENT, SUBMITTED, TASK_END, Evidence, RunTime, stage_head,
                       submitted_stage, task_result)
@@ -271,7 +272,7 @@ class Scanner:
     def executions(self) -> Iterator[RawExecution]:
         part = None
         line = 1  # the number of the next line to be handled
-        for chunk_part, chunk in codecs.read_chunks(self.log, self.notes, self.chunk_size,
+        for chunk_part, chunk in files.read_chunks(self.log, self.notes, self.chunk_size,
                                                     max_size=self.max_size):
             if chunk_part is not part:
                 if part is not None:
@@ -626,9 +627,9 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
         finished=raw.finished, status="COMPLETED" if raw.finished else "RUNNING",
         configs=configs, configs_complete=isinstance(modified, dict))
     if raw.replans:
-        from ...timeline import replan_steps
-
-        execution = dataclasses.replace(execution, timeline=replan_steps(raw.replans, source))
+        execution = dataclasses.replace(execution, updates=tuple(
+            (update_line, read_description(update_text, source, "", "")[0])
+            for update_line, update_text in raw.replans))
     event, line = (update, raw.update_line) if update is not None else (start, raw.start_line)
     text = event.get("physicalPlanDescription")
     query_notes: List[str] = []
@@ -672,17 +673,19 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
 
 
 def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int = 64,
-                  diff: bool = False, json: bool = False) -> Iterator[Tuple[Any, List[str]]]:
-    """`build_query` of each execution the scanner finds, in order (with `diff`, its
-    `QueryReport` instead: diffed where it is built; with `json` too, that report as the JSON
-    of report/v1's `queries` list, written where it is built). The first `pool_min` are built here;
+                  then: Optional[Callable[[Query, str, str], Any]] = None
+                  ) -> Iterator[Tuple[Any, List[str]]]:
+    """`build_query` of each execution the scanner finds, in order; with `then`, what
+    `then(query, name, source)` makes of it (a diff, its JSON...), made where the query is
+    built: `then` must be a module-level function, sent by name to the pool's processes.
+    The first `pool_min` are built here;
     past that, in a pool of `workers` processes (default: the CPUs, at most 2 - the scan
     itself keeps this one busy), a bounded number at a time. `workers=1` never pools."""
     import os
 
     source = scanner.log.name
     executions = scanner.executions()
-    work = build_report_json if json else build_report if diff else build_query
+    work = build_query if then is None else functools.partial(build_then, then)
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
     for count, raw in enumerate(executions, 1):
@@ -694,25 +697,14 @@ def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int
     yield from _pooled(executions, source, scanner, workers, work)
 
 
-def build_report(raw: RawExecution, source: str, app_configs: Mapping[str, str]
-                 ) -> Tuple[Any, List[str]]:
-    """`build_query`, then its diff (named by the execution id, as the Spark UI names it)."""
-    from ...engine import diff_query
-
+def build_then(then: Callable[[Query, str, str], Any], raw: RawExecution, source: str,
+               app_configs: Mapping[str, str]) -> Tuple[Any, List[str]]:
+    """`build_query`, then `then(query, name, source)` of it: the query named by its
+    execution id, as the Spark UI names it."""
     query, notes = build_query(raw, source, app_configs)
     if query is None:
         return None, notes
-    return diff_query(query, str(raw.execution_id)), notes
-
-
-def build_report_json(raw: RawExecution, source: str, app_configs: Mapping[str, str]
-                      ) -> Tuple[Any, List[str]]:
-    """`build_report`, written as JSON (a `serialize.Raw`): the process that diffs an execution
-    writes it, and only text comes back."""
-    from ...serialize_report import query_report_raw
-
-    report, notes = build_report(raw, source, app_configs)
-    return (None if report is None else query_report_raw(report, source)), notes
+    return then(query, str(raw.execution_id), source), notes
 
 
 def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, workers: int,

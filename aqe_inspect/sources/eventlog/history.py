@@ -24,13 +24,14 @@ from datetime import datetime
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ... import deepjson
+from .. import deepjson
 from ...errors import InspectError
-from ...model import Application, Document, Execution, Node, Query, Spread
+from ...plan.model import HISTORY_SERVER_ORIGIN, Application, Document, Execution, Node, Query, \
+    Spread
 from ..reading import DEFAULT_MAX_SIZE, check_declared, over_max_size
 from .planinfo import attach_metrics, read_description, tree_carriers, usable_description
 
-ORIGIN = "History Server"
+ORIGIN = HISTORY_SERVER_ORIGIN
 #: A figure as the UI prints it: `2.2 KiB`, `20,000`, `12 ms`, `1.5 s` (Spark's
 #: `Utils.bytesToString` units, binary, and `msDurationToString`'s).
 FIGURE = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|PiB|EiB|ms|s|m|h|ns)?\b")

@@ -28,10 +28,10 @@ import re
 from operator import is_not
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from ...deepjson import text as text_of
+from ..deepjson import text as text_of
 from ...errors import PlanSyntaxError
-from ...model import ADAPTIVE_ROOT, Node, Query, Spread
-from ...operators import (PLAN_IDS, QUERY_STAGES, family, is_query_stage, is_shuffle_read,
+from ...plan.model import ADAPTIVE_ROOT, Node, Query, Spread
+from ...plan.operators import (PLAN_IDS, QUERY_STAGES, family, is_query_stage, is_shuffle_read,
                           name_family)
 from .runtime import Evidence
 

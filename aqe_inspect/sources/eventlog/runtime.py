@@ -36,8 +36,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
-from ... import deepjson
-from ...model import Spread
+from .. import deepjson
+from ...plan.model import Spread
 
 #: One marker finds both stage events (`SparkListenerStageSubmitted`, `...Completed`).
 STAGE_EVENT = b'"Event":"SparkListenerStage'

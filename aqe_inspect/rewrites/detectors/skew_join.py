@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..operators import is_shuffle_read, is_skew_join, join_keys, shuffle_read_modes
-from ..report import Rewrite, describe
-from .base import Detector, PlanPair
+from ...plan.operators import is_shuffle_read, is_skew_join, join_keys, shuffle_read_modes
+from .base import Detector, PlanPair, Rewrite, describe
 
 
 class SkewJoin(Detector):

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from .errors import InspectError
-from .model import Query
+from ..errors import InspectError
+from ..plan.model import Query
 
 if TYPE_CHECKING:
     from .userpattern import UserPattern

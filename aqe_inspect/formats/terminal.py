@@ -25,9 +25,9 @@ import sys
 from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from . import views
-from .errors import printable
-from .model import Document, Node
-from .operators import is_shuffle_read
+from ..errors import printable
+from ..plan.model import Document, Node
+from ..plan.operators import is_shuffle_read
 
 #: The width of output that is not a terminal (a pipe, a file, a CI log) when COLUMNS does not
 #: say: 100 columns. Wide enough for a plan's operator lines 12 levels deep without folding
@@ -560,7 +560,7 @@ def _application_section(out: Screen, app, source: str, section: Optional[tuple]
 
 
 def _query(out: Screen, query_report, source: str, view: str) -> None:
-    from .engine import report_pairs
+    from ..rewrites.engine import report_pairs
 
     query = query_report.query
     kind = views.plan_kind(query)
@@ -601,7 +601,7 @@ def _query(out: Screen, query_report, source: str, view: str) -> None:
 def _highlights(query_report, marked: "views.Marks") -> Dict[int, str]:
     """The note beside each marked operator of the final tree: `coalesced (was Exchange
     (30))`, kinds marked without a rewrite of their own (a skewed read's) after."""
-    from .report import describe
+    from ..rewrites.findings import describe
 
     notes: Dict[int, List[str]] = {}
     for rewrite in query_report.rewrites:

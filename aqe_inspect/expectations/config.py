@@ -31,8 +31,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from .errors import InspectError
-from .report import kind_hint, rewrite_kinds
+from ..errors import InspectError
+from ..rewrites.findings import kind_hint, rewrite_kinds
 from .selection import Selector, compile_pattern
 
 #: The file `check` reads from the working directory when no expectation is given.
@@ -340,7 +340,7 @@ def _shown(value: Any) -> str:
     """A value in an error: repr of a scalar; an array or table (which dotted keys nest as deep
     as a line is long) cut short, without recursion."""
     if isinstance(value, (list, dict)):
-        from .deepjson import text
+        from ..sources.deepjson import text
 
         return text(value, 80)
     return repr(value)

@@ -16,32 +16,30 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, List, Optional, Sequence, Tuple
 
-from .model import Node, Replan
-from .operators import is_query_stage
-from .report import REWRITE_KINDS
+from ..plan.model import Node, Query, Replan
+from ..plan.operators import is_query_stage
+from .findings import REWRITE_KINDS
 
 
 def _stage_key(node: Node) -> str:
     """`ShuffleQueryStage 3`: a stage's kind and AQE's stage id (its first argument)."""
-    from .views import node_summary
+    from ..plan.operators import node_summary
 
     words = node_summary(node).split()
     return f"{node.name} {words[0]}" if words and words[0].isdigit() else node.name
 
 
-def replan_steps(updates: Sequence[Tuple[int, str]], source: str) -> Tuple[Replan, ...]:
-    """One `Replan` per (line, plan text) of an execution's updates, in order."""
+def replan_steps(updates: Sequence[Tuple[int, Optional[Query]]]) -> Tuple[Replan, ...]:
+    """One `Replan` per (line, plan) of an execution's updates, in order (a plan None: its
+    text was missing or unreadable)."""
     from .detectors import DETECTORS
-    from .detectors.base import walk_own
-    from .engine import plan_pairs
-    from .sources.eventlog.planinfo import read_description
+    from .detectors.base import plan_pairs, walk_own
 
     steps: List[Replan] = []
     stages_before: Counter = Counter()
     rewrites_before: Counter = Counter()
     final_before: Optional[bool] = None
-    for number, (line, text) in enumerate(updates, 1):
-        query, _ = read_description(text, source, "", "")
+    for number, (line, query) in enumerate(updates, 1):
         if query is None:
             steps.append(Replan(number, line, None,
                                 changes=("this update's plan text is missing or cannot be "

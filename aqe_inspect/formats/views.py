@@ -21,14 +21,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
-from .detectors.base import PlanPair, exchange_below
-from .model import Node, Query
-from .operators import family, is_query_stage, is_shuffle_read, partition_count, \
+from ..rewrites.detectors.base import PlanPair, exchange_below
+from ..plan.model import Node, Query
+from ..plan.operators import family, is_query_stage, is_shuffle_read, node_summary, partition_count, \
     shuffle_read_modes
+from ..rewrites.findings import REWRITE_KINDS, QueryReport, Rewrite, describe
 
 __all__ = ["Marks", "Row", "finding_line", "marks", "node_facts", "node_label", "node_summary",
            "plan_kind", "rewrite_marks", "side_by_side_rows", "skewed_reads"]
-from .report import REWRITE_KINDS, QueryReport, Rewrite, describe
 
 #: Arguments longer than this are cut with `...` in a label.
 SUMMARY_WIDTH = 160
@@ -232,24 +232,6 @@ def node_label(node: Node, summary_width: int = SUMMARY_WIDTH) -> str:
     if len(summary) > summary_width:
         summary = shortened(summary, summary_width)
     return f"{label} {summary}" if summary else label
-
-
-def node_summary(node: Node) -> str:
-    """An operator's arguments as one text, without what its heading already says: the
-    tree line's arguments (or the `Arguments` detail when the line has none) and the text
-    after its id, each once."""
-    title = node.title or node.name
-    extra = title[len(node.name):].strip() if title.startswith(node.name) else ""
-    pieces: List[str] = []
-    for piece in (node.args if node.args not in title else "",
-                  node.details.get("Arguments", "") if not node.args else "",
-                  node.description or ""):
-        piece = piece.strip()
-        if extra and piece.startswith(extra):
-            piece = piece[len(extra):].strip()
-        if piece and not any(piece in seen for seen in pieces):
-            pieces.append(piece)
-    return " ".join(pieces)
 
 
 def shortened(text: str, width: int) -> str:

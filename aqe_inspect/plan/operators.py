@@ -12,8 +12,7 @@ import functools
 import re
 from typing import List, Optional, Tuple
 
-from .model import Node
-from .parsing.operator_line import MAX_DIGITS
+from .model import MAX_DIGITS, Node
 
 VENDOR_PREFIXES = ("Gpu", "Photon", "Comet", "Velox", "Columnar")
 VENDOR_SUFFIXES = ("ExecTransformer", "Transformer", "Exec")
@@ -205,3 +204,21 @@ def normalized_text(node: Node) -> str:
     if "=t" in text or "=T" in text:
         text = SKEW_MARK.sub("", text)
     return " ".join(text.replace("()", "").split())
+
+
+def node_summary(node: Node) -> str:
+    """An operator's arguments as one text, without what its heading already says: the
+    tree line's arguments (or the `Arguments` detail when the line has none) and the text
+    after its id, each once."""
+    title = node.title or node.name
+    extra = title[len(node.name):].strip() if title.startswith(node.name) else ""
+    pieces: List[str] = []
+    for piece in (node.args if node.args not in title else "",
+                  node.details.get("Arguments", "") if not node.args else "",
+                  node.description or ""):
+        piece = piece.strip()
+        if extra and piece.startswith(extra):
+            piece = piece[len(extra):].strip()
+        if piece and not any(piece in seen for seen in pieces):
+            pieces.append(piece)
+    return " ".join(pieces)

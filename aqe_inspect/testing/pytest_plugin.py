@@ -8,7 +8,7 @@ and keep plan snapshots beside the tests.
 - `--aqe-snapshot-update`: write snapshots that changed (and missing ones under CI).
 
 A snapshot is one file, `__aqe_snapshots__/<test module>/<test name>[-<name>].txt` beside the
-test module, holding `aqe_inspect.snapshot.take`'s text. A missing one is written and the run
+test module, holding `aqe_inspect.expectations.snapshot.take`'s text. A missing one is written and the run
 says so at its end; under CI (`CI=true`) a missing one fails instead, since a snapshot
 written on the CI machine would be checked against itself. A changed one fails with the
 unified diff, until `--aqe-snapshot-update` accepts it.
@@ -66,7 +66,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str:
     from importlib import metadata
 
-    from . import __version__
+    from ..version import __version__
 
     try:  # the installed version, without importing PySpark
         pyspark = metadata.version("pyspark")
@@ -107,7 +107,7 @@ class AqeFixture:
         """`aqe_inspect.testing.assert_aqe`; without `expect` and `forbid`, the test's
         `@pytest.mark.aqe(...)` says what to expect (and its `query`/`each`, unless given)."""
         __tracebackhide__ = True
-        from .testing import expectations, hold_expectations, plan_report
+        from .assertions import expectations, hold_expectations, plan_report
 
         expect, forbid = list(_listed(expect)), list(_listed(forbid))
         origin = "aqe.assert_aqe"
@@ -131,9 +131,9 @@ class AqeFixture:
         """Compare `df`'s final plan and rewrites (or, with `query`, the SQL executions it
         selects) with the stored snapshot; write it when missing. Returns the snapshot text."""
         __tracebackhide__ = True
-        from .errors import InspectError
-        from .snapshot import SnapshotModeError, compare, load, take_all
-        from .testing import plan_report, selected
+        from ..errors import InspectError
+        from ..expectations.snapshot import SnapshotModeError, compare, load, take_all
+        from .assertions import plan_report, selected
 
         actual = take_all(selected(plan_report(df, query), query))
         path = self.snapshot_path(name)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Optional, Union
 
-from .model import Application, Execution
-from .report import QueryReport, Report, ReportStream, describe
-from .serialize import Later, Raw, iter_json
+from ..plan.model import Application, Query
+from ..rewrites.findings import QueryReport, Report, ReportStream, describe
+from .json_writer import Later, Raw, iter_json
+from .parse_json import application_fields, execution_fields
 
 REPORT_SCHEMA = "aqe-inspect/report/v1"
 
@@ -46,30 +47,6 @@ def query_report_to_json(report: QueryReport, source: str,
     }
 
 
-def execution_fields(execution: Optional[Execution]) -> Dict[str, Any]:
-    """The SQL execution keys of a query (event logs, History Server); null otherwise."""
-    if execution is None:
-        return {"execution_id": None, "description": None}
-    return {
-        "execution_id": execution.execution_id,
-        "description": execution.description,
-        "replans": execution.replans,
-        "start_time": execution.start_time,
-        "end_time": execution.end_time,
-        "duration_ms": execution.duration_ms,
-        "finished": execution.finished,
-        "status": execution.status,
-        "configs": dict(execution.configs),
-    }
-
-
-def application_fields(application: Optional[Application]) -> Optional[Dict[str, Any]]:
-    if application is None:
-        return None
-    return {"app_id": application.app_id, "name": application.name,
-            "spark_version": application.spark_version}
-
-
 def report_to_json(report: Union[Report, ReportStream]) -> Dict[str, Any]:
     """The report as `write_json` takes it. The queries are a generator and the notes come
     after them, so a streamed report is written as it is read and its notes are whole."""
@@ -87,6 +64,14 @@ def query_report_raw(report: QueryReport, source: str) -> Raw:
     """A query's report as the JSON it is in a report's `queries` list, written now (in the
     process that diffed it)."""
     return Raw("".join(iter_json(query_report_to_json(report, source), base=2)))
+
+
+def diff_built_json(query: Query, query_id: str, source: str) -> Raw:
+    """A query's diff written as JSON where an event log's reader builds it (in the pool's
+    processes for a long log: only text comes back; `LogStream.built_into`)."""
+    from ..rewrites.engine import diff_query
+
+    return query_report_raw(diff_query(query, query_id), source)
 
 
 #: How a query's JSON written by `query_report_raw` ends when it names no application.

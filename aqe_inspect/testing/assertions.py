@@ -24,13 +24,13 @@ import dataclasses
 import io
 from typing import Any, Iterable, List, Optional, Sequence
 
-from .check import CheckResult, check as hold
-from .engine import diff_document
-from .errors import InspectError
-from .expectations import Expectation, Origin, command_line_expectations
-from .model import Document, Execution, Query
-from .report import Report
-from .selection import Selector
+from ..expectations.check import CheckResult, check as hold
+from ..rewrites.engine import diff_document
+from ..errors import InspectError
+from ..expectations.config import Expectation, Origin, command_line_expectations
+from ..plan.model import Document, Execution, Query
+from ..rewrites.findings import Report
+from ..expectations.selection import Selector
 
 #: How sources name what was read, in messages.
 DATAFRAME_SOURCE = "the DataFrame's executed plan"
@@ -104,7 +104,7 @@ def hold_expectations(report: Report, wanted: Sequence[Expectation],
 
 def failure_message(result: CheckResult) -> str:
     """What `aqe-inspect check` prints for a failed check, for an AssertionError."""
-    from .formats import get_format
+    from ..formats import get_format
 
     stream = io.StringIO()
     get_format("text").write_check(result, stream)
@@ -119,7 +119,7 @@ def session_settings(session: Any):
     version, for why-not answers: ({key: Given}, version), or ({}, None) without a session."""
     if session is None:
         return {}, None
-    from .whynot.settings import Given
+    from ..whynot.settings import Given
 
     try:
         confs = session._jsparkSession.sessionState().conf().getAllConfs()
@@ -178,7 +178,7 @@ def recorded_executions(session: Any) -> Document:
     """Every SQL execution the session's status store holds (the UI's SQL tab, kept up to
     `spark.sql.ui.retainedExecutions`), each with its latest plan description. Events reach
     the store through the listener bus; it is drained first so the last action is in."""
-    from .sources.eventlog.planinfo import read_description
+    from ..sources.eventlog.planinfo import read_description
 
     jsession = session._jsparkSession
     jsession.sparkContext().listenerBus().waitUntilEmpty()
@@ -213,7 +213,7 @@ def _listing(report: Report) -> str:
 
 
 def _parse(text: str, source: str) -> Document:
-    from .parsing import parse_text
+    from ..parsing import parse_text
 
     return parse_text(text, source)
 

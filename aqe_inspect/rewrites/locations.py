@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Optional
 
-from .report import QueryReport, Rewrite
+from .findings import QueryReport, Rewrite
 
 #: What the readers call standard input: no file to point at.
 STDIN_NAMES = ("<stdin>", "-", "")

@@ -52,10 +52,10 @@ import difflib
 import re
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
-from .errors import InspectError, printable
-from .model import Node, Query
-from .report import REWRITE_KINDS, QueryReport, Report, Rewrite
-from .views import node_summary
+from ..errors import InspectError, printable
+from ..plan.model import Node, Query
+from ..rewrites.findings import REWRITE_KINDS, QueryReport, Report, Rewrite
+from ..plan.operators import node_summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from .check import Outcome
@@ -462,8 +462,8 @@ def outcome(snapshot_path: str, report: Report, expected: str) -> "Outcome":
     `expected`, as an outcome beside the expectations' (kind `snapshot`; the diff, when they
     differ, in `detail`). Raises `SnapshotModeError` for plans of another explain mode."""
     from .check import Outcome
-    from .expectations import Expectation, Origin
-    from .locations import Location
+    from .config import Expectation, Origin
+    from ..rewrites.locations import Location
 
     actual = take_all(report)
     expected_modes, actual_modes = set(modes(expected)), set(mode_of(report))

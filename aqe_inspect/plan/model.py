@@ -19,6 +19,15 @@ from typing import Iterator, Mapping, Optional, Tuple
 ADAPTIVE_ROOT = "AdaptiveSparkPlan"
 
 
+#: Spark's ids and stage numbers are small. A longer run of digits is not a plan, and int() of
+#: it is slow (quadratic before Python 3.11) or refused (over 4300 digits from 3.11).
+MAX_DIGITS = 18
+
+#: `Query.origin` of a plan read from a History Server's answer: its metrics are rounded for
+#: display (`1.2 MiB`), so figures read from them are approximate.
+HISTORY_SERVER_ORIGIN = "History Server"
+
+
 @dataclass(frozen=True)
 class Node:
     """One physical operator.
@@ -218,6 +227,10 @@ class Execution:
     #: Each AQE update in order, what changed at it (see `timeline`): only when the reader
     #: was asked to keep them (the HTML page), else empty.
     timeline: Tuple["Replan", ...] = ()
+    #: Each kept AQE update's line and the plan it logged (None when unreadable), in order:
+    #: what a timeline is made of (`rewrites.timeline`), only when the reader was asked to keep
+    #: them, and dropped once the timeline is made.
+    updates: Tuple[Tuple[int, Optional["Query"]], ...] = ()
 
     @property
     def duration_ms(self) -> Optional[int]:

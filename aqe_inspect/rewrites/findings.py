@@ -2,59 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, Union
 
-from .model import Application, Node, Query
+from ..plan.model import Application, Node, Query
+from .detectors.base import Rewrite, describe
+from .kinds import REWRITE_KINDS, kind_hint, rewrite_kinds
 
-def rewrite_kinds() -> Tuple[str, ...]:
-    """The rewrite kinds, in the order reports list them (a stable contract), read from
-    `detectors.DETECTORS`, the only list of kinds (lazily: the detectors import this module).
-    Also importable as `REWRITE_KINDS`."""
-    kinds = globals().get("REWRITE_KINDS")
-    if kinds is None:
-        from .detectors import DETECTORS
-
-        kinds = globals()["REWRITE_KINDS"] = tuple(detector.kind for detector in DETECTORS)
-    return kinds
-
-
-def kind_hint(kind: str) -> str:
-    """What to say of a kind that is not one: `did you mean 'skew-join'? the kinds are ...`."""
-    import difflib
-
-    kinds = rewrite_kinds()
-    close = difflib.get_close_matches(kind, kinds, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    return f"{hint}the kinds are {', '.join(kinds)}"
-
-
-def __getattr__(name: str):
-    if name == "REWRITE_KINDS":
-        return rewrite_kinds()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def describe(node: Optional[Node]) -> Optional[str]:
-    """How a finding names an operator: `AQEShuffleRead (16)`, or with its line in simple mode."""
-    if node is None:
-        return None
-    if node.id is not None:
-        return node.label
-    return f"{node.name} (line {node.line})" if node.line else node.name
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    """One thing AQE changed, where, and the text that proves it."""
-
-    kind: str
-    final_node: Optional[Node]
-    initial_node: Optional[Node]
-    message: str
-    evidence: Tuple[str, ...] = ()
-    #: Figures the plan text holds: partition counts, runtime statistics, build side.
-    numbers: Mapping[str, object] = field(default_factory=dict)
+__all__ = ["REWRITE_KINDS", "Observation", "QueryReport", "Report", "ReportStream", "Rewrite",
+           "describe", "kind_hint", "rewrite_kinds"]
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Dict, Iterator, Optional, Tuple
 
-from ..model import Node
-from ..operators import family, is_empty_relation, is_query_stage, is_shuffle_read, \
+from ...plan.model import Node
+from ...plan.operators import family, is_empty_relation, is_query_stage, is_shuffle_read, \
     normalized_text
-from ..report import Rewrite, describe
-from .base import Detector, PlanPair
+from .base import Detector, PlanPair, Rewrite, describe
 
 
 class EmptyRelation(Detector):

@@ -16,7 +16,7 @@ import stat
 import sys
 from typing import Iterable, List, Optional
 
-from .errors import InspectError, OutputError, printable
+from ..errors import InspectError, OutputError, printable
 
 
 def _json_escape(error: UnicodeError):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterable, Iterator, List, Tuple
 
 from .detectors import DETECTORS
-from .detectors.base import PlanPair, walk_own
-from .model import Document, Node, Query
-from .operators import family, is_empty_relation, is_query_stage, is_shuffle_read
-from .report import Observation, QueryReport, Report, Rewrite, describe
+from .detectors.base import PlanPair, plan_pairs
+from ..plan.model import Document, Node, Query
+from ..plan.operators import family, is_empty_relation, is_query_stage
+from .findings import Observation, QueryReport, Report, Rewrite, describe
 
 JOIN_SWITCH_NOTE = (
     "join switches (" + ", ".join(d.kind for d in DETECTORS if d.needs_initial)
@@ -18,34 +19,6 @@ JOIN_SWITCH_NOTE = (
 #: A plan explained before its action ran: isFinalPlan=false and no query stage yet.
 BEFORE_ACTION_NOTE = ("printed before its action ran: AQE has not re-planned yet; explain it "
                       "again after the action (or read the event log)")
-
-
-def plan_pairs(query: Query) -> List[PlanPair]:
-    """Every adaptive plan of the query (main, subqueries, cached plans) as a PlanPair.
-
-    A plan printed without its `AdaptiveSparkPlan` root but holding AQE's operators (a
-    collapsed final plan, a plan from a log line) is a final-only pair.
-    """
-    pairs: List[PlanPair] = []
-    trees: List[Tuple[Node, str]] = [(query.root, "main")]
-    trees.extend((s.tree, f"subquery {s.index}") for s in query.subqueries if s.tree is not None)
-    for tree, where in trees:
-        for node in tree.walk():
-            if node.is_adaptive_root:
-                final = node.children[0] if node.children else node
-                place = where if node is tree else f"{where}, nested plan at {describe(node)}"
-                pairs.append(PlanPair(final=final, initial=node.initial,
-                                      is_final_plan=node.is_final_plan, where=place))
-    if not query.root.is_adaptive_root and _shows_aqe(query.root):
-        pairs.insert(0, PlanPair(final=query.root, initial=None, is_final_plan=None,
-                                 where="main (final plan only)"))
-    return pairs
-
-
-def _shows_aqe(root: Node) -> bool:
-    """Whether AQE's operators stand outside every nested adaptive plan (a plan under a write
-    command brings its own initial plan)."""
-    return any(is_query_stage(n) or is_shuffle_read(n) for n in walk_own(root))
 
 
 def _final_nodes(query: Query) -> Iterable[Node]:
@@ -99,10 +72,24 @@ def _detect(pairs: Iterable[PlanPair]) -> Tuple[Rewrite, ...]:
 
 
 def diff_query(query: Query, query_id: str) -> QueryReport:
+    """What AQE did in one query. An execution that kept its AQE updates (`Execution.updates`)
+    gets its timeline, and lets go of the updates' plans."""
+    if query.execution is not None and query.execution.updates:
+        from .timeline import replan_steps
+
+        execution = dataclasses.replace(query.execution, updates=(),
+                                        timeline=replan_steps(query.execution.updates))
+        query = dataclasses.replace(query, execution=execution)
     pairs = plan_pairs(query)
     return QueryReport(id=query_id, query=query, rewrites=_detect(pairs),
                        info=tuple(_observations(query)),
                        notes=(*query.notes, *_notes(pairs)))
+
+
+def diff_built(query: Query, query_id: str, source: str) -> QueryReport:
+    """`diff_query` as an event log's reader calls it where it builds each execution
+    (`LogStream.built_into`)."""
+    return diff_query(query, query_id)
 
 
 def diff_document(document: Document) -> Report:

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from typing import (TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
                     Union)
 
-from .expectations import Expectation
-from .locations import Location, kind_location
-from .model import Application
-from .report import QueryReport, Report, ReportStream, describe, rewrite_kinds
+from .config import Expectation
+from ..rewrites.locations import Location, kind_location
+from ..plan.model import Application
+from ..rewrites.findings import QueryReport, Report, ReportStream, describe, rewrite_kinds
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .whynot.settings import Given
-    from .whynot.verdicts import Candidate
+    from ..whynot.settings import Given
+    from ..whynot.verdicts import Candidate
 
 #: Queries shown with an unmet expectation (their plan diffs); the rest are counted.
 SHOWN = 5
@@ -175,8 +175,8 @@ def _with_why(outcome: Outcome, application: Optional[Application],
     if outcome.passed or _too_many(expectation, outcome.actual) or not outcome.shown or \
             expectation.kind not in rewrite_kinds():
         return outcome
-    from .whynot import explain_query, query_settings
-    from .whynot.verdicts import HAPPENED
+    from ..whynot import explain_query, query_settings
+    from ..whynot.verdicts import HAPPENED
 
     version = spark_version or (application.spark_version if application is not None
                                 else None)

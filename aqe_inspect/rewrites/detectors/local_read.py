@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..operators import is_shuffle_read, shuffle_read_modes
-from ..report import Rewrite, describe
-from .base import Detector, PlanPair, exchange_below, exchange_numbers
+from ...plan.operators import is_shuffle_read, shuffle_read_modes
+from .base import Detector, PlanPair, Rewrite, describe, exchange_below, exchange_numbers
 
 
 class LocalRead(Detector):

@@ -1,4 +1,9 @@
-"""One module per AQE rewrite kind; `DETECTORS` runs them in report order."""
+"""One module per AQE rewrite kind; `DETECTORS` runs them in report order and is the one list
+of kinds (`rewrites.kinds`). `base.py` holds what every detector sees (`PlanPair`, the plan
+walks, the sort-merge joins paired) and returns (`Rewrite`).
+
+May import: `plan`, `errors`.
+"""
 
 from .coalesced import Coalesced
 from .empty_relation import EmptyRelation

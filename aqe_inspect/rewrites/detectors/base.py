@@ -1,0 +1,249 @@
+"""What every detector sees (`PlanPair`) and returns (`Rewrite`)."""
+
+from __future__ import annotations
+
+import functools
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
+
+from ...plan.align import Alignment
+from ...plan.model import Node, Query
+from ...plan.operators import family, is_join, is_query_stage, is_shuffle_read, join_keys, \
+    join_type, partition_count, partitioning
+
+
+def describe(node: Optional[Node]) -> Optional[str]:
+    """How a finding names an operator: `AQEShuffleRead (16)`, or with its line in simple mode."""
+    if node is None:
+        return None
+    if node.id is not None:
+        return node.label
+    return f"{node.name} (line {node.line})" if node.line else node.name
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One thing AQE changed, where, and the text that proves it."""
+
+    kind: str
+    final_node: Optional[Node]
+    initial_node: Optional[Node]
+    message: str
+    evidence: Tuple[str, ...] = ()
+    #: Figures the plan text holds: partition counts, runtime statistics, build side.
+    numbers: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PlanPair:
+    """One adaptive plan: the tree that ran (or runs) and, when printed, the one before AQE.
+
+    `final` is walked without descending into nested adaptive plans (subqueries, cached
+    tables): each of those is a pair of its own.
+    """
+
+    final: Node
+    initial: Optional[Node]
+    is_final_plan: Optional[bool]
+    where: str = "main"
+    #: Whether operator ids mean the same operator in both trees: true within one explain,
+    #: false for two files, which Spark numbered apart.
+    same_ids: bool = True
+
+    @functools.cached_property
+    def alignment(self) -> Alignment:
+        return Alignment(self.initial, self.final, self.same_ids)
+
+    @functools.cached_property
+    def sort_merge_joins(self) -> Tuple[Tuple[Node, Node], ...]:
+        """Each sort-merge join of the initial plan with the final join it became (paired once
+        for both join-switch detectors)."""
+        return tuple(pair_sort_merge_joins(self))
+
+    def initial_for(self, final_node: Optional[Node]) -> Optional[Node]:
+        """The operator of the initial plan that `final_node` stands for, if printed."""
+        return self.alignment.initial_for(final_node)
+
+    def final_nodes(self) -> Iterator[Node]:
+        return iter(self._final_nodes)
+
+    def initial_nodes(self) -> Iterator[Node]:
+        return iter(self._initial_nodes)
+
+    # Walked once for all detectors.
+    @functools.cached_property
+    def _final_nodes(self) -> Tuple[Node, ...]:
+        return tuple(walk_own(self.final))
+
+    @functools.cached_property
+    def _initial_nodes(self) -> Tuple[Node, ...]:
+        return tuple(walk_own(self.initial)) if self.initial is not None else ()
+
+
+def walk_own(root: Node) -> Iterator[Node]:
+    """The physical operators of one adaptive plan: not those of nested adaptive plans, nor
+    the logical plan Spark 4 prints under an EmptyRelation."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if (node is not root and node.is_adaptive_root) or family(node) == "EmptyRelation":
+            continue
+        below = [n for n in (*node.inner, *node.children) if not n.is_adaptive_root]
+        stack.extend(reversed(below))
+
+
+def exchange_below(node: Node) -> Optional[Node]:
+    """The exchange a shuffle read or query stage reads: the first node below with a
+    partitioning, looking through query stages."""
+    queue = deque(node.children)
+    while queue:
+        below = queue.popleft()
+        if partitioning(below) is not None:
+            return below
+        queue.extend(below.children)
+    return None
+
+
+def stage_statistics(node: Node) -> Optional[str]:
+    """Runtime statistics of the query stage under a shuffle read, when Spark printed them."""
+    for below in node.walk(inner=False):
+        if is_query_stage(below) and below.statistics:
+            return below.statistics
+    return None
+
+
+def exchange_numbers(node: Node, exchange: Optional[Node]) -> Tuple[List[str], dict]:
+    """Evidence and figures of the shuffle `node` reads through `exchange`: partitioning and
+    stage statistics."""
+    evidence, numbers = [], {}
+    if exchange is not None:
+        spec = partitioning(exchange)
+        evidence.append(f"{exchange.label}: {spec}")
+        count = partition_count(exchange)
+        if count is not None:
+            numbers["shuffle_partitions"] = count
+    stats = stage_statistics(node)
+    if stats:
+        evidence.append(f"Statistics({stats})")
+        numbers["statistics"] = stats
+    return evidence, numbers
+
+
+class Detector:
+    """A rewrite detector: a stable `kind`, a one-line `summary`, its docstring as `doc`."""
+
+    kind: str = ""
+    summary: str = ""
+    #: The Spark rule (org.apache.spark.sql.execution.adaptive) whose work it finds.
+    spark_rule: str = ""
+    #: True when only an initial plan can prove the rewrite (a join switch).
+    needs_initial: bool = False
+
+    @property
+    def doc(self) -> str:
+        return type(self).__doc__ or ""
+
+    def detect(self, pair: PlanPair):  # pragma: no cover - every detector overrides it
+        raise NotImplementedError
+
+
+def pair_sort_merge_joins(pair: PlanPair) -> Iterator[Tuple[Node, Node]]:
+    """Each sort-merge join of the initial plan with its final counterpart, in printed order.
+
+    A join that kept its operator id is the same operator; otherwise the final join with the
+    same join keys (Spark keeps expression ids through re-planning) is its counterpart: the
+    first one not paired yet in printed order, of the same join type if there is one.
+    """
+    if pair.initial is None:
+        return
+    final_joins = [node for node in pair.final_nodes() if is_join(node)]
+    by_id: Dict[int, Node] = {j.id: j for j in final_joins if j.id is not None}
+    unmatched = _Unmatched(final_joins)
+    for initial in pair.initial_nodes():
+        if family(initial) != "SortMergeJoin":
+            continue
+        counterpart = by_id.get(initial.id) if initial.id is not None and pair.same_ids \
+            else None
+        if counterpart is None or unmatched.is_taken(counterpart):
+            counterpart = unmatched.same_keys(initial)
+        if counterpart is None:
+            continue
+        unmatched.take(counterpart)
+        yield initial, counterpart
+
+
+class _Unmatched:
+    """The final joins not paired yet, indexed by join keys and by keys and join type, so
+    that pairing N joins takes O(N) lookups rather than a scan of every candidate each."""
+
+    def __init__(self, joins: List[Node]):
+        self._taken: Set[int] = set()
+        self._order: Dict[int, int] = {id(join): index for index, join in enumerate(joins)}
+        #: Each bucket lists its joins in printed order; `_heads` skips the taken ones.
+        self._buckets: Dict[tuple, List[Node]] = {}
+        self._heads: Dict[tuple, int] = {}
+        for join in joins:
+            keys = join_keys(join)
+            if keys is not None:
+                self._buckets.setdefault(("keys", keys), []).append(join)
+                self._buckets.setdefault(("typed", keys, join_type(join)), []).append(join)
+
+    def is_taken(self, join: Node) -> bool:
+        return id(join) in self._taken
+
+    def take(self, join: Node) -> None:
+        self._taken.add(id(join))
+
+    def _first(self, bucket: tuple) -> Optional[Node]:
+        joins = self._buckets.get(bucket)
+        if not joins:
+            return None
+        head = self._heads.get(bucket, 0)
+        while head < len(joins) and id(joins[head]) in self._taken:
+            head += 1
+        self._heads[bucket] = head
+        return joins[head] if head < len(joins) else None
+
+    def _earliest(self, *buckets: tuple) -> Optional[Node]:
+        found = [join for join in map(self._first, dict.fromkeys(buckets)) if join is not None]
+        return min(found, key=lambda join: self._order[id(join)]) if found else None
+
+    def same_keys(self, initial: Node) -> Optional[Node]:
+        """The first join on the same keys (either way round), preferring the same type."""
+        keys = join_keys(initial)
+        if keys is None:
+            return None
+        swapped = (keys[1], keys[0])
+        kind = join_type(initial)
+        return (self._earliest(("typed", keys, kind), ("typed", swapped, kind))
+                or self._earliest(("keys", keys), ("keys", swapped)))
+
+
+def plan_pairs(query: Query) -> List[PlanPair]:
+    """Every adaptive plan of the query (main, subqueries, cached plans) as a PlanPair.
+
+    A plan printed without its `AdaptiveSparkPlan` root but holding AQE's operators (a
+    collapsed final plan, a plan from a log line) is a final-only pair.
+    """
+    pairs: List[PlanPair] = []
+    trees: List[Tuple[Node, str]] = [(query.root, "main")]
+    trees.extend((s.tree, f"subquery {s.index}") for s in query.subqueries if s.tree is not None)
+    for tree, where in trees:
+        for node in tree.walk():
+            if node.is_adaptive_root:
+                final = node.children[0] if node.children else node
+                place = where if node is tree else f"{where}, nested plan at {describe(node)}"
+                pairs.append(PlanPair(final=final, initial=node.initial,
+                                      is_final_plan=node.is_final_plan, where=place))
+    if not query.root.is_adaptive_root and _shows_aqe(query.root):
+        pairs.insert(0, PlanPair(final=query.root, initial=None, is_final_plan=None,
+                                 where="main (final plan only)"))
+    return pairs
+
+
+def _shows_aqe(root: Node) -> bool:
+    """Whether AQE's operators stand outside every nested adaptive plan (a plan under a write
+    command brings its own initial plan)."""
+    return any(is_query_stage(n) or is_shuffle_read(n) for n in walk_own(root))
