@@ -429,7 +429,7 @@ def test_json_written_in_the_pool_is_the_json_of_the_report(generated, monkeypat
 
     import aqe_inspect.sources.eventlog as eventlog
     from aqe_inspect.cli import main
-    from aqe_inspect.formats.parse_json import write_json
+    from aqe_inspect.formats.json_writer import write_json
     from aqe_inspect.formats.report_json import report_to_json
 
     (document,) = read_event_logs(generated["3.5"])

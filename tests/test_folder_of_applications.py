@@ -16,7 +16,7 @@ import pytest
 from aqe_inspect.cli import main
 from aqe_inspect.plan.model import Application
 from aqe_inspect.rewrites.findings import QueryReport
-from aqe_inspect.formats.parse_json import iter_json
+from aqe_inspect.formats.json_writer import iter_json
 
 from .conftest import SAMPLE_PLANS
 

@@ -39,7 +39,8 @@ from aqe_inspect.plan.model import Document, Node, Query
 from aqe_inspect.parsing.operator_line import read_detail_block, read_operator_line
 from aqe_inspect.plan.operators import family, is_join, join_keys, join_type, partition_count
 from aqe_inspect.formats.terminal import print_document_tree, print_report, terminal_width, wrap
-from aqe_inspect.formats.parse_json import document_to_json, iter_json, write_document_json, write_json
+from aqe_inspect.formats.json_writer import iter_json, write_json
+from aqe_inspect.formats.parse_json import document_to_json, write_document_json
 from aqe_inspect.formats.report_json import report_to_json
 
 from .conftest import AQE_INSPECT, ROOT, SAMPLE_PLANS
