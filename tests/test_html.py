@@ -297,16 +297,22 @@ def test_an_event_log_gets_a_timeline_of_its_updates(monkeypatch):
 
 def test_only_the_html_format_keeps_every_update(monkeypatch):
     """The other formats read an event log as fast and small as before: no update but the
-    last is kept, so no execution has a timeline."""
+    last is kept, so no execution has a timeline. The reader keeps each update's plan when
+    asked; the diff makes the timeline of them, and lets the plans go."""
+    from aqe_inspect.rewrites.engine import diff_built
     from aqe_inspect.sources.eventlog import stream_event_logs
 
     path = str(SAMPLES / "spark-4.3.0/five_way_join/eventlog.json")
     plain = list(stream_event_logs(path).queries)
-    assert plain and all(q.execution.timeline == () for q in plain)
+    assert plain and all(q.execution.updates == () for q in plain)
+    assert all(r.query.execution.timeline == ()
+               for r in stream_event_logs(path).built_into(diff_built))
     kept = stream_event_logs(path)
     kept.keep_replans()
-    timelines = [q.execution.timeline for q in kept.queries]
-    assert [len(t) for t in timelines] == [q.execution.replans for q in plain]
+    reports = list(kept.built_into(diff_built))
+    assert [len(r.query.execution.timeline) for r in reports] == \
+        [q.execution.replans for q in plain]
+    assert all(r.query.execution.updates == () for r in reports)
 
 
 def test_a_long_timeline_is_capped_with_a_note(monkeypatch):
@@ -316,7 +322,7 @@ def test_a_long_timeline_is_capped_with_a_note(monkeypatch):
     stream = stream_event_logs(str(SAMPLES / "spark-4.3.0/five_way_join/eventlog.json"))
     stream.keep_replans()
     query = next(iter(stream.queries))
-    assert len(query.execution.timeline) == 3
+    assert len(query.execution.updates) == 3
     assert any(f"first 3 of its {query.execution.replans} AQE updates" in note
                for note in query.notes)
 
