@@ -1,4 +1,8 @@
-"""aqe-inspect: read Apache Spark AQE plans and name what Adaptive Query Execution changed."""
+"""aqe-inspect: read Apache Spark AQE plans and name what Adaptive Query Execution changed.
+
+The public Python API is `aqe_inspect.api` (every command as a function, typed); `parse` and
+`diff` are here too, for a short `import aqe_inspect`.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ def parse(text: str, source: str = "") -> Document:
 
 def diff(plan, final=None, source: str = ""):
     """What AQE changed: in one adaptive plan (text or Document), or between an initial and a
-    final plan given apart. Returns a `report.Report`."""
+    final plan given apart. Returns a `rewrites.findings.Report`."""
     from .api import diff as diff_plans
 
     return diff_plans(plan, final, source)

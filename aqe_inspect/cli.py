@@ -13,19 +13,11 @@ reader that leaves early (`| head`) is no error (exit 0). Never a traceback, fro
 from __future__ import annotations
 
 import gc
-import itertools
 import os
 import signal
 import sys
 from enum import Enum
 from typing import List, Optional
-
-# The signals that end a run (signals.ENDING_SIGNALS) are each raised where the main thread is,
-# as Ctrl-C is, so that everything unwinds the same way (a temporary output file removed, the
-# pool's workers ended).
-from .signals import ENDING_SIGNALS
-from .signals import hold as _hold_signals
-from .signals import release as _release_signals
 
 
 def _ending_while_loading(signum: int, frame) -> None:
@@ -34,8 +26,10 @@ def _ending_while_loading(signum: int, frame) -> None:
 
 # Ctrl-C, SIGTERM or SIGHUP while typer and the commands load (most of the start-up) is an
 # interruption like any other: one line, 128 + the signal. The handlers are this import's only.
+# (The signals named here are api.ENDING_SIGNALS, before the library is imported.)
 _loading_handlers = {}
-for _each in ENDING_SIGNALS:
+for _each in tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                   if hasattr(signal, name)):
     try:
         _loading_handlers[_each] = signal.signal(_each, _ending_while_loading)
     except (ValueError, OSError):  # imported from another thread than the main one
@@ -48,10 +42,9 @@ try:
     except ImportError:  # pragma: no cover - depends on the installed typer
         from click import exceptions as usage_errors  # type: ignore[no-redef]
 
+    from . import api
+    from .api import ENDING_SIGNALS, FORMAT_NAMES, InspectError, OutputError, printable
     from .version import __version__
-    from .errors import InspectError, OutputError, printable
-    from .formats import FORMAT_NAMES
-    from .formats.outputs import Output
 except KeyboardInterrupt as _interruption:  # pragma: no cover - timing
     _number = _interruption.args[0] if _interruption.args and \
         isinstance(_interruption.args[0], int) else signal.SIGINT
@@ -71,7 +64,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-STDIN = "-"
 MAX_SIZE_HELP = "The most text held at once (one line, one plan), e.g. 512M."
 QUERY_HELP = ("Only this SQL execution (its id, e.g. 3) or the executions whose description "
               "matches this regular expression; for a plan text, the query's number.")
@@ -109,26 +101,18 @@ def parse_command(
     path: str = typer.Argument(..., help="A file holding explain output, or - for stdin."),
     output_format: ParseFormat = typer.Option(ParseFormat.tree, "--format", "-f",
                                               help="tree (for people) or json."),
-    max_size: str = typer.Option("256M", "--max-size", help=MAX_SIZE_HELP),
+    max_size: str = typer.Option(api.DEFAULT_MAX_SIZE, "--max-size", help=MAX_SIZE_HELP),
     query: Optional[str] = typer.Option(None, "--query", "-q", help=QUERY_HELP),
 ) -> None:
     """Parse the plans in a text (explain output, a log, a pasted plan, a Spark event log,
     History Server JSON) into trees."""
-    document = _document(_select(_read(path, max_size), query))
-    if output_format is ParseFormat.json:
-        from .formats.parse_json import write_document_json
-
-        write_document_json(document, _output(json=True))
-    else:
-        from .formats.terminal import print_document_tree
-
-        print_document_tree(document, _output())
+    api.write(api.read_document(path, max_size=max_size, query=query), output_format.value)
 
 
 # Options `diff` and `check` share (typer takes one declaration in several commands).
 FORMAT_OPTION = typer.Option("text", "--format", "-f", help=FORMAT_HELP)
 OUTPUT_OPTION = typer.Option(None, "--output", "-o", help=OUTPUT_HELP)
-MAX_SIZE_OPTION = typer.Option("256M", "--max-size", help=MAX_SIZE_HELP)
+MAX_SIZE_OPTION = typer.Option(api.DEFAULT_MAX_SIZE, "--max-size", help=MAX_SIZE_HELP)
 QUERY_OPTION = typer.Option(None, "--query", "-q", help=QUERY_HELP)
 WIDTH_OPTION = typer.Option(
     None, "--width", help="Print text this many columns wide (default: the terminal's; when "
@@ -169,26 +153,13 @@ def diff_command(
     width: Optional[int] = WIDTH_OPTION,
 ) -> None:
     """Say what AQE changed between the initial and the final plan, with the evidence."""
-    from .api import diff_pair
-    from .formats import get_format
-
-    _refuse_inputs(output, *(paths or []))
     if tree and side_by_side:
         raise InspectError("--tree and --side-by-side are two views; choose one")
-    chosen = get_format(output_format.value)
-    if (tree or side_by_side) and not chosen.for_people:
-        raise InspectError(f"--{'tree' if tree else 'side-by-side'} is a view of the text "
-                           f"format, not of --format {chosen.name}")
-    chosen = chosen.configured("tree" if tree else "side-by-side" if side_by_side else None,
-                               _width(width))
-    paths = paths or []
-    if len(paths) == 2 and url is None:
-        report = diff_pair(_document(_read(paths[0], max_size)),
-                           _document(_read(paths[1], max_size)))
-    else:
-        report = _diff(_select(_read_input(paths, url, max_size, "diff"), query),
-                       json=chosen.name == "json", replans=chosen.keeps_replans)
-    _emit(output, lambda stream: chosen.write_report(report, stream), chosen.escapes_json)
+    chosen = api.report_format(output_format.value, width=width,
+                               view="tree" if tree else "side-by-side" if side_by_side else None)
+    report = api.diff_input(paths or [], url=url, max_size=max_size, query=query,
+                            for_format=chosen, output=output)
+    api.write(report, chosen, output)
 
 
 @app.command("check")
@@ -222,174 +193,15 @@ def check_command(
 ) -> None:
     """Fail (exit 1) when AQE did not rewrite as expected (or the plan differs from --snapshot);
     exit 0 when every expectation holds."""
-    from .expectations.check import check
-    from .expectations.config import command_line_expectations, find_config, load_config
-    from .formats import get_format
-
-    chosen = get_format(output_format.value).configured(None, _width(width))
-    # Expectations and the snapshot first: a typo fails at once, before a long input is read.
-    expectations = command_line_expectations(expect, forbid, None, each)
-    user = _user_settings(conf, conf_file)
-    expected_snapshot = None
-    if snapshot is not None:
-        from .expectations.snapshot import load as load_snapshot
-
-        expected_snapshot = load_snapshot(snapshot)
-    if config is None and not expectations and snapshot is None:
-        config = find_config(".")
-        if config is None:
-            raise InspectError("nothing to check: give --expect KIND or --forbid KIND, or "
-                               "--config FILE, or put an aqe-expect.toml in the working "
-                               "directory")
-    _refuse_inputs(output, path, config, snapshot, conf_file)
-    if config is not None:
-        expectations = load_config(config) + expectations
-    read = _read_input([path] if path is not None else [], url, max_size, "check",
-                       task_metrics=True)
-    report = _diff(_select(read, query, required=False), json=False,
-                   replans=chosen.keeps_replans)
-    if expected_snapshot is not None:
-        result = _check_with_snapshot(report, expectations, query, snapshot, expected_snapshot,
-                                      user, spark_version)
-    else:
-        result = check(report, expectations, selected_by=query, settings=user,
-                       spark_version=spark_version)
-    _emit(output, lambda stream: chosen.write_check(result, stream), chosen.escapes_json,
-          summary=f"aqe-inspect check: {result.verdict}" if output is not None else None)
+    chosen = api.report_format(output_format.value, width=width)
+    result = api.check_input(path, url=url, expect=expect, forbid=forbid, config=config,
+                             each=each, snapshot=snapshot, conf=conf, conf_file=conf_file,
+                             spark_version=spark_version, max_size=max_size, query=query,
+                             for_format=chosen, output=output)
+    api.write(result, chosen, output,
+              summary=f"aqe-inspect check: {result.verdict}" if output is not None else None)
     if not result.passed:
         raise typer.Exit(1)
-
-
-def _check_with_snapshot(report, expectations, query: Optional[str], path: str, expected: str,
-                         user, spark_version: Optional[str]):
-    """The expectations' outcomes, then the snapshot's: the report is read whole first (a
-    snapshot is of every query selected, in order)."""
-    import dataclasses
-
-    from .expectations.check import check
-    from .rewrites.findings import read_whole
-    from .expectations.snapshot import outcome
-
-    whole = read_whole(report)
-    result = check(whole, expectations, selected_by=query, settings=user,
-                   spark_version=spark_version)
-    return dataclasses.replace(result, outcomes=(*result.outcomes,
-                                                 outcome(path, whole, expected)))
-
-
-def _width(width: Optional[int]) -> Optional[int]:
-    from .formats.terminal import SMALLEST_WIDTH
-
-    if width is not None and not SMALLEST_WIDTH <= width <= 10_000:
-        raise InspectError(f"--width: expected a number of columns from {SMALLEST_WIDTH} to "
-                           f"10000, found {width}")
-    return width
-
-
-def _read_input(paths: List[str], url: Optional[str], max_size: str, command: str,
-                task_metrics: bool = False):
-    """What one input names: a file, a directory, - (stdin), or a History Server URL."""
-    if url is not None:
-        if paths:
-            raise InspectError(f"{command} takes a file or --url, not both")
-        return _read_url(url, max_size)
-    if len(paths) != 1:
-        raise InspectError("diff takes one plan text, or an initial and a final plan"
-                           if command == "diff" else f"{command} takes one input (a file, a "
-                           "directory, or - for standard input) or --url")
-    return _read(paths[0], max_size, task_metrics)
-
-
-def _refuse_inputs(output: Optional[str], *inputs: Optional[str]) -> None:
-    """`--output` naming one of the command's inputs (or a file in an input folder) is an
-    error before anything is read: the report would replace what it reports on."""
-    if output is not None:
-        from .formats.outputs import refuse_inputs
-
-        refuse_inputs(output, inputs)
-
-
-def _emit(output: Optional[str], write, json: bool = False,
-          summary: Optional[str] = None) -> None:
-    """Write with `write(stream)`: to standard output, or whole to the file `output` (see
-    `outputs.AtomicFile`: a file replaced atomically, a pipe or device written into once the
-    report is complete; nothing left behind on any failure). `json`: what the encoding cannot
-    hold is written as JSON escapes."""
-    if output is None:
-        write(_output(json=json))
-        return
-    from .formats.outputs import AtomicFile
-
-    # The temporary file is made and renamed (or removed) with the ending signals held, so that
-    # one cannot fall between its making and the `try` that removes it, nor stop its removal:
-    # a signal that comes meanwhile is raised when they are released, inside the `try`.
-    target = AtomicFile(output, json=json)
-    held = _hold_signals()
-    try:
-        stream = target.__enter__()
-    except BaseException:
-        _release_signals(held)
-        raise
-    try:
-        _release_signals(held)
-        write(stream)
-    except BaseException:
-        held = _hold_signals()
-        try:
-            target.__exit__(*sys.exc_info())
-        finally:
-            _release_signals(held)
-        raise
-    held = _hold_signals()
-    try:
-        target.__exit__(None, None, None)
-    finally:
-        _release_signals(held)
-    if summary is not None:  # one line, whatever the file's name holds
-        _output().write(printable(summary) + "\n")
-
-
-def _diff(read, json: bool = False, replans: bool = False):
-    """A Document's report; for an event log's stream, a report diffed as it is read, its
-    first query already read (so a `--query` that matches nothing fails before any output,
-    and the application, whose events Spark writes first, is known for the header). With
-    `replans`, an event log's every AQE update is kept for a timeline."""
-    from .api import diff
-    from .rewrites.engine import diff_built, diff_queries
-    from .rewrites.findings import ReportStream
-    from .formats.report_json import diff_built_json, with_application
-
-    if not isinstance(read, _stream_type()):
-        return diff(read)
-    if replans:
-        read.keep_replans()
-    # Unselected, each execution is diffed where it is built (in the pool for a long log).
-    # For JSON, the process that diffs an execution writes it too (only text comes back).
-    reports = diff_queries(read.queries) if read.selected \
-        else read.built_into(diff_built_json if json else diff_built)
-    # Each query names the application it ran in (a folder may hold several).
-    reports = (with_application(item, read.current_application) for item in reports)
-    first = next(reports, None)
-    queries = iter(()) if first is None else itertools.chain((first,), reports)
-    return ReportStream(queries, read.source, read.notes, lambda: read.application)
-
-
-def _stream_type():
-    from .sources.eventlog import LogStream
-
-    return LogStream
-
-
-def _document(read):
-    """A Document, whatever was read: an event log's stream read whole, each query naming
-    the application it ran in (a folder may hold several)."""
-    if not isinstance(read, _stream_type()):
-        return read
-    import dataclasses
-
-    read.select(lambda queries: (dataclasses.replace(query, application=read.current_application)
-                                 for query in queries))
-    return read.document()
 
 
 @app.command("why")
@@ -411,38 +223,10 @@ def why_command(
 ) -> None:
     """Say why AQE did NOT rewrite: every join and shuffle AQE could have rewritten, each
     rule's conditions against the run-time sizes and the settings in force."""
-    from .whynot.cli import run_why
-
-    if output_format not in ("text", "json"):
-        raise InspectError(f"--format: expected text or json, found {output_format!r}")
-    _refuse_inputs(output, path, conf_file)
-    user = _user_settings(conf, conf_file)
-    kinds = _kinds(kind)
-    read = _read_input([path] if path is not None else [], url, max_size, "why",
-                       task_metrics=True)
-    report = _diff(_select(read, query))
-    _emit(output, lambda stream: run_why(report, stream, user, spark_version, kinds,
-                                         output_format == "json"), output_format == "json")
-
-
-def _user_settings(conf: List[str], conf_file: Optional[str]):
-    from .whynot.settings import Given, conf_option, read_conf_file
-
-    found = read_conf_file(conf_file) if conf_file is not None else {}
-    for item in conf:
-        key, value = conf_option(item)
-        found[key] = Given(value, "--conf")
-    return found
-
-
-def _kinds(kinds: List[str]):
-    from .rewrites.findings import kind_hint, rewrite_kinds
-
-    for kind in kinds:
-        if kind not in rewrite_kinds():
-            raise InspectError(f"--kind {printable(kind)}: not a rewrite kind; "
-                               f"{kind_hint(kind)}")
-    return tuple(kinds) or None
+    answers = api.why(path, url=url, query=query, kinds=kind, conf=conf, conf_file=conf_file,
+                      spark_version=spark_version, max_size=max_size,
+                      for_format=output_format, output=output)
+    api.write(answers, output_format, output)
 
 
 @app.command("snapshot")
@@ -458,12 +242,7 @@ def snapshot_command(
     """Write the final plan, normalised (ids renumbered; paths, sizes, partition counts
     masked), with AQE's rewrites: a snapshot for `check --snapshot`. Every query of the input,
     in order, unless --query chooses."""
-    from .rewrites.findings import read_whole
-    from .expectations.snapshot import take_all
-
-    _refuse_inputs(output, path)
-    text = take_all(read_whole(_diff(_select(_read(path, max_size), query))))
-    _emit(output, lambda stream: stream.write(text))
+    api.write(api.snapshot(path, max_size=max_size, query=query, output=output), output=output)
 
 
 @app.command("fleet")
@@ -483,25 +262,12 @@ def fleet_command(
 ) -> None:
     """Scan many Spark event logs on Spark: one table row per application and SQL execution
     (what AQE rewrote, its figures and settings), then a summary."""
-    from .fleet.job import FORMATS, require_pyspark, run_fleet
-
-    if table_format not in FORMATS:
-        raise InspectError(f"--format: expected parquet or csv, found {table_format!r}")
-    if summary_format not in ("text", "markdown", "html"):
-        raise InspectError(f"--summary-format: expected text, markdown or html, found "
-                           f"{summary_format!r}")
-    from .fleet.summary_formats import write_summary
-
-    _refuse_inputs(summary, *paths)
-    require_pyspark()
-    skipped: List[str] = []  # files found in folders that are not event logs, as diff skips
-    rows = run_fleet(paths, output, table_format, master, skipped=skipped)
-    written = f"aqe-inspect fleet: {len(rows)} rows written to {output}"
-    if skipped:
-        written += f"; {len(skipped)} file(s) skipped, not event logs"
-    _emit(summary, lambda stream: write_summary(rows, stream, summary_format,
-                                                skipped=skipped),
-          summary=written if summary is not None else None)
+    result = api.fleet(paths, output, table_format=table_format, master=master,
+                       summary_format=summary_format, summary=summary)
+    written = f"aqe-inspect fleet: {len(result.rows)} rows written to {output}"
+    if result.skipped:
+        written += f"; {len(result.skipped)} file(s) skipped, not event logs"
+    api.write(result, output=summary, summary=written if summary is not None else None)
 
 
 @app.command("rules")
@@ -510,80 +276,10 @@ def rules_command(
                                          "only its detector."),
 ) -> None:
     """List the rewrite detectors: what Spark rule each mirrors and what it looks for."""
-    from .rewrites.detectors import DETECTORS
-    from .formats.terminal import print_rules
-
-    chosen = DETECTORS
-    if kind is not None:
-        from .rewrites.findings import kind_hint
-
-        chosen = tuple(detector for detector in DETECTORS if detector.kind == kind)
-        if not chosen:
-            raise InspectError(f"rules: unknown rewrite kind '{printable(kind)}'; "
-                               f"{kind_hint(kind)}")
-    print_rules(chosen, _output())
-
-
-def _read(path: str, max_size: str, task_metrics: bool = False):
-    from .sources.routing import read_input
-
-    # task_metrics: the tasks' shuffle reads, partition sizes for why-not answers.
-    return read_input(path, _size(max_size), task_metrics=task_metrics)
-
-
-def _read_url(url: str, max_size: str):
-    from .sources.routing import read_url
-
-    return read_url(url, _size(max_size))
-
-
-def _select(read, selector: Optional[str], required: bool = True):
-    """The queries `--query` names (see `selection`). An event log's stream stays a stream;
-    none matching is an error once it is read."""
-    import dataclasses
-
-    from .expectations.selection import Selector
-
-    if selector is None:
-        return read
-    chosen = Selector.parse(selector)
-
-    def kept(queries):
-        seen = matched = 0
-        for seen, query in enumerate(queries, 1):
-            if chosen.selects(seen, query):
-                matched += 1
-                yield query
-        if not matched and required:
-            raise InspectError(f"--query {selector}: no execution matches (the input holds "
-                               f"{seen})", source=read.source)
-
-    if isinstance(read, _stream_type()):
-        read.select(kept)
-        return read
-    return dataclasses.replace(read, queries=tuple(kept(read.queries)))
-
-
-def _size(text: str) -> int:
-    """`64M`, `2G`, `500k` or a number of bytes."""
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-    value = text.strip().lower().rstrip("b").rstrip("i")
-    try:
-        size = int(float(value[:-1]) * units[value[-1]]) if value and value[-1] in units \
-            else int(value)
-    except (ValueError, OverflowError):
-        size = 0
-    if size <= 0:
-        raise InspectError(f"--max-size: expected a size such as 256M, found {text!r}")
-    return size
-
+    api.write(api.rules(kind))
 
 
 # ---- standard output ----------------------------------------------------------------------
-
-def _output(json: bool = False) -> Output:
-    return Output(sys.stdout, json)
-
 
 def _flush(stream) -> None:
     try:
@@ -674,19 +370,9 @@ def _restore_signals(previous) -> None:
             pass
 
 
-def _stop_workers() -> None:
-    """End the event-log reader's worker processes, if it started any."""
-    events = sys.modules.get("aqe_inspect.sources.eventlog.events")
-    if events is not None:
-        try:
-            events.stop_workers()
-        except Exception:  # noqa: BLE001 - ending the run matters more
-            pass
-
-
 def _interrupted() -> int:
     """Ctrl-C or another ending signal: the workers ended, one line, 128 + the signal."""
-    _stop_workers()
+    api.stop_workers()
     signum = _signalled if _signalled is not None else signal.SIGINT
     name = "" if signum == signal.SIGINT else f" ({signal.Signals(signum).name})"
     _say(f"aqe-inspect: interrupted{name}")

@@ -67,7 +67,7 @@ def outcome_to_json(outcome: Outcome) -> Dict[str, Any]:
     if outcome.detail:  # a snapshot's diff (kind "snapshot"); absent from expectations
         found["detail"] = outcome.detail
     if outcome.why:  # an expected rewrite that did not happen: why not, per query shown
-        from ..whynot.writing import candidate_json
+        from .why import candidate_json
 
         found["why"] = [{"query": query_id, **candidate_json(candidate)}
                         for query_id, candidate in outcome.why]

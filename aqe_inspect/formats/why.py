@@ -1,13 +1,20 @@
-"""The `why` answer written out: text for people, JSON (`aqe-inspect/why/v1`) for tools."""
+"""The `why` answers written out: text for people, JSON (`aqe-inspect/why/v1`) for tools,
+each query written as it is answered (an event log's executions as they are read).
+
+`write_why` takes the answers `api.why` gives: `queries()` yields (the query's report, its
+answer, the Spark version its defaults were taken at); `user` (the settings the user gave),
+`source`, `application` and `notes` (whole once the queries are walked).
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from ..errors import printable
 from ..plan.model import Application
-from .verdicts import Candidate, QueryWhy
+from ..rewrites.findings import QueryReport
+from ..whynot.verdicts import Candidate, QueryWhy
 
 SCHEMA = "aqe-inspect/why/v1"
 
@@ -84,3 +91,49 @@ def write_text_query(answer: QueryWhy, heading: str, stream) -> None:
             write_line(stream, line)
     for note in answer.notes:
         write_line(stream, f"  note: {note}")
+
+
+def heading(report: QueryReport, version: Optional[str], settings_note: str) -> str:
+    """A query's first line: `query ID - label - file:line - Spark V - settings: ...`."""
+    query = report.query
+    parts = [f"query {report.id}"]
+    if query.label:
+        parts.append(query.label)
+    where = query.source + (f":{query.line}" if query.line else "")
+    if where:
+        parts.append(where)
+    if version:
+        parts.append(f"Spark {version}")
+    parts.append(settings_note)
+    return " - ".join(parts)
+
+
+def settings_note(report: QueryReport, user: Mapping[str, Any]) -> str:
+    """Where the settings of a query's answer came from."""
+    execution = report.query.execution
+    if user:
+        return "settings: given, others at Spark's defaults"
+    if execution is not None and execution.configs_complete:
+        return "settings: recorded by the event log"
+    if execution is not None and execution.configs:
+        return "settings: the application's (session settings not recorded)"
+    return "settings: unknown (pass --conf or read the event log)"
+
+
+def write_why(answers, stream, as_json: bool) -> None:
+    """Every query's answer, written as it comes: one JSON document, or text for people."""
+    if as_json:
+        def items():
+            for query, answer, _ in answers.queries():
+                yield query_json(answer, query.query.label)
+        write_json(items(), stream, answers.source, answers)
+        return
+    count = 0
+    for query, answer, found in answers.queries():
+        if count:
+            stream.write("\n")
+        count += 1
+        write_text_query(answer, heading(query, found, settings_note(query, answers.user)),
+                         stream)
+    for note in answers.notes:
+        write_line(stream, f"note: {note}")
