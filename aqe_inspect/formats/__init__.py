@@ -14,7 +14,8 @@ written) and a check result (`write_check`). Every format writes both:
 What only the formats use sits beside them: `terminal.py` (drawing for people, line by line),
 `views.py` (what the text and HTML views show of a diff, before either draws it),
 `json_writer.py`, `node_json.py`, `parse_json.py` and `report_json.py` (the JSON contracts,
-streamed), `outputs.py` (standard output, and files written whole or not at all).
+streamed), `why.py` (the `why` answers, text and `aqe-inspect/why/v1`), `outputs.py` (standard
+output, and files written whole or not at all).
 
 May import: `expectations`, `whynot`, `rewrites`, `plan`, `errors`, `version`.
 """
