@@ -1,7 +1,12 @@
-"""The `aqe-inspect` command: a thin layer over the library API.
+"""The `aqe-inspect` command: a thin layer over the library API (`api`).
 
-Start-up matters (it runs in CI loops and pipes), so this module imports only typer at load
-time; the parser, Lark and rich are imported by the command that needs them.
+Each command turns its options into one call of `api` and hands the result to `api.write`
+(standard output, or `--output FILE` written whole); reading, routing, selecting, streaming,
+diffing, checking and writing are the library's. This module imports nothing below `api`.
+
+Start-up matters (it runs in CI loops and pipes), so this module imports only typer and `api`
+(whose own imports are the light foundations) at load time; the parser, Lark and rich are
+imported by the function that needs them.
 
 The promise to a user: any input gives a result, or one line `aqe-inspect: error: ...` on
 standard error and exit code 2; Ctrl-C is one line `aqe-inspect: interrupted` and exit 130,

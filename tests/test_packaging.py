@@ -51,6 +51,8 @@ def test_the_wheel_holds_every_module_and_the_grammar(dist):
     assert modules, "no source modules found"
     assert sorted(modules - names) == []
     assert {"aqe_inspect/grammars/__init__.py", "aqe_inspect/grammars/explain.lark"} <= names
+    # PEP 561: the package says it is typed (aqe_inspect.api's signatures reach type checkers).
+    assert "aqe_inspect/py.typed" in names
     assert not any(name.startswith(("tests/", "sample_plans/", "bench/", "grammars/"))
                    for name in names)
 
