@@ -139,6 +139,15 @@ def logical_lines(raw: Iterable[Tuple[int, str]]) -> Iterator[Line]:
         yield Line(text.rstrip(), number, column, damage=damage)
 
 
+def starts_message(text: str) -> bool:
+    """Whether a line starts a log message whatever came before it (a log prefix, a JSON log
+    record, a plan-change rule heading): `logical_lines` starts every state again at such a
+    line, and `extract.find_plans` ends any plan there (skim.py cuts a log at them)."""
+    for line in logical_lines(((0, text),)):
+        return line.message_start
+    return False
+
+
 def _message(text: str, number: int, column: int, damage: str) -> Line:
     header = AQE_HEADER.match(text)
     if header:
