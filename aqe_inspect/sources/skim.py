@@ -12,11 +12,13 @@ subtrees`, a codegen marker starting an operator (`*(3) Project`), a formatted o
 (its newlines) and passed over.
 
 Why the result is the same as reading every line: a line that starts a log message (a log4j
-prefix, a JSON log record, a plan-change rule heading: `lines.starts_message`) ends any plan
+prefix, a JSON log record, a plan-change rule heading: `lines.message_header`) ends any plan
 being read and resets every state of the line machinery, whatever came before it. So the text
 is cut at such lines only: a run of whole messages with no marker in it (and nothing that
 would be a note: only ASCII, no NUL byte) holds no plan start, and the machinery reading
-it would only step over it. A run that is not plain ASCII is handed on whole (its damage
+it would only step over it. A plan-change rule's block (`=== Applying Rule ...`, spark.sql.planChangeLog) with no
+explain section in it is passed over too: find_plans steps over it whole. A run that is not
+plain ASCII is handed on whole (its damage
 notes, its invalid bytes are the reader's to report). A text with no message starts at all
 (an explain output, not a log) is handed on whole, as before.
 
@@ -30,7 +32,7 @@ import re
 from typing import Iterator, List, Optional, Tuple
 
 from ..errors import InspectError
-from .lines import starts_message
+from .lines import message_header
 from .reading import CHUNK, InputReader, over_max_size
 
 #: What any line that starts a plan holds (extract.find_plans, lines.logical_lines), as
@@ -39,22 +41,30 @@ from .reading import CHUNK, InputReader, over_max_size
 #: (which could spell any of these inside a JSON log record).
 MARKERS = (b"+- ", b":- ", b"== ", b"Plan changed", b"Final plan:", b"Transformed Plan:",
            b"WholeStageCodegen subtree", b"\\u00")
+#: What makes extract.find_plans stop stepping over a plan-change rule's block: an explain
+#: section's header.
+SECTION_MARKERS = (b"== Physical Plan ==", b"Logical Plan ==", b"WholeStageCodegen subtree")
 #: An operator line that is a tree's root with nothing under it: a codegen marker before
-#: an operator name, or a formatted operator id (lexer.looks_like_tree_root).
-MARKER_PATTERNS = (re.compile(rb"[*^](?:\(\d+\) | ?)[A-Za-z_]"), re.compile(rb" \(\d{1,9}\)"))
+#: an operator name, or a formatted operator id (lexer.looks_like_tree_root). Each is found
+#: by its first bytes, then matched there.
+MARKER_PATTERNS = ((b"*", re.compile(rb"\*(?:\(\d+\) | ?)[A-Za-z_]")),
+                   (b"^", re.compile(rb"\^(?:\(\d+\) | ?)[A-Za-z_]")),
+                   (b" (", re.compile(rb" \(\d{1,9}\)")))
 #: Read this much before searching it.
 BUFFER = 8 << 20
 #: A run this long with no message start in it: the text is not a log; the rest is handed on
 #: line by line.
 NOT_A_LOG = 64 << 20
 #: Bytes a line must begin with (after blanks, for a JSON record) to start a log message,
-#: when it is plain ASCII with no carriage return (lines.starts_message decides).
+#: when it is plain ASCII with no carriage return (lines.message_header decides).
 _MESSAGE_FIRST = frozenset(b"0123456789[=")
 _BLANKS = b" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
+#: A newline before a line of plain ASCII that may start a message (`_may_start_message`).
+_NEXT_MAY_START = re.compile(rb"\n(?=[0-9\[=]|[ \t\x0b\x0c\r\x1c-\x1f]*\{\")")
 
 
 def _may_start_message(line: bytes) -> bool:
-    """Whether starts_message must be asked (False: it would say no)."""
+    """Whether message_header must be asked (False: it would say no)."""
     if not line:
         return False
     if line[0] in _MESSAGE_FIRST or b"\r" in line or not line.isascii():
@@ -75,7 +85,60 @@ class Skimmer:
         if not _may_start_message(line):
             return False
         text = line.decode("utf-8", "replace").replace("\x00", "\ufffd")
-        return starts_message(text)
+        return message_header(text) is not None
+
+    def _message_end(self, buffer: bytes, at: int, final: bool) -> int:
+        """Where the message holding buffer[at] ends: the start of the next line that starts
+        a message (the buffer's end when `final` and none does); -1 when that is not known
+        in this buffer. Lines of plain ASCII are looked at only when their first bytes can
+        start a message (`_NEXT_MAY_START`)."""
+        size = len(buffer)
+        while True:
+            found = _NEXT_MAY_START.search(buffer, at)
+            upto = found.start() if found else size
+            if buffer.find(b"\r", at, upto) >= 0 or not buffer[at:upto].isascii():
+                return self._message_end_by_line(buffer, at, final)
+            if found is None:
+                return size if final else -1
+            following = upto + 1
+            end = buffer.find(b"\n", following)
+            if end < 0:
+                if not final:
+                    return -1
+                return following if self._is_start(buffer[following:]) else size
+            if self._is_start(buffer[following:end]):
+                return following
+            at = end
+
+    def _message_end_by_line(self, buffer: bytes, at: int, final: bool) -> int:
+        """`_message_end`, every line looked at."""
+        size = len(buffer)
+        end = buffer.find(b"\n", at)
+        while end >= 0:
+            following = end + 1
+            after = buffer.find(b"\n", following)
+            if after < 0:
+                if not final:
+                    return -1
+                return following if following == size or self._is_start(
+                    buffer[following:]) else size
+            if self._is_start(buffer[following:after]):
+                return following
+            end = after
+        return size if final else -1
+
+    def _rule_block(self, buffer: bytes, start: int, stop: int) -> bool:
+        """Whether buffer[start:stop] is one plan-change rule's block (spark.sql.planChangeLog:
+        `=== Applying Rule ... ===` and the plans side by side) with no explain section in
+        it: extract.find_plans steps over all of it."""
+        end = buffer.find(b"\n", start, stop)
+        first = buffer[start:end if end >= 0 else stop]
+        if b"=== " not in first:
+            return False
+        header = message_header(first.decode("utf-8", "replace").replace("\x00", "\ufffd"))
+        if header is None or not header.startswith("=== "):
+            return False
+        return not any(buffer.find(marker, start, stop) >= 0 for marker in SECTION_MARKERS)
 
     def lines(self) -> Iterator[Tuple[int, str]]:
         reader = self.reader
@@ -162,8 +225,10 @@ class Skimmer:
                     if finder.__class__ is bytes:
                         at = buffer.find(finder, pos)
                     else:
-                        match = finder.search(buffer, pos)
-                        at = match.start() if match else -1
+                        first, pattern = finder
+                        at = buffer.find(first, pos)
+                        while at >= 0 and not pattern.match(buffer, at):
+                            at = buffer.find(first, at + 1)
                     entry[0] = at
                     if at < 0:
                         continue
@@ -179,28 +244,17 @@ class Skimmer:
                     break
                 start = buffer.rfind(b"\n", pos, start - 1) + 1 or pos
             # It runs up to the next message start.
-            stop = -1
-            end = buffer.find(b"\n", hit)
-            while end >= 0:
-                following = end + 1
-                after = buffer.find(b"\n", following)
-                if after < 0:
-                    if not final:
-                        break
-                    stop = following if following == size or self._is_start(
-                        buffer[following:]) else size
-                    break
-                if self._is_start(buffer[following:after]):
-                    stop = following
-                    break
-                end = after
+            stop = self._message_end(buffer, hit, final)
             if stop < 0:
                 if not final:  # it may go on in the next buffer: read it again with it
                     yield from self._pass(buffer, pos, start, line)
                     return start
                 stop = size
-            line = yield from self._pass(buffer, pos, start, line)
-            line = yield from self._hand_on(buffer, start, stop, line)
+            if self._rule_block(buffer, start, stop):
+                line = yield from self._pass(buffer, pos, stop, line)
+            else:
+                line = yield from self._pass(buffer, pos, start, line)
+                line = yield from self._hand_on(buffer, start, stop, line)
             pos = stop
             if pos >= size:
                 return size
@@ -242,14 +296,18 @@ class Skimmer:
     def _hand_on(self, buffer: bytes, start: int, stop: int, line: int
                  ) -> Iterator[Tuple[int, str]]:
         """The lines of buffer[start:stop], decoded; returns the number of the line after."""
-        decode = self.reader._decode
-        at = start
-        while at < stop:
-            end = buffer.find(b"\n", at, stop)
-            if end < 0:
-                yield line, decode(buffer[at:stop], line)
-                return line + 1
-            yield line, decode(buffer[at:end], line)
+        if start >= stop:
+            return line
+        piece = buffer[start:stop]
+        if piece.isascii() and b"\x00" not in piece:  # as reader._decode would, at once
+            texts = piece.decode("ascii").split("\n")
+            decode = None
+        else:
+            texts = piece.split(b"\n")  # type: ignore[assignment]
+            decode = self.reader._decode
+        if piece.endswith(b"\n"):
+            texts.pop()
+        for text in texts:
+            yield line, (text if decode is None else decode(text, line))
             line += 1
-            at = end + 1
         return line
