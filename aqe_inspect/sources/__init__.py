@@ -16,6 +16,7 @@ May import: `parsing`, `plan`, `errors`, `signals`.
 
 from __future__ import annotations
 
+import os
 from typing import List, Optional, Tuple
 
 from ..errors import InspectError, PlanSyntaxError
@@ -37,7 +38,8 @@ LOG_HINT = ("to log plans, run with spark.sql.adaptive.logLevel=INFO (AQE's 'Pla
 def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:
     """Every plan in the file (or `-`, standard input), as one Document."""
     reader = InputReader(path, max_size)
-    if path == STDIN:
+    if path == STDIN or not os.path.isfile(path):
+        # Standard input, a pipe (`<(...)`): read once, every line.
         return _document(reader.lines(), reader.name, reader, max_size)
     from .skim import Skimmer
 
