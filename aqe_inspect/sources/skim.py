@@ -80,6 +80,9 @@ class Skimmer:
     def __init__(self, reader: InputReader):
         self.reader = reader
         self.skipped = 0  # bytes passed over
+        # The buffer last looked at whole, and whether it is all plain ASCII with no NUL.
+        self._checked: Optional[bytes] = None
+        self._clean = False
 
     def _is_start(self, line: bytes) -> bool:
         if not _may_start_message(line):
@@ -287,11 +290,16 @@ class Skimmer:
         on. Returns the number of the line at `stop`."""
         if start >= stop:
             return line
-        piece = buffer[start:stop]
-        if piece.isascii() and b"\x00" not in piece:
+        if self._checked is not buffer:  # is the whole buffer plain ASCII with no NUL?
+            self._checked, self._clean = buffer, self._plain(buffer)
+        if self._clean or self._plain(buffer[start:stop]):
             self.skipped += stop - start
-            return line + piece.count(b"\n")
+            return line + buffer.count(b"\n", start, stop)
         return (yield from self._hand_on(buffer, start, stop, line))
+
+    @staticmethod
+    def _plain(piece: bytes) -> bool:
+        return piece.isascii() and b"\x00" not in piece
 
     def _hand_on(self, buffer: bytes, start: int, stop: int, line: int
                  ) -> Iterator[Tuple[int, str]]:
