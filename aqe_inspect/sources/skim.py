@@ -51,7 +51,7 @@ MARKER_PATTERNS = ((b"*", re.compile(rb"\*(?:\(\d+\) | ?)[A-Za-z_]")),
                    (b"^", re.compile(rb"\^(?:\(\d+\) | ?)[A-Za-z_]")),
                    (b" (", re.compile(rb" \(\d{1,9}\)")))
 #: Read this much before searching it.
-BUFFER = 8 << 20
+BUFFER = 4 << 20
 #: A run this long with no message start in it: the text is not a log; the rest is handed on
 #: line by line.
 NOT_A_LOG = 64 << 20
