@@ -62,14 +62,16 @@ def test_every_text_sample_reads_the_same():
     assert not differ
 
 
-def test_most_of_a_log_is_passed_over():
-    """The point of it: the noise around the plans is never handed to the line machinery."""
-    data = b"".join(p.read_bytes() for p in DRIVER_LOGS)
-    path = DRIVER_LOGS[0]
+def test_most_of_a_log_is_passed_over(tmp_path):
+    """The point of it: the messages around the plans are never handed to the line machinery
+    (these logs are plan-dense: AQE's messages, explains, plan-change logs; still, most of
+    their bytes are other messages)."""
+    path = tmp_path / "all.log"
+    path.write_bytes(b"".join(p.read_bytes() for p in DRIVER_LOGS))
     skimmer = Skimmer(InputReader(str(path)))
     handed = sum(len(text) + 1 for _, text in skimmer.lines())
-    assert skimmer.skipped > 0 and handed < path.stat().st_size
-    assert data  # every log read
+    assert skimmer.skipped > 0.5 * path.stat().st_size
+    assert handed + skimmer.skipped <= path.stat().st_size + 1
 
 
 def _renumbered_copies(copies: int) -> bytes:
