@@ -94,6 +94,25 @@ def test_a_log_larger_than_a_buffer_reads_the_same(tmp_path, monkeypatch):
         assert skimmed(path) == expected, size
 
 
+@pytest.mark.parametrize("not_a_log", [1 << 30, 1 << 15])
+def test_a_message_longer_than_a_buffer_reads_the_same(tmp_path, monkeypatch, not_a_log):
+    """A message (or a text with no log message at all) longer than a buffer is read whole;
+    past NOT_A_LOG with no message start, every line is handed on."""
+    explains = b"\n".join(p.read_bytes() for p in TEXTS[:40])
+    trace = b"".join(b"\tat org.apache.spark.Task.run(Task.scala:%d)\n" % i
+                     for i in range(3000))
+    log = DRIVER_LOGS[0].read_bytes()
+    monkeypatch.setattr(skim_module, "BUFFER", 1 << 14)
+    monkeypatch.setattr(skim_module, "CHUNK", 4096)
+    monkeypatch.setattr(skim_module, "NOT_A_LOG", not_a_log)
+    for name, data in (("explains.txt", explains),
+                       ("trace.log", log + b"26/11/23 12:44:21 ERROR X: failed\n" + trace + log),
+                       ("tail.log", log + explains)):
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert skimmed(path) == every_line(path), name
+
+
 def _damaged(seed: int) -> bytes:
     """Real driver logs with damage put in at random lines."""
     rng = random.Random(seed)

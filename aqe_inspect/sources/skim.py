@@ -54,7 +54,7 @@ MARKER_PATTERNS = ((b"*", re.compile(rb"\*(?:\(\d+\) | ?)[A-Za-z_]")),
 BUFFER = 4 << 20
 #: A run this long with no message start in it: the text is not a log; the rest is handed on
 #: line by line.
-NOT_A_LOG = 64 << 20
+NOT_A_LOG = 16 << 20
 #: Bytes a line must begin with (after blanks, for a JSON record) to start a log message,
 #: when it is plain ASCII with no carriage return (lines.message_header decides).
 _MESSAGE_FIRST = frozenset(b"0123456789[=")
@@ -169,7 +169,8 @@ class Skimmer:
             last_newline = buffer.rfind(b"\n")
             lines_before = number + buffer.count(b"\n")
             ended = False
-            while size < BUFFER:
+            target = max(BUFFER, size + CHUNK)  # at least one more chunk each time round
+            while size < target:
                 chunk = handle.read(CHUNK)
                 if not chunk:
                     ended = True
