@@ -77,3 +77,21 @@ def test_a_node_whose_metrics_are_not_a_list_is_read(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["queries"]
+
+
+def test_a_plan_whose_children_are_not_a_list_is_read(tmp_path):
+    """Found by the fuzz tests: `"children": true` in an event's sparkPlanInfo was an internal
+    error."""
+    from .test_fuzz_eventlog import SCALAR_LOG, replace_fields
+
+    info = ('{"nodeName":"AdaptiveSparkPlan isFinalPlan=true","simpleString":"AdaptiveSparkPlan'
+            ' isFinalPlan=true [x#1]","children":true,"metadata":{},"metrics":[{"name":"number'
+            ' of output rows","accumulatorId":1,"metricType":"sum"}]}')
+    path = tmp_path / "hostile.json"
+    path.write_bytes(replace_fields(SCALAR_LOG, 2, {"sparkPlanInfo": info, "description": "null",
+                                                    "physicalPlanDescription": '""'}))
+    done = subprocess.run([*AQE_INSPECT, "diff", str(path), "--format", "json"],
+                          capture_output=True, text=True)
+    assert "internal error" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["queries"]

@@ -110,7 +110,9 @@ def _name(item: Mapping[str, Any]) -> str:
 
 
 def _children(item: Mapping[str, Any]) -> List[Mapping[str, Any]]:
-    children = item.get("children") or []
+    children = item.get("children")
+    if not isinstance(children, list):  # none, or a hostile `true`
+        return []
     return [child for child in children if isinstance(child, dict)]
 
 
