@@ -1,11 +1,22 @@
-"""Event-log speed and memory, as ratios against `grep -c` over the same file in the same run.
+"""Event-log and driver-log speed and memory, as ratios against `grep -c` over the same file in
+the same run.
 
-    python bench/eventlog.py [--size-mb 1024] [--source LOG] [--cache DIR] [--runs 3] [--zstd]
+    python bench/eventlog.py [--size-mb 1024] [--driver-mb 100] [--source LOG] [--cache DIR]
+                             [--runs 3] [--zstd] [--only single,mixed,driver]
 
-Builds (once, cached in `--cache`) a large event log from a real one with `eventlog_build.py`:
+Three inputs, built once and cached in `--cache`:
+
+- [one query] a large event log from a real one with `eventlog_build.py`:
 by default the PySpark 4.3 run of the sample scenario `five_way_join` (five joins, eight AQE
 re-plans per execution, about 600 KB of events per execution: some 1,700 executions per GB),
-each copy with its own execution, job, stage, task, accumulator and expression ids. Then:
+each copy with its own execution, job, stage, task, accumulator and expression ids;
+- [mixed] a large event log of every plain 4.3 sample log's executions in turn
+  (`eventlog_build.build_mixed`), every copy with its own ids: every plan text distinct;
+- [driver] a 100 MB driver log of every sample driver log in turn, each copy with its own
+  expression and plan ids (`driverlog_build.py`); its baseline is `grep -c Exchange`, its goal
+  100 MB/s.
+
+For each:
 
 - `grep -c SparkListenerSQLAdaptiveExecutionUpdate LOG`: the baseline (median of --runs, after
   a warm-up run, so both read from the page cache);
@@ -34,11 +45,13 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from eventlog_build import build  # noqa: E402
+from driverlog_build import build as build_driver  # noqa: E402
+from eventlog_build import build, build_mixed  # noqa: E402
 from run import cli_command, wall  # noqa: E402
 
 DEFAULT_SOURCE = ROOT / "sample_plans" / "spark-4.3.0" / "five_way_join" / "eventlog.json"
 UPDATE = "SparkListenerSQLAdaptiveExecutionUpdate"
+START = "SparkListenerSQLExecutionStart"
 
 
 def _tree_rss(pid: int) -> int:
@@ -66,15 +79,23 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
+CLI = None  # the aqe-inspect command (--cli), else the one on PATH
+#: CPU seconds (user + system) of the last run_diff's process tree, the pool's workers
+#: included: on a shared machine, a steadier figure than the wall time.
+LAST_CPU = 0.0
+
+
 def run_diff(path: Path, out: Path):
     """(seconds, peak RSS of the largest process, peak RSS of the process tree)."""
     import resource
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = usage.ru_maxrss
+    cpu_before = usage.ru_utime + usage.ru_stime
     peak_tree = 0
     with out.open("wb") as sink:
         started = time.perf_counter()
-        process = subprocess.Popen([*cli_command(), "diff", str(path), "--format", "json"],
+        process = subprocess.Popen([*(CLI or cli_command()), "diff", str(path), "--format", "json"],
                                    stdout=sink, stderr=subprocess.PIPE)
         done = threading.Event()
 
@@ -91,7 +112,10 @@ def run_diff(path: Path, out: Path):
         sampler.join()
     if process.returncode != 0:
         raise SystemExit(f"aqe-inspect failed: {stderr.decode(errors='replace')}")
-    largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    largest = usage.ru_maxrss * 1024
+    global LAST_CPU
+    LAST_CPU = usage.ru_utime + usage.ru_stime - cpu_before
     return elapsed, max(largest, before * 1024), peak_tree
 
 
@@ -110,47 +134,89 @@ def zstd_copy(plain: Path, out: Path, lines_per_frame: int = 1000) -> None:
             sink.write(compressor.compress(b"".join(batch)))
 
 
+def measure(label: str, path: Path, baseline: list, runs: int, cache: Path,
+            goal: str) -> None:
+    """One input: the baseline (`grep -c ...`) and `diff --format json`, side by side."""
+    grep = wall(baseline, runs)
+    size = path.stat().st_size
+    out = cache / "report.json"
+    times, cpus, largest, tree = [], [], 0, 0
+    for _ in range(runs):
+        elapsed, one, whole = run_diff(path, out)
+        times.append(elapsed)
+        cpus.append(LAST_CPU)
+        largest, tree = max(largest, one), max(tree, whole)
+    with out.open("rb") as handle:
+        reported = len(json.load(handle)["queries"])
+    seconds = statistics.median(times)
+    print(f"{label}: {size / 1e6:.0f} MB ({path.name}); {' '.join(baseline[:2])}: {grep:.2f} s")
+    print(f"  diff --format json: {seconds:.2f} s = {seconds / grep:.1f}x grep, "
+          f"{size / 1e6 / seconds:.0f} MB/s ({goal}); CPU {statistics.median(cpus):.1f} s "
+          f"(all processes); {reported} queries reported; peak "
+          f"memory {largest / 1e6:.0f} MB largest process, {tree / 1e6:.0f} MB process tree "
+          f"(goal < 200 MB)")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mb", type=float, default=1024)
+    parser.add_argument("--driver-mb", type=float, default=100)
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
     parser.add_argument("--cache", type=Path,
                         default=Path(tempfile.gettempdir()) / "aqe-inspect-bench")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--zstd", action="store_true")
+    parser.add_argument("--cli", help="the aqe-inspect to measure (default: on PATH)")
+    parser.add_argument("--only", default="single,mixed,driver",
+                        help="the inputs to measure, comma-separated (default: all)")
     args = parser.parse_args(argv)
+    global CLI
+    CLI = [args.cli] if args.cli else None
+    only = set(args.only.split(","))
     args.cache.mkdir(parents=True, exist_ok=True)
-    log = args.cache / f"{args.source.parent.name}-{int(args.size_mb)}mb.json"
-    if not log.exists():
-        copies, executions = build(args.source, log, int(args.size_mb * 1024 * 1024))
-        print(f"built {log}: {copies} copies of {args.source}", file=sys.stderr)
-    inputs = [("plain", log)]
-    if args.zstd:
-        compressed = log.with_suffix(".zstd")
-        if not compressed.exists():
-            zstd_copy(log, compressed)
-        inputs.append(("zstd", compressed))
-    size = log.stat().st_size
-    grep = wall(["grep", "-c", UPDATE, str(log)], args.runs)
-    updates = int(subprocess.run(["grep", "-c", UPDATE, str(log)], capture_output=True,
-                                 check=True).stdout)
-    print(f"event log: {size / 1e6:.0f} MB ({log}), {updates} AQE updates; "
-          f"grep -c: {grep:.2f} s")
-    for label, path in inputs:
-        out = args.cache / "report.json"
-        times, largest, tree = [], 0, 0
-        for _ in range(args.runs):
-            elapsed, one, whole = run_diff(path, out)
-            times.append(elapsed)
-            largest, tree = max(largest, one), max(tree, whole)
-        with out.open("rb") as handle:
-            executions = len(json.load(handle)["queries"])
-        seconds = statistics.median(times)
-        print(f"diff {label}: {seconds:.2f} s = {seconds / grep:.1f}x grep (goal <= 10x); "
-              f"{executions} executions ({executions / seconds:.0f}/s, "
-              f"{size / 1e6 / seconds:.0f} MB/s); peak memory {largest / 1e6:.0f} MB largest "
-              f"process, {tree / 1e6:.0f} MB process tree (goal < 200 MB)")
+    os.environ.setdefault("NO_COLOR", "1")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{os.cpu_count()} CPUs, load average {load:.1f} at the start")
+    if "single" in only:
+        log = args.cache / f"{args.source.parent.name}-{int(args.size_mb)}mb.json"
+        if not log.exists():
+            copies, _ = build(args.source, log, int(args.size_mb * 1024 * 1024))
+            print(f"built {log}: {copies} copies of {args.source}", file=sys.stderr)
+        starts = _count(log, START)
+        print(f"[one query] {starts} SQL executions, {_count(log, UPDATE)} AQE updates")
+        measure("event log, one query repeated", log, ["grep", "-c", UPDATE, str(log)],
+                args.runs, args.cache, "goal <= 10x grep")
+        if args.zstd:
+            compressed = log.with_suffix(".zstd")
+            if not compressed.exists():
+                zstd_copy(log, compressed)
+            measure("  the same, zstd", compressed, ["grep", "-c", UPDATE, str(log)],
+                    args.runs, args.cache, "goal <= 10x grep")
+    if "mixed" in only:
+        sources = sorted((ROOT / "sample_plans" / "spark-4.3.0").glob("*/eventlog.json"))
+        log = args.cache / f"mixed-{len(sources)}-{int(args.size_mb)}mb.json"
+        if not log.exists():
+            count, _ = build_mixed(sources, log, int(args.size_mb * 1024 * 1024))
+            print(f"built {log}: {count} application bodies of {len(sources)} logs",
+                  file=sys.stderr)
+        print(f"[mixed] {_count(log, START)} SQL executions of {len(sources)} applications, "
+              f"{_count(log, UPDATE)} AQE updates")
+        measure("event log, every sample 4.3 application in turn", log,
+                ["grep", "-c", UPDATE, str(log)], args.runs, args.cache, "goal <= 10x grep")
+    if "driver" in only:
+        log = args.cache / f"driver-{int(args.driver_mb)}mb.log"
+        if not log.exists():
+            copies, _ = build_driver(log, int(args.driver_mb * 1024 * 1024))
+            print(f"built {log}: {copies} copies of the sample driver logs", file=sys.stderr)
+        measure("driver log, every sample driver log in turn", log,
+                ["grep", "-c", "Exchange", str(log)], args.runs, args.cache,
+                "goal >= 100 MB/s")
     return 0
+
+
+def _count(path: Path, text: str) -> int:
+    return int(subprocess.run(["grep", "-c", text, str(path)], capture_output=True,
+                              check=True).stdout)
 
 
 if __name__ == "__main__":

@@ -112,6 +112,44 @@ def build(source: Path, out: Path, size: int) -> Tuple[int, int]:
     return copies, copies * executions
 
 
+def build_mixed(sources: List[Path], out: Path, size: int) -> Tuple[int, int]:
+    """Write a big log of the SQL executions of many applications: the first one's header,
+    then each one's body in turn, over and over, every copy with ids above all those written
+    before it (so every plan text is distinct: its expression ids differ); returns (bodies
+    written, SQL executions)."""
+    bodies = []
+    header = footer = b""
+    for index, source in enumerate(sources):
+        head, body, foot = split(source.read_bytes())
+        if index == 0:
+            header, footer = head, foot
+        pieces, slots, largest = template(body)
+        bodies.append((pieces, slots, {kind: value + 1 for kind, value in largest.items()},
+                       body.count(b"SparkListenerSQLExecutionStart")))
+    offsets: dict = {}
+    written = len(header) + len(footer)
+    count = executions = 0
+    tmp = out.with_name(out.name + ".part")
+    with tmp.open("wb") as handle:
+        handle.write(header)
+        while written < size or count == 0:
+            pieces, slots, stride, found = bodies[count % len(bodies)]
+            parts = [pieces[0]]
+            for (kind, value), literal in zip(slots, pieces[1:]):
+                parts.append(str(value + offsets.get(kind, 0)).encode())
+                parts.append(literal)
+            chunk = b"".join(parts)
+            handle.write(chunk)
+            written += len(chunk)
+            for kind, step in stride.items():
+                offsets[kind] = offsets.get(kind, 0) + step
+            count += 1
+            executions += found
+        handle.write(footer)
+    tmp.replace(out)
+    return count, executions
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("source", type=Path)

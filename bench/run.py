@@ -10,7 +10,7 @@ Plans: plans/s parsed and diffed (`parse_text` + `engine.diff_document`, in one 
 the adaptive formatted plans of sample_plans/ and the largest formatted plans of the corpus
 (10-40 KB, the size of an event log's plans), against the parse alone.
 Logs: MB/s of `aqe-inspect diff --format json` over a driver log of `--log-mb` MB (every real
-driver log of sample_plans/, repeated), against `grep -c` over the same file, with the peak
+driver log of sample_plans/, repeated with ids renumbered per copy: driverlog_build.py), against `grep -c` over the same file, with the peak
 memory of the run; and the 1x/8x time ratio (linear is about 8).
 Shapes: the worst input shapes of `bench/shapes.py` (deep, wide, long lines, regex traps, many
 joins, many empty relations, many queries), each at 1x and 8x: the time ratio (linear is
@@ -166,16 +166,16 @@ def log_throughput(megabytes: int) -> None:
     import resource
     import tempfile
 
-    logs = sorted((ROOT / "sample_plans").glob("spark-*/*/driver*.log"))
-    data = b"".join(path.read_bytes() for path in logs)
-    print(f"driver logs ({len(logs)} real logs of sample_plans/, repeated)")
+    sys.path.insert(0, str(ROOT / "bench"))
+    from driverlog_build import build, sample_logs
+
+    print(f"driver logs ({len(sample_logs())} real logs of sample_plans/, repeated, each copy "
+          "with its own expression and plan ids: driverlog_build.py)")
     with tempfile.TemporaryDirectory() as folder:
         timings = {}
         for size in (megabytes / 8, megabytes):
             path = Path(folder) / f"log-{size:g}.log"
-            with path.open("wb") as handle:
-                for _ in range(int(size * 1e6) // len(data) + 1):
-                    handle.write(data)
+            build(path, int(size * 1e6))
             mb = path.stat().st_size / 1e6
             before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
             started = time.perf_counter()

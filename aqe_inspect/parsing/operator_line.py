@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
+from sys import intern
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import PlanSyntaxError
@@ -198,7 +199,9 @@ def read_detail_block(header: str, field_lines: List[str], line: int) -> DetailB
         field = field_match(text) or LOCATION_HIDDEN.match(text)
         if field:
             key, value = field.groups()
-            key = key.rstrip()  # (it starts with a letter)
+            # (it starts with a letter); one string per key name, however many plans are
+            # held (`Output [2]`, `Arguments`: a long log holds hundreds of thousands)
+            key = intern(key.rstrip())
             value = value.strip() if value else ""
             before = fields.get(key)
             fields[key] = value if before is None else f"{before}\n{value}"

@@ -17,6 +17,7 @@ import os
 import re
 import tempfile
 from importlib import resources
+from sys import intern
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from lark import Lark, Token, Transformer
@@ -319,10 +320,13 @@ class _Builder:
             initial = children[0]
         stage = op.codegen_stage if op.codegen_stage is not None else (
             block.codegen_stage if block else None)
+        # Operator names and titles repeat in every plan: one string each, however many
+        # plans a long log holds.
+        name = intern(op.name)
         return Node(
-            name=op.name, args=args, id=op.id if formatted else None,
+            name=name, args=args, id=op.id if formatted else None,
             codegen_stage=stage, whole_stage_codegen=op.whole_stage_codegen,
-            title=block.title if block else op.name, details=fields,
+            title=intern(block.title) if block else name, details=fields,
             children=tuple(children),
             inner=tuple([child.node for child in raw.inner]) if raw.inner else (),
             statistics=op.statistics, description=op.description if formatted else None,

@@ -3,6 +3,7 @@ notebook's output, a driver log (log4j lines, Spark 4's JSON records, AQE's own 
 messages). Each plan keeps where it stood in the original text.
 
     reading.py    bytes -> numbered lines, streamed, with a size guard
+    skim.py       a log's bytes -> only the lines that can hold a plan (byte searches)
     lines.py      lines -> cleaned lines (log prefixes, JSON records, markers, prompts off)
     extract.py    cleaned lines -> one region per plan (explain output, AQE messages)
     assemble.py   parsed plans -> the queries a person ran (duplicates and pairs joined)
@@ -15,7 +16,8 @@ May import: `parsing`, `plan`, `errors`, `signals`.
 
 from __future__ import annotations
 
-from typing import List, Tuple
+import os
+from typing import List, Optional, Tuple
 
 from ..errors import InspectError, PlanSyntaxError
 from ..plan.model import Document, Query
@@ -36,6 +38,16 @@ LOG_HINT = ("to log plans, run with spark.sql.adaptive.logLevel=INFO (AQE's 'Pla
 def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:
     """Every plan in the file (or `-`, standard input), as one Document."""
     reader = InputReader(path, max_size)
+    if path == STDIN or not os.path.isfile(path):
+        # Standard input, a pipe (`<(...)`): read once, every line.
+        return _document(reader.lines(), reader.name, reader, max_size)
+    from .skim import Skimmer
+
+    document = _document(Skimmer(reader).lines(), reader.name, reader, max_size, skimmed=True)
+    if document is not None:
+        return document
+    # No plan: read every line, for the error that counts them (or whatever else it finds).
+    reader = InputReader(path, max_size)
     return _document(reader.lines(), reader.name, reader, max_size)
 
 
@@ -44,7 +56,10 @@ def read_text_document(text: str, source: str = "") -> Document:
     return _document(raw_lines(text), source, None, DEFAULT_MAX_SIZE)
 
 
-def _document(raw, name: str, reader, max_size: int) -> Document:
+def _document(raw, name: str, reader, max_size: int, skimmed: bool = False
+              ) -> Optional[Document]:
+    """The Document of the lines `raw`; with `skimmed` (only the lines that can hold a plan:
+    skim.py), None when no plan was read, so that every line is read for the error."""
     from ..parsing import parse_lines
 
     items: List[Tuple[Query, str]] = []
@@ -88,6 +103,8 @@ def _document(raw, name: str, reader, max_size: int) -> Document:
     except InspectError as error:
         raise error.located(name) from None
     if not items and not read:
+        if skimmed:
+            return None
         if reader is not None and reader.binary is not None:
             line, column, what = reader.binary
             raise InspectError(f"expected UTF-8 plan text, found {what}", source=name,

@@ -64,6 +64,41 @@ def _adaptive_finals(query: Query) -> List[_Plan]:
             if node.is_adaptive_root and node.children]
 
 
+class _Index:
+    """Plans kept by shape and by expression id, to find those that may be `same` as another
+    without comparing it with every one (a long log holds thousands of plans): whatever it
+    does not return cannot be the same, so the checks made on what it returns, in order,
+    decide as comparing with every plan would."""
+
+    def __init__(self) -> None:
+        self.by_shape: Dict[tuple, List[int]] = {}
+        self.by_id: Dict[str, List[int]] = {}
+        self.no_ids: List[int] = []
+
+    def add(self, key: int, plan: _Plan, shape_too: bool = True, ids_too: bool = True) -> None:
+        if shape_too:
+            self.by_shape.setdefault(plan.shape, []).append(key)
+        if ids_too:
+            if not plan.ids:
+                self.no_ids.append(key)
+            for found in plan.ids:
+                self.by_id.setdefault(found, []).append(key)
+
+    def shaped(self, plan: _Plan) -> List[int]:
+        """The keys of the plans of `plan`'s shape, in the order they were added."""
+        return self.by_shape.get(plan.shape, [])
+
+    def sharing(self, plan: _Plan) -> set:
+        """The keys of the plans sharing an expression id with `plan` (or, when it has none,
+        those with none): every plan `same(plan, shaped=False)` can be true of."""
+        if not plan.ids:
+            return set(self.no_ids)
+        found: set = set()
+        for expression in plan.ids:
+            found.update(self.by_id.get(expression, ()))
+        return found
+
+
 def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     """The queries to report, in order; what was put together is noted on them."""
     reported: List[Query] = []
@@ -74,52 +109,94 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
         plans[id(updated)] = plans.pop(id(query))
         return updated
 
+    # The explains: each is compared only with the reported ones it may match (same final
+    # shape and mode flags; or printed before the action with the same initial shape), in
+    # the order they were reported, as comparing with each would.
+    by_final: Dict[tuple, List[int]] = {}    # (is_final_plan, adaptive, shape) -> indexes
+    by_initial: Dict[tuple, List[int]] = {}  # initial shape -> indexes (isFinalPlan=false)
+
+    def index(at: int, query: Query, initial: Optional[_Plan], final: _Plan) -> None:
+        by_final.setdefault((query.is_final_plan, query.adaptive, final.shape), []).append(at)
+        if query.is_final_plan is False and initial is not None:
+            by_initial.setdefault(initial.shape, []).append(at)
+
+    def unindex(at: int, query: Query, initial: Optional[_Plan], final: _Plan) -> None:
+        by_final[(query.is_final_plan, query.adaptive, final.shape)].remove(at)
+        if query.is_final_plan is False and initial is not None:
+            by_initial[initial.shape].remove(at)
+
     for query, role in items:
         if role != EXPLAIN:
             continue
         initial = _Plan(query.initial) if query.initial is not None else None
         final = _Plan(query.final)
         plans[id(query)] = (initial, final)
-        for index, earlier in enumerate(reported):
+        candidates = set(by_final.get((query.is_final_plan, query.adaptive, final.shape), ()))
+        if query.is_final_plan is True and initial is not None:
+            candidates.update(by_initial.get(initial.shape, ()))
+        for index_at in sorted(candidates):
+            earlier = reported[index_at]
             earlier_initial, earlier_final = plans[id(earlier)]
             if earlier.is_final_plan == query.is_final_plan and earlier_final.same(final) and \
                     (earlier.adaptive == query.adaptive):
-                reported[index] = add_note(earlier, f"line {query.line}: the same plan is "
-                                           f"printed again ({query.mode} mode)")
+                reported[index_at] = add_note(earlier, f"line {query.line}: the same plan is "
+                                              f"printed again ({query.mode} mode)")
                 break
             if earlier.is_final_plan is False and query.is_final_plan is True and \
                     earlier_initial is not None and initial is not None and \
                     earlier_initial.same(initial):
+                unindex(index_at, earlier, earlier_initial, earlier_final)
                 plans.pop(id(earlier))
-                reported[index] = add_note(query, f"line {earlier.line}: the same query "
-                                           "printed before its action (isFinalPlan=false)")
+                reported[index_at] = add_note(query, f"line {earlier.line}: the same query "
+                                              "printed before its action (isFinalPlan=false)")
+                index(index_at, query, initial, final)
                 break
         else:
+            index(len(reported), query, initial, final)
             reported.append(query)
 
     covered = [plan for query in reported if query.is_final_plan
                for plan in _adaptive_finals(query)]
+    covered_index = _Index()
+    for number, plan in enumerate(covered):
+        covered_index.add(number, plan, ids_too=False)
     changes = [(query, role) for query, role in items if role in (AQE_BEFORE, AQE_AFTER)]
     change_plans = {id(query): _Plan(query.root) for query, _ in changes}
+    change_index = _Index()
+    for number, (query, _) in enumerate(changes):
+        change_index.add(number, change_plans[id(query)], shape_too=False)
+    # The reported explains printed before their action, by the expression ids of their
+    # initial plans (id(query) keys; those popped are dropped from `waiting`).
+    waiting = {id(query): query for query in reported
+               if query.is_final_plan is False and plans[id(query)][0] is not None}
+    waiting_index = _Index()
+    for key, query in waiting.items():
+        waiting_index.add(key, plans[key][0], shape_too=False)  # type: ignore[arg-type]
     claimed = set()
     for query, role in items:
         if role != AQE_FINAL:
             continue
         final = _Plan(query.root)
-        mine = [(q, r) for q, r in changes if id(q) not in claimed and q.line <= query.line
+        mine = [changes[number] for number in sorted(change_index.sharing(final))]
+        mine = [(q, r) for q, r in mine if id(q) not in claimed and q.line <= query.line
                 and final.same(change_plans[id(q)], shaped=False)]
         claimed.update(id(q) for q, _ in mine)
-        if any(final.same(plan) for plan in covered):
+        if any(final.same(covered[number]) for number in covered_index.shaped(final)):
             continue  # an explain after the action shows this plan already
         initial_tree, how = None, ""
-        for index, earlier in enumerate(reported):
-            earlier_initial = plans[id(earlier)][0]
-            if earlier.is_final_plan is False and earlier_initial is not None and \
-                    final.same(earlier_initial, shaped=False):
-                initial_tree = earlier.initial
-                how = f"the explain at line {earlier.line}, printed before the action"
-                plans.pop(id(reported.pop(index)))
-                break
+        sharing = [key for key in waiting_index.sharing(final) if key in waiting]
+        if sharing:
+            place = {id(earlier): at for at, earlier in enumerate(reported)}
+            for index_at in sorted(place[key] for key in sharing):
+                earlier = reported[index_at]
+                earlier_initial = plans[id(earlier)][0]
+                if earlier.is_final_plan is False and earlier_initial is not None and \
+                        final.same(earlier_initial, shaped=False):
+                    initial_tree = earlier.initial
+                    how = f"the explain at line {earlier.line}, printed before the action"
+                    waiting.pop(id(earlier), None)
+                    plans.pop(id(reported.pop(index_at)))
+                    break
         befores = [q for q, r in mine if r == AQE_BEFORE]
         if initial_tree is None and befores:
             initial_tree = befores[0].root
@@ -131,6 +208,7 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
         built = _aqe_query(query, query.root, initial_tree, True, note)
         plans[id(built)] = (None, final)
         reported.append(built)
+        covered_index.add(len(covered), final, ids_too=False)
         covered.append(final)
     # Re-planning AQE logged for a plan that never logged its final plan (the log was cut, or
     # the query failed): the latest state it logged.
@@ -152,12 +230,15 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
         reported.append(built)
     # A subquery's plan logs its own `Final plan:`, and the plan of the query around it prints
     # it again, nested: it is reported there.
-    nested = [(id(query), plan) for query in reported
-              for plan in _adaptive_finals(query)[1 if query.root.is_adaptive_root else 0:]]
+    nested: Dict[tuple, List[Tuple[int, _Plan]]] = {}
+    for query in reported:
+        for plan in _adaptive_finals(query)[1 if query.root.is_adaptive_root else 0:]:
+            nested.setdefault(plan.shape, []).append((id(query), plan))
     kept = []
     for query in reported:
         if query.origin == "AQE log" and any(
-                owner != id(query) and plans[id(query)][1].same(plan) for owner, plan in nested):
+                owner != id(query) and plans[id(query)][1].same(plan)
+                for owner, plan in nested.get(plans[id(query)][1].shape, ())):
             continue
         kept.append(query)
     kept.sort(key=lambda q: q.line)

@@ -109,7 +109,7 @@ def logical_lines(raw: Iterable[Tuple[int, str]]) -> Iterator[Line]:
         # Block markers: once a block's first line shows one, the block's lines carry it.
         if prefix is not None and not text.startswith(prefix.rstrip()):
             prefix = None
-        if prefix is None:
+        if prefix is None and text.startswith(BLOCK_PREFIXES):
             for candidate in BLOCK_PREFIXES:
                 if text.startswith(candidate) and _plan_like(text[len(candidate):]):
                     prefix = candidate
@@ -117,7 +117,10 @@ def logical_lines(raw: Iterable[Tuple[int, str]]) -> Iterator[Line]:
         if prefix is not None:
             cut = len(prefix) if text.startswith(prefix) else len(prefix.rstrip())
             text, column = text[cut:], column + cut
-        prompt = PROMPT.match(text) if text[:1] in PROMPT_STARTS or text[:1].isspace() else None
+        first = text[:1]
+        # PROMPT's only pattern that starts with blank space is `   ...: ` (at most 8 blanks).
+        prompt = PROMPT.match(text) if first and first in PROMPT_STARTS or \
+            (first.isspace() and "...:" in text[:12]) else None
         if prompt and _plan_like(text[prompt.end():]):
             column += prompt.end()
             text = text[prompt.end():]
@@ -137,6 +140,16 @@ def logical_lines(raw: Iterable[Tuple[int, str]]) -> Iterator[Line]:
             from_message = False
             continue
         yield Line(text.rstrip(), number, column, damage=damage)
+
+
+def message_header(text: str) -> Optional[str]:
+    """The AQE or plan-change heading ("" for none) of a line that starts a log message
+    whatever came before it (a log prefix, a JSON log record, a plan-change rule heading);
+    None for any other line. `logical_lines` starts every state again at such a line, and
+    `extract.find_plans` ends any plan there (skim.py cuts a log at them)."""
+    for line in logical_lines(((0, text),)):
+        return line.header if line.message_start else None
+    return None
 
 
 def _message(text: str, number: int, column: int, damage: str) -> Line:

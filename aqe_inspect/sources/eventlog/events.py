@@ -475,7 +475,8 @@ class Scanner:
             else:
                 values = raw.runtime.driver_values
                 count = 0
-                for item in event.get("accumUpdates") or ():
+                updates = event.get("accumUpdates")
+                for item in updates if isinstance(updates, list) else ():
                     if isinstance(item, list) and len(item) == 2 and \
                             all(isinstance(x, int) for x in item):
                         raw.accumulators[item[0]] = raw.accumulators.get(item[0], 0) + item[1]

@@ -221,7 +221,8 @@ def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
         stage = item.get("wholeStageCodegenId")
         first, _, rest = name.partition(" ")
         metrics, spreads = {}, {}
-        for metric in item.get("metrics") or ():
+        listed = item.get("metrics")
+        for metric in listed if isinstance(listed, list) else ():  # a hostile `true`
             if isinstance(metric, dict) and metric.get("name"):
                 figure = metric_figure(metric.get("value"))
                 if figure is not None:

@@ -110,7 +110,9 @@ def _name(item: Mapping[str, Any]) -> str:
 
 
 def _children(item: Mapping[str, Any]) -> List[Mapping[str, Any]]:
-    children = item.get("children") or []
+    children = item.get("children")
+    if not isinstance(children, list):  # none, or a hostile `true`
+        return []
     return [child for child in children if isinstance(child, dict)]
 
 
@@ -145,7 +147,7 @@ def _node(item: Mapping[str, Any], stage: Optional[int], children: List[Node],
     metadata = item.get("metadata") or {}
     details = {str(k): text_of(v) for k, v in metadata.items()} if isinstance(metadata, dict) \
         else {}
-    metrics, spreads = node_figures(item.get("metrics") or (), values, evidence)
+    metrics, spreads = node_figures(_metrics_of(item), values, evidence)
     final = is_final_plan(args, details) if name == ADAPTIVE_ROOT else None
     return Node(name=name, args=args, codegen_stage=stage, whole_stage_codegen=stage is not None,
                 title=_name(item) or name, details=details, children=tuple(children),
@@ -244,9 +246,15 @@ def info_carriers(info: Mapping[str, Any], values: Mapping[int, int],
                 below_text = _text(below)
             match = PLAN_IDS.search(below_text)
             key = (kind, match.group(0)) if match else None
-            found.append((kind, key, *node_figures(item.get("metrics") or (), values, evidence)))
+            found.append((kind, key, *node_figures(_metrics_of(item), values, evidence)))
         stack.extend(reversed(children))
     return found
+
+
+def _metrics_of(item: Mapping[str, Any]) -> List[Any]:
+    """A node's `metrics` list; nothing when it is not a list (a hostile `true`)."""
+    metrics = item.get("metrics")
+    return metrics if isinstance(metrics, list) else []
 
 
 def _text(item: Mapping[str, Any]) -> str:

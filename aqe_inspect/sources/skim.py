@@ -1,0 +1,322 @@
+"""The lines of a log that can hold a plan, found with byte searches over large buffers.
+
+Most of a driver log is not plans: task and stage messages, block manager chatter, stack
+traces. Reading it as `reading.InputReader.lines` does (every line split, decoded, cleaned by
+`lines.logical_lines` and looked at by `extract.find_plans`) costs Python work per line. Here
+the file is read in buffers of some megabytes and searched with `bytes.find` (and two
+byte-pattern searches) for what any plan start needs (`MARKERS`, `MARKER_PATTERNS`): tree
+glyphs (`+- `, `:- `), section headers (`== Physical Plan ==`, `=== Applying Rule`), AQE's
+messages (`Plan changed`, `Final plan:`, `Transformed Plan:`), codegen's `WholeStageCodegen
+subtrees`, a codegen marker starting an operator (`*(3) Project`), a formatted operator id
+(` (12)`). Only the log messages holding one are handed on as lines; the rest is counted
+(its newlines) and passed over.
+
+Why the result is the same as reading every line: a line that starts a log message (a log4j
+prefix, a JSON log record, a plan-change rule heading: `lines.message_header`) ends any plan
+being read and resets every state of the line machinery, whatever came before it. So the text
+is cut at such lines only: a run of whole messages with no marker in it (and nothing that
+would be a note: only ASCII, no NUL byte) holds no plan start, and the machinery reading
+it would only step over it. A plan-change rule's block (`=== Applying Rule ...`, spark.sql.planChangeLog) with no
+explain section in it is passed over too: find_plans steps over it whole. A run that is not
+plain ASCII is handed on whole (its damage
+notes, its invalid bytes are the reader's to report). A text with no message starts at all
+(an explain output, not a log) is handed on whole, as before.
+
+The caller reads the file again line by line when no plan is found: the errors then (a log
+with N messages and no plan, an empty text) count every line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, List, Optional, Tuple
+
+from ..errors import InspectError
+from .lines import message_header
+from .reading import CHUNK, InputReader, over_max_size
+
+#: What any line that starts a plan holds (extract.find_plans, lines.logical_lines), as
+#: bytes: tree lines and stage headers; explain, logical, codegen-subtree and plan-change rule
+#: headers; AQE's messages; codegen's count of subtrees; a JSON escape of an ASCII character
+#: (which could spell any of these inside a JSON log record).
+MARKERS = (b"+- ", b":- ", b"== ", b"Plan changed", b"Final plan:", b"Transformed Plan:",
+           b"WholeStageCodegen subtree", b"\\u00")
+#: What makes extract.find_plans stop stepping over a plan-change rule's block: an explain
+#: section's header.
+SECTION_MARKERS = (b"== Physical Plan ==", b"Logical Plan ==", b"WholeStageCodegen subtree")
+#: An operator line that is a tree's root with nothing under it: a codegen marker before
+#: an operator name, or a formatted operator id (lexer.looks_like_tree_root). Each is found
+#: by its first bytes, then matched there.
+MARKER_PATTERNS = ((b"*", re.compile(rb"\*(?:\(\d+\) | ?)[A-Za-z_]")),
+                   (b"^", re.compile(rb"\^(?:\(\d+\) | ?)[A-Za-z_]")),
+                   (b" (", re.compile(rb" \(\d{1,9}\)")))
+#: Read this much before searching it.
+BUFFER = 4 << 20
+#: A run this long with no message start in it: the text is not a log; the rest is handed on
+#: line by line.
+NOT_A_LOG = 16 << 20
+#: Bytes a line must begin with (after blanks, for a JSON record) to start a log message,
+#: when it is plain ASCII with no carriage return (lines.message_header decides).
+_MESSAGE_FIRST = frozenset(b"0123456789[=")
+_BLANKS = b" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
+#: A newline before a line of plain ASCII that may start a message (`_may_start_message`).
+_NEXT_MAY_START = re.compile(rb"\n(?=[0-9\[=]|[ \t\x0b\x0c\r\x1c-\x1f]*\{\")")
+
+
+def _may_start_message(line: bytes) -> bool:
+    """Whether message_header must be asked (False: it would say no)."""
+    if not line:
+        return False
+    if line[0] in _MESSAGE_FIRST or b"\r" in line or not line.isascii():
+        return True
+    return line.lstrip(_BLANKS)[:2] == b'{"'
+
+
+class Skimmer:
+    """`lines()`: the (number, text) of the lines of `reader`'s file that can hold a plan
+    (and of every run that is not plain ASCII), in order, decoded as `reader` decodes them
+    (its `binary` is set the same way)."""
+
+    def __init__(self, reader: InputReader):
+        self.reader = reader
+        self.skipped = 0  # bytes passed over
+        # The buffer last looked at whole, and whether it is all plain ASCII with no NUL.
+        self._checked: Optional[bytes] = None
+        self._clean = False
+
+    def _is_start(self, line: bytes) -> bool:
+        if not _may_start_message(line):
+            return False
+        text = line.decode("utf-8", "replace").replace("\x00", "\ufffd")
+        return message_header(text) is not None
+
+    def _message_end(self, buffer: bytes, at: int, final: bool) -> int:
+        """Where the message holding buffer[at] ends: the start of the next line that starts
+        a message (the buffer's end when `final` and none does); -1 when that is not known
+        in this buffer. Lines of plain ASCII are looked at only when their first bytes can
+        start a message (`_NEXT_MAY_START`)."""
+        size = len(buffer)
+        while True:
+            found = _NEXT_MAY_START.search(buffer, at)
+            upto = found.start() if found else size
+            if buffer.find(b"\r", at, upto) >= 0 or not buffer[at:upto].isascii():
+                return self._message_end_by_line(buffer, at, final)
+            if found is None:
+                return size if final else -1
+            following = upto + 1
+            end = buffer.find(b"\n", following)
+            if end < 0:
+                if not final:
+                    return -1
+                return following if self._is_start(buffer[following:]) else size
+            if self._is_start(buffer[following:end]):
+                return following
+            at = end
+
+    def _message_end_by_line(self, buffer: bytes, at: int, final: bool) -> int:
+        """`_message_end`, every line looked at."""
+        size = len(buffer)
+        end = buffer.find(b"\n", at)
+        while end >= 0:
+            following = end + 1
+            after = buffer.find(b"\n", following)
+            if after < 0:
+                if not final:
+                    return -1
+                return following if following == size or self._is_start(
+                    buffer[following:]) else size
+            if self._is_start(buffer[following:after]):
+                return following
+            end = after
+        return size if final else -1
+
+    def _rule_block(self, buffer: bytes, start: int, stop: int) -> bool:
+        """Whether buffer[start:stop] is one plan-change rule's block (spark.sql.planChangeLog:
+        `=== Applying Rule ... ===` and the plans side by side) with no explain section in
+        it: extract.find_plans steps over all of it."""
+        end = buffer.find(b"\n", start, stop)
+        first = buffer[start:end if end >= 0 else stop]
+        if b"=== " not in first:
+            return False
+        header = message_header(first.decode("utf-8", "replace").replace("\x00", "\ufffd"))
+        if header is None or not header.startswith("=== "):
+            return False
+        return not any(buffer.find(marker, start, stop) >= 0 for marker in SECTION_MARKERS)
+
+    def lines(self) -> Iterator[Tuple[int, str]]:
+        reader = self.reader
+        handle = reader._open()
+        try:
+            yield from self._lines(handle)
+        except OSError as error:
+            raise InspectError(f"cannot read: {error.strerror or error}",
+                               source=reader.name) from None
+        finally:
+            handle.close()
+
+    def _lines(self, handle) -> Iterator[Tuple[int, str]]:
+        reader = self.reader
+        buffer = b""
+        number = 1  # the number of buffer's first line
+        first = True
+        failure: Optional[InspectError] = None
+        every_line = False
+        while True:
+            parts: List[bytes] = [buffer]
+            size = len(buffer)
+            # Where the line being read began (for the --max-size check, made after each
+            # CHUNK read as InputReader does) and its number.
+            last_newline = buffer.rfind(b"\n")
+            lines_before = number + buffer.count(b"\n")
+            ended = False
+            target = max(BUFFER, size + CHUNK)  # at least one more chunk each time round
+            while size < target:
+                chunk = handle.read(CHUNK)
+                if not chunk:
+                    ended = True
+                    break
+                if first:
+                    if chunk.startswith(b"\xef\xbb\xbf"):
+                        chunk = chunk[3:]
+                    reader._refuse_binary(chunk)
+                    first = False
+                newline = chunk.rfind(b"\n")
+                if newline >= 0:
+                    lines_before += chunk.count(b"\n")
+                    last_newline = size + newline
+                parts.append(chunk)
+                size += len(chunk)
+                if size - last_newline - 1 > reader.max_size:
+                    failure = InspectError(over_max_size(f"line {lines_before}", reader.max_size),
+                                           source=reader.name, line=lines_before, column=1)
+                    break
+            buffer = b"".join(parts)
+            parts = []
+            search = self._search if not every_line else self._every_line
+            if failure is not None:
+                # Every whole line before the one too long is read; then the refusal.
+                yield from search(buffer[:last_newline + 1], number, True)
+                raise failure
+            if ended:
+                yield from search(buffer, number, True)
+                return
+            keep = yield from search(buffer, number, False)
+            number += buffer.count(b"\n", 0, keep)
+            buffer = buffer[keep:]
+            if keep == 0 and len(buffer) > NOT_A_LOG:
+                # No message start in so much text: not a log; every line is handed on.
+                every_line = True
+
+    def _search(self, buffer: bytes, number: int, final: bool
+                ) -> Iterator[Tuple[int, str]]:
+        """Hand on the lines of `buffer` (its first line is line `number`, a message start or
+        the file's first) that can hold a plan. Returns where the text not handled yet
+        begins (a message start, read again with the next buffer): `len(buffer)` when
+        `final`."""
+        size = len(buffer)
+        pos = 0  # handled up to here: a message start (or the buffer's start)
+        line = number  # the number of the line at pos
+        upcoming = [[-2, marker] for marker in MARKERS] + [[-2, pattern]
+                                                           for pattern in MARKER_PATTERNS]
+        while True:
+            hit = -1
+            for entry in upcoming:
+                at = entry[0]
+                if at == -1:
+                    continue
+                if at < pos:
+                    finder = entry[1]
+                    if finder.__class__ is bytes:
+                        at = buffer.find(finder, pos)
+                    else:
+                        first, pattern = finder
+                        at = buffer.find(first, pos)
+                        while at >= 0 and not pattern.match(buffer, at):
+                            at = buffer.find(first, at + 1)
+                    entry[0] = at
+                    if at < 0:
+                        continue
+                if hit < 0 or at < hit:
+                    hit = at
+            if hit < 0:
+                break
+            # The message holding the hit starts at or before the hit's line.
+            start = buffer.rfind(b"\n", pos, hit) + 1 or pos
+            while start > pos:
+                end = buffer.find(b"\n", start)
+                if self._is_start(buffer[start:end if end >= 0 else size]):
+                    break
+                start = buffer.rfind(b"\n", pos, start - 1) + 1 or pos
+            # It runs up to the next message start.
+            stop = self._message_end(buffer, hit, final)
+            if stop < 0:
+                if not final:  # it may go on in the next buffer: read it again with it
+                    yield from self._pass(buffer, pos, start, line)
+                    return start
+                stop = size
+            if self._rule_block(buffer, start, stop):
+                line = yield from self._pass(buffer, pos, stop, line)
+            else:
+                line = yield from self._pass(buffer, pos, start, line)
+                line = yield from self._hand_on(buffer, start, stop, line)
+            pos = stop
+            if pos >= size:
+                return size
+        if final:
+            yield from self._pass(buffer, pos, size, line)
+            return size
+        # Keep the text from its last message start on: the next buffer starts there.
+        keep = pos
+        at = buffer.rfind(b"\n", pos) + 1  # the line not whole yet begins here
+        while at > pos:
+            previous = buffer.rfind(b"\n", pos, at - 1) + 1 or pos
+            if self._is_start(buffer[previous:at - 1]):
+                keep = previous
+                break
+            at = previous
+        yield from self._pass(buffer, pos, keep, line)
+        return keep
+
+    def _every_line(self, buffer: bytes, number: int, final: bool
+                    ) -> Iterator[Tuple[int, str]]:
+        """Every line of `buffer` handed on (the last, not whole yet, kept unless `final`)."""
+        keep = len(buffer) if final else buffer.rfind(b"\n") + 1
+        yield from self._hand_on(buffer, 0, keep, number)
+        return keep
+
+    def _pass(self, buffer: bytes, start: int, stop: int, line: int
+              ) -> Iterator[Tuple[int, str]]:
+        """Pass over buffer[start:stop] (whole messages, no plan start in them; `line` is the
+        number of its first) unless it is not plain ASCII or holds a NUL byte: then hand it
+        on. Returns the number of the line at `stop`."""
+        if start >= stop:
+            return line
+        if self._checked is not buffer:  # is the whole buffer plain ASCII with no NUL?
+            self._checked, self._clean = buffer, self._plain(buffer)
+        if self._clean or self._plain(buffer[start:stop]):
+            self.skipped += stop - start
+            return line + buffer.count(b"\n", start, stop)
+        return (yield from self._hand_on(buffer, start, stop, line))
+
+    @staticmethod
+    def _plain(piece: bytes) -> bool:
+        return piece.isascii() and b"\x00" not in piece
+
+    def _hand_on(self, buffer: bytes, start: int, stop: int, line: int
+                 ) -> Iterator[Tuple[int, str]]:
+        """The lines of buffer[start:stop], decoded; returns the number of the line after."""
+        if start >= stop:
+            return line
+        piece = buffer[start:stop]
+        if piece.isascii() and b"\x00" not in piece:  # as reader._decode would, at once
+            texts = piece.decode("ascii").split("\n")
+            decode = None
+        else:
+            texts = piece.split(b"\n")  # type: ignore[assignment]
+            decode = self.reader._decode
+        if piece.endswith(b"\n"):
+            texts.pop()
+        for text in texts:
+            yield line, (text if decode is None else decode(text, line))
+            line += 1
+        return line
