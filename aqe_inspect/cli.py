@@ -524,6 +524,45 @@ def rules_command(
     print_rules(chosen, _output())
 
 
+@app.command("compare")
+def compare_command(
+    old: str = typer.Argument(..., help="The old run: an event log (file or folder), driver "
+                              "log, plan text or History Server JSON (- for stdin), or a "
+                              "fleet table (CSV or Parquet)."),
+    new: str = typer.Argument(..., help="The new run, read the same way."),
+    fail_on: List[str] = typer.Option(
+        [], "--fail-on", help="What fails the comparison (exit 1): lost (default), gained, "
+        "any, or none; KIND after a colon for one rewrite kind (lost:skew-join). Repeat or "
+        "separate with commas."),
+    output_format: str = typer.Option(
+        "text", "--format", "-f", help="text, json, junit, github, sarif, markdown (a CI "
+        "job summary) or html (the two runs' plans side by side)."),
+    output: Optional[str] = OUTPUT_OPTION,
+    max_size: str = MAX_SIZE_OPTION,
+) -> None:
+    """Compare two runs of the same job (a Spark upgrade, a config change): which executions
+    lost or gained an adaptive rewrite, and why. Exit 1 when --fail-on holds, 0 when not."""
+    from .compare import compare, parse_gate
+    from .formats.compare import COMPARE_FORMAT_NAMES, JSON_ESCAPED, compare_writer
+
+    if output_format not in COMPARE_FORMAT_NAMES:
+        raise InspectError(f"--format: expected {', '.join(COMPARE_FORMAT_NAMES)}, found "
+                           f"{printable(output_format)!r}")
+    parse_gate(fail_on)  # a typo fails before a long input is read
+    _refuse_inputs(output, old, new)
+    write = compare_writer(output_format)
+    result = compare(old, new, fail_on, max_size=_size(max_size),
+                     plans=output_format == "html")
+    json_escaped = output_format in JSON_ESCAPED
+    if output is None:
+        write(result, _output(json=json_escaped))
+    else:
+        _emit(output, lambda stream: write(result, stream), json_escaped,
+              summary=f"aqe-inspect compare: {result.verdict}")
+    if result.failed:
+        raise typer.Exit(1)
+
+
 def _read(path: str, max_size: str, task_metrics: bool = False):
     from .sources.routing import read_input
 

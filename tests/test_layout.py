@@ -25,7 +25,7 @@ PACKAGE = "aqe_inspect"
 
 #: Below the library's front door (`api`): everything the library is made of.
 LIBRARY = {"sources", "parsing", "plan", "rewrites", "whynot", "expectations", "formats",
-           "errors", "signals", "version"}
+           "compare", "errors", "signals", "version"}
 
 #: What each part of the package may import (names of top-level modules and folders).
 ALLOWED: Dict[str, Set[str]] = {
@@ -38,6 +38,7 @@ ALLOWED: Dict[str, Set[str]] = {
     "rewrites": {"plan", "errors"},
     "whynot": {"rewrites", "plan", "errors"},
     "expectations": {"whynot", "rewrites", "plan", "sources", "errors"},
+    "compare": {"sources", "parsing", "plan", "rewrites", "whynot", "expectations", "errors"},
     "formats": {"expectations", "whynot", "rewrites", "plan", "errors", "version"},
     "api": LIBRARY,
     "cli": LIBRARY | {"api", "fleet"},
