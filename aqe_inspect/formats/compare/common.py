@@ -34,7 +34,7 @@ def partitions_text(summary) -> str:
     before, after = summary.partitions_before, summary.partitions_after
     if before is None and after is None:
         return "not coalesced"
-    return f"{'?' if before is None else before} -> {'?' if after is None else after}"
+    return f"{figure(before)} to {figure(after)}"
 
 
 def figure(value) -> str:
