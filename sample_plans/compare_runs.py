@@ -15,8 +15,11 @@ objects, never from plan text)::
 A run's override is set on the session over each scenario's confs, so the execution's
 ``modifiedConfigs`` (Spark 3.4+) records it. Output, per Spark line::
 
-    <out>/spark-<version>/compare/<run>.zstd    the event log, byte for byte as Spark wrote it
-    <out>/spark-<version>/compare/truth.json    every run's executions and their JVM truth
+    <out>/compare/spark-<version>/<run>.zstd    the event log, byte for byte as Spark wrote it
+    <out>/compare/spark-<version>/runs.json     every run's executions and their JVM truth
+
+(a folder of its own, not a scenario folder `spark-<version>/<scenario>/`: the runs hold
+several scenarios each).
 
 Usage (each Spark line from an environment holding that PySpark; Java 17)::
 
@@ -115,7 +118,7 @@ def run_application(run: str, log_dir: Path, result: Path) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, help="root folder: spark-<version>/compare/ in it")
+    parser.add_argument("--out", type=Path, help="root folder: compare/spark-<version>/ in it")
     parser.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(RUNS))
     parser.add_argument("--run", choices=sorted(RUNS), help=argparse.SUPPRESS)
     parser.add_argument("--log-dir", type=Path, help=argparse.SUPPRESS)
@@ -138,7 +141,7 @@ def main(argv=None) -> int:
             logs = [p for p in log_dir.iterdir() if not p.name.startswith(".")]
             if len(logs) != 1:
                 raise SystemExit(f"{run}: expected one event log, found {logs}")
-            target = args.out / f"spark-{answer['spark_version']}" / "compare"
+            target = args.out / "compare" / f"spark-{answer['spark_version']}"
             target.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(logs[0], target / f"{run}.zstd")
             answer["event_log"] = f"{run}.zstd"
@@ -146,7 +149,7 @@ def main(argv=None) -> int:
             runs.append(answer)
             print(f"{answer['spark_version']} {run}: {len(answer['executions'])} executions",
                   flush=True)
-    truth_path = target / "truth.json"
+    truth_path = target / "runs.json"
     previous = json.loads(truth_path.read_text(encoding="utf-8")) if truth_path.exists() else {}
     kept = {r["run"]: r for r in previous.get("runs", ()) if r["run"] not in args.runs}
     merged = sorted([*kept.values(), *runs], key=lambda r: list(RUNS).index(r["run"]))

@@ -4,7 +4,7 @@ The material is real: sample_plans/compare_runs.py ran one application (eight sc
 labelled SQL execution each) under PySpark 3.5.9 and 4.3.0, once with the scenarios' own
 settings (`baseline`), once more the same (`rerun`), and under three changed settings
 (`bhj_off`: the runtime broadcast threshold -1; `skew_off`; `coalesce_off`), and recorded
-each execution's rewrites from the JVM plan objects (`truth.json`). What `compare` says was
+each execution's rewrites from the JVM plan objects (`runs.json`). What `compare` says was
 lost and gained must be exactly what the two truths imply, execution by execution; nothing
 for the re-run.
 """
@@ -30,11 +30,11 @@ FORMATS = ("text", "json", "junit", "github", "sarif", "markdown", "html")
 
 
 def _folder(line: str) -> Path:
-    return SAMPLE_PLANS / f"spark-{line}" / "compare"
+    return SAMPLE_PLANS / "compare" / f"spark-{line}"
 
 
 def _truth(line: str) -> dict:
-    data = json.loads((_folder(line) / "truth.json").read_text("utf-8"))
+    data = json.loads((_folder(line) / "runs.json").read_text("utf-8"))
     return {run["run"]: run for run in data["runs"]}
 
 
