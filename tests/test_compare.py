@@ -467,3 +467,37 @@ def test_the_readme_upgrade_recipe_runs_as_written(tmp_path):
     assert done.stdout.rstrip().splitlines()[-1].startswith("aqe-inspect compare: ")
     if done.returncode == 1:
         assert any(out.startswith("::error ") for out in done.stdout.splitlines())
+
+
+# ---- fuzz: whatever the two inputs hold, a result or one line and exit 2 ---------------------
+
+_SEEDS = [b"", b"\x28\xb5\x2f\xfd", b'{"Event":"SparkListenerLogStart"}\n',
+          b"== Physical Plan ==\nAdaptiveSparkPlan isFinalPlan=true\n+- Scan x\n",
+          b"app_name,description,coalesced\n", b"PAR1"]
+
+
+def test_fuzzed_inputs_never_end_in_a_traceback(tmp_path):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    real = Path(_log("4.3.0", "baseline")).read_bytes()
+
+    @settings(max_examples=25, deadline=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(st.sampled_from(_SEEDS + [real[:5000], real[:-7]]), st.binary(max_size=300),
+           st.sampled_from(["a.txt", "a.csv", "a.json", "a.zstd", "a.parquet"]))
+    def one(seed, noise, name):
+        path = tmp_path / name
+        path.write_bytes(seed + noise)
+        for args in ((str(path), _log("4.3.0", "rerun")), (_log("4.3.0", "rerun"), str(path))):
+            done = run("compare", *args, "--format", "json")
+            assert done.returncode in (0, 1, 2), done.stderr
+            assert "Traceback" not in done.stderr
+            if done.returncode == 2:
+                lines = done.stderr.splitlines()
+                assert len(lines) == 1 and lines[0].startswith("aqe-inspect: error: ")
+                assert done.stdout == ""
+            else:
+                assert json.loads(done.stdout)["schema"] == "aqe-inspect/compare/v1"
+
+    one()

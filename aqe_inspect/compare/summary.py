@@ -34,6 +34,10 @@ SHAPE_SKIPPED = frozenset({
     "ReusedQueryStage", "Project", "CollectLimit", "ResultStage",
 })
 
+#: Query stages not counted: Spark 4 wraps every adaptive plan's root in a ResultQueryStage,
+#: which 3.x has not; counting it would make every query of an upgrade differ.
+UNCOUNTED_STAGES = frozenset({"ResultQueryStage"})
+
 #: Lines of a final plan's outline kept for the HTML page (a plan longer is cut, with a line
 #: saying so).
 MAX_PLAN_LINES = 400
@@ -73,6 +77,7 @@ class ExecutionSummary:
     skew_splits: Optional[int] = None
     #: The final plan's joins by operator (`SortMergeJoin`, `BroadcastHashJoin`, ...).
     joins: Tuple[Tuple[str, int], ...] = ()
+    #: The final plan's query stages (shuffle, broadcast, table cache; not 4.x's result stage).
     query_stages: int = 0
     duration_ms: Optional[int] = None
     #: The AQE settings the execution recorded (the application's, overlaid by its own).
@@ -184,9 +189,12 @@ def summarize(report: QueryReport, source: str, application: Optional[Applicatio
         if is_join(node):
             joins[family(node)] = joins.get(family(node), 0) + 1
         elif is_query_stage(node):
-            stages += 1
+            if family(node) not in UNCOUNTED_STAGES:
+                stages += 1
         elif is_shuffle_read(node):
             metrics = node.metrics
+            if metrics:  # a read with run-time metrics and none of skew split nothing
+                skewed, splits = skewed or 0, splits or 0
             if "number of skewed partitions" in metrics:
                 skewed = (skewed or 0) + metrics["number of skewed partitions"]
             if "number of skewed partition splits" in metrics:
