@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Iterator, List, Sequence, Tuple
 from ..errors import InspectError
 from ..rewrites.findings import QueryReport, rewrite_kinds
 from .gate import Gate, Rule, parse_gate
-from .matching import candidates, match, possible_partners
+from .matching import Partners, match
 from .result import SCHEMA, Comparison, FleetGroup, KindRates, Pair, Side, to_json
 from .summary import ExecutionSummary, summarize, why_not
 
@@ -67,6 +67,8 @@ class _SideReader:
         self.path = path
         self.read = read_input(path, max_size)
         self.versions: List[str] = []
+        self._texts: dict = {}
+        self._values: dict = {}
 
     def _stream(self):
         from ..sources.eventlog import LogStream
@@ -82,9 +84,22 @@ class _SideReader:
         return tuple(self.read.notes)
 
     def _noted(self, summary: ExecutionSummary) -> ExecutionSummary:
+        """The summary, its values shared with the summaries before that hold the same (the
+        settings, counts, names of thousands of executions are mostly the same few)."""
         if summary.spark_version and summary.spark_version not in self.versions:
             self.versions.append(summary.spark_version)
-        return summary
+        texts, values = self._texts, self._values
+        return dataclasses.replace(
+            summary,
+            counts=values.setdefault(("counts", tuple(summary.counts.items())), summary.counts),
+            configs=values.setdefault(("configs", summary.configs), summary.configs),
+            joins=values.setdefault(("joins", summary.joins), summary.joins),
+            source=texts.setdefault(summary.source, summary.source),
+            description=texts.setdefault(summary.description, summary.description),
+            shape=texts.setdefault(summary.shape, summary.shape),
+            app_id=texts.setdefault(summary.app_id, summary.app_id),
+            app_name=texts.setdefault(summary.app_name, summary.app_name),
+            spark_version=texts.setdefault(summary.spark_version, summary.spark_version))
 
     def summaries(self, plans: bool) -> Iterator[ExecutionSummary]:
         """Each execution's summary, diffed where it is built (in the pool for a long log)."""
@@ -128,13 +143,12 @@ def _compare_runs(old: str, new: str, gate: Gate, max_size: int, plans: bool) ->
     olds = list(old_reader.summaries(plans))
     if not olds:
         raise InspectError("no SQL execution or plan to compare", source=old_reader.source)
-    by_description, by_shape = candidates(olds)
+    partners = Partners(olds)
     new_reader = _SideReader(new, max_size)
     news: List[ExecutionSummary] = []
     for report, summary in new_reader.reports(plans):
-        partners = possible_partners(summary, by_description, by_shape)
-        missing = tuple(kind for kind in kinds
-                        if any(olds[p].counts[kind] > summary.counts[kind] for p in partners))
+        most = partners.most(summary)
+        missing = tuple(kind for kind in kinds if most.get(kind, 0) > summary.counts[kind])
         if missing:
             summary = dataclasses.replace(
                 summary, why_not=why_not(report, missing, summary.spark_version))

@@ -71,22 +71,42 @@ def match(olds: Sequence[ExecutionSummary], news: Sequence[ExecutionSummary]
     return pairs, old, new
 
 
-def candidates(old: Sequence[ExecutionSummary]) -> Tuple[Dict[str, List[int]],
-                                                          Dict[str, List[int]]]:
-    """The old side's executions by description and by shape: where a new execution's
-    partner can only be (for the why-not answers asked while the new side is read)."""
-    by_description: Dict[str, List[int]] = {}
-    by_shape: Dict[str, List[int]] = {}
-    for index, summary in enumerate(old):
-        if _description(summary):
-            by_description.setdefault(_description(summary), []).append(index)
-        by_shape.setdefault(summary.shape, []).append(index)
-    return by_description, by_shape
+class Partners:
+    """What the old side's executions that a new execution could be paired with made, at most,
+    per kind: asked while the new side is read (the why-not of a rewrite is asked only where
+    a partner made it), in constant time per execution.
+
+    A new execution whose description the old run holds more of than the new run has shown
+    so far is taken to pair by description; any other may pair by description or by shape."""
+
+    def __init__(self, old: Sequence[ExecutionSummary]):
+        self._by_description: Dict[str, Dict[str, int]] = {}
+        self._by_shape: Dict[str, Dict[str, int]] = {}
+        self._described: Dict[str, int] = {}
+        self._seen: Dict[str, int] = {}
+        for summary in old:
+            description = _description(summary)
+            if description:
+                _raise(self._by_description.setdefault(description, {}), summary.counts)
+                self._described[description] = self._described.get(description, 0) + 1
+            _raise(self._by_shape.setdefault(summary.shape, {}), summary.counts)
+
+    def most(self, summary: ExecutionSummary) -> Dict[str, int]:
+        """Per kind, the most any possible partner of `summary` made (call once per new
+        execution, in order)."""
+        description = _description(summary)
+        found: Dict[str, int] = {}
+        if description:
+            seen = self._seen.get(description, 0)
+            self._seen[description] = seen + 1
+            _raise(found, self._by_description.get(description, {}))
+            if seen < self._described.get(description, 0):
+                return found
+        _raise(found, self._by_shape.get(summary.shape, {}))
+        return found
 
 
-def possible_partners(summary: ExecutionSummary, by_description: Dict[str, List[int]],
-                      by_shape: Dict[str, List[int]]) -> List[int]:
-    found = list(by_description.get(_description(summary), ())) if _description(summary) \
-        else []
-    found.extend(by_shape.get(summary.shape, ()))
-    return found
+def _raise(most: Dict[str, int], counts) -> None:
+    for kind, count in counts.items():
+        if count > most.get(kind, 0):
+            most[kind] = count
