@@ -107,7 +107,7 @@ class _SideReader:
 
         stream = self._stream()
         if stream is None:
-            yield from (self._noted(s) for _, s in self.reports(plans))
+            yield from (summary for _, summary in self.reports(plans))
             return
         for summary in stream.built_into(summarize_built_with_plan if plans
                                          else summarize_built):
@@ -139,12 +139,13 @@ def _with_application(summary: ExecutionSummary, application) -> ExecutionSummar
 
 def _compare_runs(old: str, new: str, gate: Gate, max_size: int, plans: bool) -> Comparison:
     kinds = rewrite_kinds()
+    # Both opened first: a new side that cannot be read fails before a long old one is read.
     old_reader = _SideReader(old, max_size)
+    new_reader = _SideReader(new, max_size)
     olds = list(old_reader.summaries(plans))
     if not olds:
         raise InspectError("no SQL execution or plan to compare", source=old_reader.source)
     partners = Partners(olds)
-    new_reader = _SideReader(new, max_size)
     news: List[ExecutionSummary] = []
     for report, summary in new_reader.reports(plans):
         most = partners.most(summary)

@@ -4,7 +4,7 @@ executions that changed (lost, gained, joins, run time, settings), the why-not o
 rewrite, and the executions of one run only.
 
 Text from the inputs is escaped for Markdown and for the HTML that Markdown lets through:
-`&`, `<` and `>` as entities, every character Markdown gives a meaning (`|` of a table,
+`&` and `<` as entities, every character Markdown gives a meaning (`|` of a table,
 `*`, `_`, `` ` ``, `[`, `]`, `#`, `!`, `~`, a backslash...) with a backslash, line breaks and
 control characters as escapes: a description cannot end a table cell, open a link or an
 image, or inject a tag.
@@ -27,7 +27,8 @@ MOST_ROWS = 200
 def md(text: object) -> str:
     """Text from an input, safe in a Markdown table cell or paragraph."""
     value = printable(str(text))
-    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # `<` opens a tag, `&` an entity; `>` alone opens nothing inside a line.
+    value = value.replace("&", "&amp;").replace("<", "&lt;")
     return _SPECIAL.sub(r"\\\1", value)
 
 
