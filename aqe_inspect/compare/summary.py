@@ -21,7 +21,7 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 from ..plan.model import Application, Node, Query
 from ..plan.operators import family, is_join, is_query_stage, is_shuffle_read, join_type, \
-    node_summary
+    node_summary, shuffle_read_modes
 from ..rewrites.engine import report_pairs
 from ..rewrites.findings import QueryReport, describe, rewrite_kinds
 
@@ -46,7 +46,7 @@ MAX_PLAN_LINES = 400
 @dataclass(frozen=True)
 class PlanLine:
     """One operator of a final plan's outline: its depth, its label and arguments (as text),
-    and its family (what two runs' outlines are aligned on)."""
+    and its family, with a shuffle read's modes (what two runs' outlines are aligned on)."""
 
     depth: int
     label: str
@@ -164,7 +164,10 @@ def outline(query: Query) -> Tuple[PlanLine, ...]:
             text = describe(node) or node.name
             if summary:
                 text += " " + (summary if len(summary) <= 160 else summary[:157] + "...")
-            lines.append(PlanLine(depth, text, family(node)))
+            key = family(node)
+            if is_shuffle_read(node):  # a read that turned local or coalesced changed
+                key += ":" + ",".join(shuffle_read_modes(node))
+            lines.append(PlanLine(depth, text, key))
     return tuple(lines)
 
 

@@ -44,9 +44,11 @@ def _e(text: object) -> str:
 
 
 def _aligned(old: Sequence, new: Sequence) -> List[Tuple[Optional[int], Optional[int], bool]]:
-    """Rows (old line, new line, changed) of two outlines aligned on (depth, operator)."""
-    keys_old = [(line.depth, line.family) for line in old]
-    keys_new = [(line.depth, line.family) for line in new]
+    """Rows (old line, new line, changed) of two outlines aligned on their operators (a
+    shuffle read with its modes), whatever their depth: a join that changed strategy moves
+    the operators below it, which are still the same."""
+    keys_old = [line.family for line in old]
+    keys_new = [line.family for line in new]
     rows: List[Tuple[Optional[int], Optional[int], bool]] = []
     matcher = difflib.SequenceMatcher(None, keys_old, keys_new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
