@@ -501,3 +501,40 @@ def test_fuzzed_inputs_never_end_in_a_traceback(tmp_path):
                 assert json.loads(done.stdout)["schema"] == "aqe-inspect/compare/v1"
 
     one()
+
+
+# ---- matching rounds, on summaries -----------------------------------------------------------
+
+def _summary(number: int, description: str, shape: str):
+    from aqe_inspect.compare.summary import ExecutionSummary
+
+    return ExecutionSummary(source="x", execution_id=number, query_id=str(number),
+                            description=description, shape=shape, counts={})
+
+
+def test_matching_prefers_description_and_shape_then_description_then_shape():
+    from aqe_inspect.compare.matching import match
+
+    old = [_summary(0, "load", "a"), _summary(1, "load", "b"), _summary(2, "", "c"),
+           _summary(3, "report", "d"), _summary(4, "gone", "e")]
+    new = [_summary(10, "load", "b"), _summary(11, "load", "z"), _summary(12, "", "c"),
+           _summary(13, "renamed", "d"), _summary(14, "", "q")]
+    pairs, old_left, new_left = match(old, new)
+    named = {(old[o].execution_id, new[n].execution_id): basis for o, n, basis in pairs}
+    assert named == {(1, 10): "description",   # same description and shape first
+                     (0, 11): "description",   # then the same description, the shape changed
+                     (2, 12): "shape",         # no description: by shape
+                     (3, 13): "shape"}         # the description changed: by shape
+    assert [old[i].execution_id for i in old_left] == [4]
+    assert [new[i].execution_id for i in new_left] == [14]
+
+
+def test_ties_pair_in_the_order_the_executions_ran():
+    from aqe_inspect.compare.matching import match
+
+    old = [_summary(n, "collect at job.py:12", "s") for n in range(3)]
+    new = [_summary(10 + n, "collect at job.py:12", "s") for n in range(4)]
+    pairs, old_left, new_left = match(old, new)
+    assert [(old[o].execution_id, new[n].execution_id) for o, n, _ in pairs] == \
+        [(0, 10), (1, 11), (2, 12)]
+    assert not old_left and [new[i].execution_id for i in new_left] == [13]
