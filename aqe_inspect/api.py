@@ -42,6 +42,7 @@ from .signals import release as _release_signals
 from .version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .compare.result import Comparison
     from .expectations.check import CheckResult
     from .formats import Format
     from .rewrites.detectors.base import Detector
@@ -65,6 +66,8 @@ WHY_FORMATS = ("text", "json")
 #: The names `fleet` takes for the table and the summary.
 FLEET_TABLE_FORMATS = ("parquet", "csv")
 FLEET_SUMMARY_FORMATS = ("text", "markdown", "html")
+#: The formats of a comparison (`compare`), in the order `--help` lists them.
+COMPARE_FORMATS = ("text", "json", "junit", "github", "sarif", "markdown", "html")
 
 
 # ---- plan texts a program holds -----------------------------------------------------------
@@ -557,10 +560,34 @@ def fleet(paths: Sequence[str], output: str, *, table_format: str = "parquet",
     return FleetResult(rows, output, tuple(skipped), summary_format)
 
 
+# ---- two runs compared ------------------------------------------------------------------------
+
+def compare(old: str, new: str, fail_on: Iterable[str] = ("lost",), *,
+            max_size: Size = DEFAULT_MAX_SIZE, for_format: str = "text",
+            output: Optional[str] = None) -> "Comparison":
+    """Two runs of the same job compared (`compare.compare`): each side a path `diff` reads
+    (or `-` on one side), or both fleet tables. `fail_on`: what fails the gate (`lost`,
+    `gained`, `any`, `none`, or `KIND:` one of them for a kind; `Comparison.failed`).
+
+    `for_format`: the format it will be written in (one of COMPARE_FORMATS; `html` keeps each
+    final plan's outline, for the page's side-by-side plans). `output`: the file it will be
+    written to, refused before anything is read if it is one of the inputs. The format, the
+    gate and the output are checked before a long input is read."""
+    from .compare import compare as compare_runs, parse_gate
+
+    if for_format not in COMPARE_FORMATS:
+        raise InspectError(f"--format: expected {', '.join(COMPARE_FORMATS)}, found "
+                           f"{printable(for_format)!r}")
+    parse_gate(fail_on)
+    refuse_output(output, old, new)
+    return compare_runs(old, new, fail_on, max_size=size(max_size),
+                        plans=for_format == "html")
+
+
 # ---- writing ------------------------------------------------------------------------------
 
 Result = Union[Document, "Report", "ReportStream", "CheckResult", WhyAnswers, Rules,
-               FleetResult, str]
+               FleetResult, "Comparison", str]
 
 
 def write(result: Result, format: Union[str, "Format", None] = None,
@@ -569,7 +596,8 @@ def write(result: Result, format: Union[str, "Format", None] = None,
     `output`, to that file, written whole or not at all (a file replaced atomically, a pipe or
     device written once the result is complete; nothing left behind on any failure).
 
-    The formats: a Document `tree` or `json` (default tree); a report or check result one of
+    The formats: a Document `tree` or `json` (default tree); a comparison one of
+    COMPARE_FORMATS (default text); a report or check result one of
     FORMAT_NAMES or a `report_format(...)` (default text); the why answers text or json; a
     fleet result its summary format; a snapshot (a str) and rules as they are. `summary`: a
     line printed on standard output once `output` is written."""
@@ -604,6 +632,14 @@ def _writer(result: Result, format: Union[str, "Format", None]
 
         as_json = format == "json"
         return (lambda stream: write_why(result, stream, as_json)), as_json
+    # A comparison can only exist once its module is imported (not loaded for other results).
+    compared = sys.modules.get(f"{__package__}.compare.result")
+    if compared is not None and isinstance(result, compared.Comparison):
+        from .formats.compare import JSON_ESCAPED, compare_writer
+
+        chosen_name = format if isinstance(format, str) else "text"
+        write_comparison = compare_writer(chosen_name)
+        return (lambda stream: write_comparison(result, stream)), chosen_name in JSON_ESCAPED
     if isinstance(result, FleetResult):
         from .fleet.summary_formats import write_summary
 
@@ -677,10 +713,10 @@ def stop_workers() -> None:
 
 
 __all__ = [
-    "AnyReport", "DEFAULT_MAX_SIZE", "DOCUMENT_FORMATS", "ENDING_SIGNALS", "FLEET_SUMMARY_FORMATS",
+    "AnyReport", "COMPARE_FORMATS", "DEFAULT_MAX_SIZE", "DOCUMENT_FORMATS", "ENDING_SIGNALS", "FLEET_SUMMARY_FORMATS",
     "FLEET_TABLE_FORMATS", "FORMAT_NAMES", "FleetResult", "InspectError", "OutputError",
     "PlanSyntaxError", "Read", "Rules", "WHY_FORMATS", "WhyAnswers", "__version__", "check",
-    "check_input", "diff", "diff_input", "diff_pair", "fleet", "parse", "printable", "read",
+    "check_input", "compare", "diff", "diff_input", "diff_pair", "fleet", "parse", "printable", "read",
     "read_document", "refuse_output", "report_format", "rules", "select", "settings_given",
     "size", "snapshot", "stop_workers", "why", "write",
 ]

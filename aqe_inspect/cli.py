@@ -284,6 +284,31 @@ def rules_command(
     api.write(api.rules(kind))
 
 
+@app.command("compare")
+def compare_command(
+    old: str = typer.Argument(..., help="The old run: an event log (file or folder), driver "
+                              "log, plan text or History Server JSON (- for stdin), or a "
+                              "fleet table (CSV or Parquet)."),
+    new: str = typer.Argument(..., help="The new run, read the same way."),
+    fail_on: List[str] = typer.Option(
+        [], "--fail-on", help="What fails the comparison (exit 1): lost (default), gained, "
+        "any, or none; KIND after a colon for one rewrite kind (lost:skew-join). Repeat or "
+        "separate with commas."),
+    output_format: str = typer.Option(
+        "text", "--format", "-f", help="text, json, junit, github, sarif, markdown (a CI "
+        "job summary) or html (the two runs' plans side by side)."),
+    output: Optional[str] = OUTPUT_OPTION,
+    max_size: str = MAX_SIZE_OPTION,
+) -> None:
+    """Compare two runs of the same job (a Spark upgrade, a config change): which executions
+    lost or gained an adaptive rewrite, and why. Exit 1 when --fail-on holds, 0 when not."""
+    result = api.compare(old, new, fail_on, output_format=output_format, output=output,
+                         max_size=api.size(max_size))
+    api.write(result, output_format, output, summary=f"aqe-inspect compare: {result.verdict}")
+    if result.failed:
+        raise typer.Exit(1)
+
+
 # ---- standard output ----------------------------------------------------------------------
 
 def _flush(stream) -> None:

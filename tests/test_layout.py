@@ -38,10 +38,11 @@ ALLOWED: Dict[str, Set[str]] = {
     "rewrites": {"plan", "errors"},
     "whynot": {"rewrites", "plan", "errors"},
     "expectations": {"whynot", "rewrites", "plan", "sources", "errors"},
+    "compare": {"sources", "parsing", "plan", "rewrites", "whynot", "expectations", "errors"},
     "formats": {"expectations", "whynot", "rewrites", "plan", "errors", "version"},
-    # The front door: the library below it, and the fleet scan, imported inside `api.fleet`
-    # only (fleet may import api; no module of it does, so no circle).
-    "api": LIBRARY | {"fleet"},
+    # The front door: the library below it, the comparison of two runs, and the fleet scan,
+    # imported inside `api.fleet` only (fleet may import api; no module of it does, so no circle).
+    "api": LIBRARY | {"fleet", "compare"},
     # The command line turns options into one call of the API and hands the result to
     # `api.write`: nothing below the API (errors, signals, formats reached through it).
     "cli": {"api", "version"},

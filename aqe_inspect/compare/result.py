@@ -1,0 +1,315 @@
+"""What a comparison finds, as frozen dataclasses, and its JSON (`aqe-inspect/compare/v1`).
+
+A `Comparison` holds the matched `Pair`s (each an old and a new `ExecutionSummary`, the basis
+of the match, what was lost and gained per rewrite kind, and what else differs), the
+executions each side holds alone, and the gate's verdict. Two fleet tables compare into
+`FleetGroup`s instead (per application name and execution description: rates before and
+after). `to_json` is the one place the contract is written (docs/json.md, the schema in
+aqe_inspect/compare/schema.json).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from .gate import Gate
+from .summary import ExecutionSummary
+
+SCHEMA = "aqe-inspect/compare/v1"
+
+
+def _difference(old: Mapping[str, int], new: Mapping[str, int], kinds) -> Tuple[
+        Dict[str, int], Dict[str, int]]:
+    lost = {kind: max(0, old.get(kind, 0) - new.get(kind, 0)) for kind in kinds}
+    gained = {kind: max(0, new.get(kind, 0) - old.get(kind, 0)) for kind in kinds}
+    return lost, gained
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    """A setting whose value differs between the runs (None: not recorded on that side)."""
+
+    key: str
+    old: Optional[str]
+    new: Optional[str]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One execution of the old run and its counterpart in the new one."""
+
+    old: ExecutionSummary
+    new: ExecutionSummary
+    matched_by: str
+    kinds: Tuple[str, ...]
+
+    @property
+    def lost(self) -> Dict[str, int]:
+        return _difference(self.old.counts, self.new.counts, self.kinds)[0]
+
+    @property
+    def gained(self) -> Dict[str, int]:
+        return _difference(self.old.counts, self.new.counts, self.kinds)[1]
+
+    @property
+    def rewrites_changed(self) -> bool:
+        return any(self.lost.values()) or any(self.gained.values())
+
+    @property
+    def joins_changed(self) -> bool:
+        return self.old.joins != self.new.joins
+
+    @property
+    def changed(self) -> bool:
+        """Whether AQE decided anything differently: rewrites, joins, partitions, stages."""
+        return (self.rewrites_changed or self.joins_changed
+                or (self.old.partitions_before, self.old.partitions_after)
+                != (self.new.partitions_before, self.new.partitions_after)
+                or self.old.skew_splits != self.new.skew_splits
+                or self.old.query_stages != self.new.query_stages)
+
+    @property
+    def duration_ratio(self) -> Optional[float]:
+        old, new = self.old.duration_ms, self.new.duration_ms
+        if old is None or new is None or old <= 0:
+            return None
+        return new / old
+
+    @property
+    def version_change(self) -> Optional[Tuple[str, str]]:
+        if self.old.spark_version and self.new.spark_version and \
+                self.old.spark_version != self.new.spark_version:
+            return self.old.spark_version, self.new.spark_version
+        return None
+
+    @property
+    def setting_changes(self) -> Tuple[SettingChange, ...]:
+        old, new = self.old.configs_dict(), self.new.configs_dict()
+        return tuple(SettingChange(key, old.get(key), new.get(key))
+                     for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key))
+
+
+@dataclass(frozen=True)
+class KindRates:
+    """One rewrite kind over a fleet group's executions on one side: how many executions hold
+    at least one rewrite of it, and how many rewrites there are."""
+
+    executions: int
+    rewrites: int
+
+
+@dataclass(frozen=True)
+class FleetGroup:
+    """One application name and execution description in two fleet tables."""
+
+    app_name: str
+    description: str
+    executions_old: int
+    executions_new: int
+    old: Mapping[str, KindRates]
+    new: Mapping[str, KindRates]
+    kinds: Tuple[str, ...]
+
+    def rate(self, side: str, kind: str) -> Optional[float]:
+        count = self.executions_old if side == "old" else self.executions_new
+        rates = self.old if side == "old" else self.new
+        return rates[kind].executions / count if count else None
+
+    @property
+    def lost(self) -> Dict[str, int]:
+        """Per kind, the drop of its rate in percentage points, rounded (0: no drop)."""
+        return {kind: max(0, round(100 * ((self.rate("old", kind) or 0)
+                                          - (self.rate("new", kind) or 0))))
+                for kind in self.kinds}
+
+    @property
+    def gained(self) -> Dict[str, int]:
+        return {kind: max(0, round(100 * ((self.rate("new", kind) or 0)
+                                          - (self.rate("old", kind) or 0))))
+                for kind in self.kinds}
+
+    @property
+    def rewrites_changed(self) -> bool:
+        return any(self.lost.values()) or any(self.gained.values())
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side as given: its name, and the applications (Spark versions) it held."""
+
+    source: str
+    executions: int = 0
+    spark_versions: Tuple[str, ...] = ()
+    notes: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Comparison:
+    old: Side
+    new: Side
+    kinds: Tuple[str, ...]
+    gate: Gate
+    pairs: Tuple[Pair, ...] = ()
+    unmatched_old: Tuple[ExecutionSummary, ...] = ()
+    unmatched_new: Tuple[ExecutionSummary, ...] = ()
+    #: Fleet tables only: the groups both tables hold, then those of one table only.
+    groups: Tuple[FleetGroup, ...] = ()
+    groups_old_only: Tuple[FleetGroup, ...] = ()
+    groups_new_only: Tuple[FleetGroup, ...] = ()
+    fleet: bool = False
+    notes: Tuple[str, ...] = ()
+
+    @property
+    def items(self):
+        """What the gate is held to: the pairs, or a fleet's groups."""
+        return self.groups if self.fleet else self.pairs
+
+    @property
+    def tripped(self) -> Tuple[Tuple[Any, Tuple[str, ...]], ...]:
+        """Each pair (or group) that fails the gate, with what failed it."""
+        found = []
+        for item in self.items:
+            reasons = self.gate.reasons(item.lost, item.gained)
+            if reasons:
+                found.append((item, reasons))
+        return tuple(found)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.tripped)
+
+    def as_json(self) -> Dict[str, Any]:
+        """The comparison as `aqe-inspect/compare/v1` (`to_json`)."""
+        return to_json(self)
+
+    def totals(self, which: str) -> Dict[str, int]:
+        totals = {kind: 0 for kind in self.kinds}
+        for item in self.items:
+            for kind, count in getattr(item, which).items():
+                totals[kind] += count
+        return totals
+
+    @property
+    def verdict(self) -> str:
+        tripped = self.tripped
+        what = "group(s)" if self.fleet else "execution(s)"
+        if tripped:
+            lost = {k: n for k, n in self.totals("lost").items() if n}
+            gained = {k: n for k, n in self.totals("gained").items() if n}
+            parts = []
+            if lost:
+                parts.append("lost " + ", ".join(f"{k} {n}" for k, n in lost.items()))
+            if gained:
+                parts.append("gained " + ", ".join(f"{k} {n}" for k, n in gained.items()))
+            return (f"FAIL: {len(tripped)} {what} fail --fail-on {self.gate.text}"
+                    + (f" ({'; '.join(parts)})" if parts else ""))
+        changed = sum(1 for item in self.items if item.rewrites_changed)
+        if changed:
+            return f"PASS: {changed} {what} changed, none that --fail-on {self.gate.text} fails"
+        return f"PASS: no rewrite lost or gained in {len(self.items)} matched {what}"
+
+
+# ---- JSON ---------------------------------------------------------------------------------
+
+def _execution_json(summary: ExecutionSummary) -> Dict[str, Any]:
+    return {"source": summary.source, "execution_id": summary.execution_id,
+            "query_id": summary.query_id, "description": summary.description,
+            "app_id": summary.app_id or None, "app_name": summary.app_name or None,
+            "spark_version": summary.spark_version or None, "shape": summary.shape,
+            "line": summary.line or None}
+
+
+def _side_figure(old, new) -> Dict[str, Any]:
+    return {"old": old, "new": new}
+
+
+def pair_json(pair: Pair) -> Dict[str, Any]:
+    old, new = pair.old, pair.new
+    ratio = pair.duration_ratio
+    version = pair.version_change
+    return {
+        "old": _execution_json(old),
+        "new": _execution_json(new),
+        "matched_by": pair.matched_by,
+        "counts": {"old": dict(old.counts), "new": dict(new.counts)},
+        "lost": pair.lost,
+        "gained": pair.gained,
+        "changed": pair.changed,
+        "partitions": {
+            "old": {"before": old.partitions_before, "after": old.partitions_after},
+            "new": {"before": new.partitions_before, "after": new.partitions_after}},
+        "skewed_partitions": _side_figure(old.skewed_partitions, new.skewed_partitions),
+        "skew_splits": _side_figure(old.skew_splits, new.skew_splits),
+        "joins": {"old": old.joins_dict(), "new": new.joins_dict()},
+        "query_stages": _side_figure(old.query_stages, new.query_stages),
+        "duration_ms": {"old": old.duration_ms, "new": new.duration_ms,
+                        "ratio": round(ratio, 4) if ratio is not None else None},
+        "settings": {
+            "spark_version": {"old": version[0], "new": version[1]} if version else None,
+            "configs": [{"key": c.key, "old": c.old, "new": c.new}
+                        for c in pair.setting_changes]},
+        "why_not": {kind: list(lines) for kind, lines in new.why_not
+                    if pair.lost.get(kind)},
+    }
+
+
+def _group_json(group: FleetGroup) -> Dict[str, Any]:
+    def rates(side: str) -> Dict[str, Any]:
+        figures = group.old if side == "old" else group.new
+        return {kind: {"executions": figures[kind].executions,
+                       "rewrites": figures[kind].rewrites,
+                       "rate": _round(group.rate(side, kind))} for kind in group.kinds}
+
+    return {"app_name": group.app_name, "description": group.description,
+            "executions": {"old": group.executions_old, "new": group.executions_new},
+            "rates": {"old": rates("old"), "new": rates("new")},
+            "lost": group.lost, "gained": group.gained}
+
+
+def _round(value: Optional[float]) -> Optional[float]:
+    return round(value, 4) if value is not None else None
+
+
+def _side_json(side: Side) -> Dict[str, Any]:
+    return {"source": side.source, "executions": side.executions,
+            "spark_versions": list(side.spark_versions)}
+
+
+def to_json(comparison: Comparison) -> Dict[str, Any]:
+    """The comparison as `aqe-inspect/compare/v1` (keys are only ever added)."""
+    tripped = comparison.tripped
+    return {
+        "schema": SCHEMA,
+        "kind": "fleet" if comparison.fleet else "executions",
+        "old": _side_json(comparison.old),
+        "new": _side_json(comparison.new),
+        "kinds": list(comparison.kinds),
+        "fail_on": comparison.gate.rules_text(),
+        "failed": bool(tripped),
+        "verdict": comparison.verdict,
+        "summary": {
+            "matched": len(comparison.items),
+            "changed": sum(1 for item in comparison.items if item.rewrites_changed),
+            "failing": len(tripped),
+            "unmatched_old": len(comparison.groups_old_only if comparison.fleet
+                                 else comparison.unmatched_old),
+            "unmatched_new": len(comparison.groups_new_only if comparison.fleet
+                                 else comparison.unmatched_new),
+            "lost": comparison.totals("lost"),
+            "gained": comparison.totals("gained"),
+        },
+        "pairs": [pair_json(pair) for pair in comparison.pairs],
+        "groups": [_group_json(group) for group in comparison.groups],
+        "unmatched": {
+            "old": [_group_json(g) for g in comparison.groups_old_only] if comparison.fleet
+            else [_execution_json(s) for s in comparison.unmatched_old],
+            "new": [_group_json(g) for g in comparison.groups_new_only] if comparison.fleet
+            else [_execution_json(s) for s in comparison.unmatched_new],
+        },
+        "notes": list(comparison.notes),
+    }
+
+
+__all__ = ["Comparison", "FleetGroup", "KindRates", "Pair", "SCHEMA", "SettingChange", "Side",
+           "pair_json", "to_json"]

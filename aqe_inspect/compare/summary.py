@@ -1,0 +1,262 @@
+"""One execution as a comparison holds it: what AQE did and the figures around it, small.
+
+A comparison reads two runs of perhaps thousands of executions each; it keeps an
+`ExecutionSummary` per execution (a few hundred bytes: counts, figures, settings, a shape
+signature), never the plan trees, so memory follows the number of executions, not the size
+of the logs. The HTML page asks for each final plan's outline as well (`PlanLine`s).
+
+The shape (`shape_of`) is what pairs an execution with its counterpart when the descriptions
+do not: a digest of the plan as the planner made it (the initial plan of an adaptive query,
+else the plan printed), operator by operator, that ignores what changes from run to run
+without the query changing: expression ids, plan ids, sizes, partition counts, statistics,
+file paths, and the physical strategy a join or exchange took (a threshold that moved turns a
+sort-merge join into a broadcast before AQE starts; the query is still the same).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+
+from ..plan.model import Application, Node, Query
+from ..plan.operators import family, is_join, is_query_stage, is_shuffle_read, join_type, \
+    node_summary, shuffle_read_modes
+from ..rewrites.engine import report_pairs
+from ..rewrites.findings import QueryReport, describe, rewrite_kinds
+
+#: Operators a planner adds or removes for the same query depending on thresholds, the join
+#: strategy, the Spark line or AQE itself: left out of the shape, their children kept.
+SHAPE_SKIPPED = frozenset({
+    "AdaptiveSparkPlan", "AQEShuffleRead", "Exchange", "BroadcastExchange", "ReusedExchange",
+    "Sort", "WholeStageCodegen", "InputAdapter", "ColumnarToRow", "RowToColumnar",
+    "ShuffleQueryStage", "BroadcastQueryStage", "TableCacheQueryStage", "ResultQueryStage",
+    "ReusedQueryStage", "Project", "CollectLimit", "ResultStage",
+})
+
+#: Query stages not counted: Spark 4 wraps every adaptive plan's root in a ResultQueryStage,
+#: which 3.x has not; counting it would make every query of an upgrade differ.
+UNCOUNTED_STAGES = frozenset({"ResultQueryStage"})
+
+#: Lines of a final plan's outline kept for the HTML page (a plan longer is cut, with a line
+#: saying so).
+MAX_PLAN_LINES = 400
+
+
+@dataclass(frozen=True)
+class PlanLine:
+    """One operator of a final plan's outline: its depth, its label and arguments (as text),
+    and its family, with a shuffle read's modes (what two runs' outlines are aligned on)."""
+
+    depth: int
+    label: str
+    family: str
+
+
+@dataclass(frozen=True)
+class ExecutionSummary:
+    """What a comparison keeps of one execution (or one plan of a text)."""
+
+    source: str
+    #: The SQL execution's id (event logs, History Server JSON); None for a plan text.
+    execution_id: Optional[int]
+    #: How reports name the query: the execution id, or the plan's number in a text.
+    query_id: str
+    description: str
+    shape: str
+    counts: Mapping[str, int]
+    app_id: str = ""
+    app_name: str = ""
+    spark_version: str = ""
+    adaptive: bool = False
+    #: Shuffle partitions under the coalesced reads, and what coalescing left of them.
+    partitions_before: Optional[int] = None
+    partitions_after: Optional[int] = None
+    #: AQE shuffle reads' `number of skewed partitions` and `... partition splits` (metrics).
+    skewed_partitions: Optional[int] = None
+    skew_splits: Optional[int] = None
+    #: The final plan's joins by operator (`SortMergeJoin`, `BroadcastHashJoin`, ...).
+    joins: Tuple[Tuple[str, int], ...] = ()
+    #: The final plan's query stages (shuffle, broadcast, table cache; not 4.x's result stage).
+    query_stages: int = 0
+    duration_ms: Optional[int] = None
+    #: The AQE settings the execution recorded (the application's, overlaid by its own).
+    configs: Tuple[Tuple[str, str], ...] = ()
+    #: Why each rewrite kind did not happen, where asked (the new side of a lost rewrite).
+    why_not: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    #: The final plan's outline, when asked (the HTML page).
+    plan: Tuple[PlanLine, ...] = ()
+    line: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"execution {self.execution_id}" if self.execution_id is not None \
+            else f"query {self.query_id}"
+
+    def joins_dict(self) -> Dict[str, int]:
+        return dict(self.joins)
+
+    def configs_dict(self) -> Dict[str, str]:
+        return dict(self.configs)
+
+    def why_not_dict(self) -> Dict[str, Tuple[str, ...]]:
+        return dict(self.why_not)
+
+
+def _walk_depths(root: Node, skipped: frozenset, initial: bool = False
+                 ) -> Iterator[Tuple[Node, int]]:
+    """Each operator under `root` and its depth counted over the operators not `skipped`,
+    depth first in printed order; no recursion (plans may be thousands of levels deep)."""
+    stack: List[Tuple[Node, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        kept = family(node) not in skipped
+        if kept:
+            yield node, depth
+        below = depth + 1 if kept else depth
+        children = node.children
+        if initial and node.is_adaptive_root and node.initial is not None:
+            children = (node.initial,)
+        for child in reversed(children):
+            stack.append((child, below))
+        for inner in reversed(node.inner):
+            stack.append((inner, below))
+
+
+def _shape_token(node: Node) -> str:
+    name = family(node)
+    if is_join(node):
+        return f"Join[{join_type(node) or ''}]"
+    return name
+
+
+def shape_of(query: Query) -> str:
+    """The query's shape: a short digest of its planned operators (see the module's doc)."""
+    digest = hashlib.blake2b(digest_size=8)
+    roots = [query.initial if query.initial is not None else query.root,
+             *query.subquery_trees()]
+    for root in roots:
+        for node, depth in _walk_depths(root, SHAPE_SKIPPED, initial=True):
+            digest.update(f"{depth}:{_shape_token(node)};".encode("utf-8", "surrogatepass"))
+        digest.update(b"|")
+    return digest.hexdigest()
+
+
+def _final_trees(query: Query) -> Iterable[Node]:
+    return (query.root, *query.subquery_trees())
+
+
+def _final_nodes(query: Query) -> Iterator[Node]:
+    for tree in _final_trees(query):
+        yield from tree.walk()
+
+
+def outline(query: Query) -> Tuple[PlanLine, ...]:
+    """The final plan as lines (the HTML page's side by side)."""
+    lines: List[PlanLine] = []
+    for tree in _final_trees(query):
+        for node, depth in _walk_depths(tree, frozenset()):
+            if len(lines) >= MAX_PLAN_LINES:
+                lines.append(PlanLine(0, f"... (the plan is longer than {MAX_PLAN_LINES} "
+                                         "operators)", ""))
+                return tuple(lines)
+            summary = node_summary(node)
+            text = describe(node) or node.name
+            if summary:
+                text += " " + (summary if len(summary) <= 160 else summary[:157] + "...")
+            key = family(node)
+            if is_shuffle_read(node):  # a read that turned local or coalesced changed
+                key += ":" + ",".join(shuffle_read_modes(node))
+            lines.append(PlanLine(depth, text, key))
+    return tuple(lines)
+
+
+def summarize(report: QueryReport, source: str, application: Optional[Application] = None,
+              plan: bool = False) -> ExecutionSummary:
+    """The summary of one diffed query; `plan`: with its final plan's outline."""
+    query = report.query
+    execution = query.execution
+    application = query.application or application
+    before = after = skewed = splits = None
+    for rewrite in report.rewrites:
+        if rewrite.kind == "coalesced":
+            value = rewrite.numbers.get("partitions_before")
+            if isinstance(value, int):
+                before = (before or 0) + value
+            value = rewrite.numbers.get("partitions_after")
+            if isinstance(value, int):
+                after = (after or 0) + value
+    joins: Dict[str, int] = {}
+    stages = 0
+    for node in _final_nodes(query):
+        if is_join(node):
+            joins[family(node)] = joins.get(family(node), 0) + 1
+        elif is_query_stage(node):
+            if family(node) not in UNCOUNTED_STAGES:
+                stages += 1
+        elif is_shuffle_read(node):
+            metrics = node.metrics
+            if metrics:  # a read with run-time metrics and none of skew split nothing
+                skewed, splits = skewed or 0, splits or 0
+            if "number of skewed partitions" in metrics:
+                skewed = (skewed or 0) + metrics["number of skewed partitions"]
+            if "number of skewed partition splits" in metrics:
+                splits = (splits or 0) + metrics["number of skewed partition splits"]
+    counts = report.counts
+    return ExecutionSummary(
+        source=query.source or source,
+        execution_id=execution.execution_id if execution is not None else None,
+        query_id=report.id,
+        description=(execution.description if execution is not None else "") or "",
+        shape=shape_of(query),
+        counts={kind: counts.get(kind, 0) for kind in rewrite_kinds()},
+        app_id=application.app_id if application is not None else "",
+        app_name=application.name if application is not None else "",
+        spark_version=application.spark_version if application is not None else "",
+        adaptive=bool(report_pairs(report)),
+        partitions_before=before, partitions_after=after,
+        skewed_partitions=skewed, skew_splits=splits,
+        joins=tuple(sorted(joins.items())),
+        query_stages=stages,
+        duration_ms=execution.duration_ms if execution is not None else None,
+        configs=tuple(sorted(execution.configs.items())) if execution is not None else (),
+        plan=outline(query) if plan else (),
+        line=query.line,
+    )
+
+
+def why_not(report: QueryReport, kinds: Tuple[str, ...], spark_version: str = "",
+            most: int = 5) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    """Why each of `kinds` did not happen in this query: one line per place it could have
+    (at most `most` per kind), from the why-not answers (`aqe-inspect why`)."""
+    from ..whynot import explain_query, query_settings
+    from ..whynot.verdicts import HAPPENED
+
+    settings = query_settings(report, {}, app_version=spark_version or None)
+    answer = explain_query(report, settings, kinds)
+    found: Dict[str, List[str]] = {kind: [] for kind in kinds}
+    for candidate in answer.candidates:
+        if candidate.verdict == HAPPENED or candidate.kind not in found:
+            continue
+        lines = found[candidate.kind]
+        if len(lines) < most:
+            lines.append(f"{candidate.node}: {candidate.summary()}")
+    for kind, lines in found.items():
+        if not lines:
+            lines.append("no place in this plan where the rule could apply")
+    return tuple((kind, tuple(lines)) for kind, lines in found.items())
+
+
+def summarize_built(query: Query, query_id: str, source: str) -> ExecutionSummary:
+    """`summarize` of a query as an event log's reader builds it (`LogStream.built_into`, in
+    the pool's processes for a long log): only the small summary comes back."""
+    from ..rewrites.engine import diff_query
+
+    return summarize(diff_query(query, query_id), source)
+
+
+def summarize_built_with_plan(query: Query, query_id: str, source: str) -> ExecutionSummary:
+    """`summarize_built` with the final plan's outline (the HTML page)."""
+    from ..rewrites.engine import diff_query
+
+    return summarize(diff_query(query, query_id), source, plan=True)

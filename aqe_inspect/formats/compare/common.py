@@ -1,0 +1,116 @@
+"""What the compare formats share: how figures and changes are said in words."""
+
+from __future__ import annotations
+
+from typing import Iterable, List, Mapping, Optional, Tuple
+
+
+def kinds_text(counts: Mapping[str, int]) -> str:
+    """`smj-to-bhj 1, local-read 2` (kinds with none left out); `none` when empty."""
+    return ", ".join(f"{kind} {count}" for kind, count in counts.items() if count) or "none"
+
+
+def duration_text(ms: Optional[int]) -> str:
+    if ms is None:
+        return "?"
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{ms / 60_000:.1f} min"
+
+
+def duration_line(pair) -> str:
+    ratio = pair.duration_ratio
+    text = f"{duration_text(pair.old.duration_ms)} -> {duration_text(pair.new.duration_ms)}"
+    return text + (f" ({ratio:.2f}x)" if ratio is not None else "")
+
+
+def joins_text(joins: Iterable[Tuple[str, int]]) -> str:
+    return ", ".join(f"{name} {count}" if count > 1 else name for name, count in joins) or "none"
+
+
+def partitions_text(summary) -> str:
+    before, after = summary.partitions_before, summary.partitions_after
+    if before is None and after is None:
+        return "not coalesced"
+    return f"{figure(before)} to {figure(after)}"
+
+
+def figure(value) -> str:
+    return "?" if value is None else str(value)
+
+
+def differences(pair) -> List[Tuple[str, str, str]]:
+    """What differs in a pair besides its rewrites: (what, old, new), as words."""
+    old, new = pair.old, pair.new
+    found = []
+    if pair.joins_changed:
+        found.append(("joins", joins_text(old.joins), joins_text(new.joins)))
+    if (old.partitions_before, old.partitions_after) != (new.partitions_before,
+                                                         new.partitions_after):
+        found.append(("partitions coalesced", partitions_text(old), partitions_text(new)))
+    if old.skew_splits != new.skew_splits:
+        found.append(("skew splits", figure(old.skew_splits), figure(new.skew_splits)))
+    if old.query_stages != new.query_stages:
+        found.append(("query stages", str(old.query_stages), str(new.query_stages)))
+    return found
+
+
+def settings_lines(pair) -> List[str]:
+    lines = []
+    version = pair.version_change
+    if version:
+        lines.append(f"Spark {version[0]} -> {version[1]}")
+    for change in pair.setting_changes:
+        lines.append(f"{change.key}: {'(not set)' if change.old is None else change.old} -> "
+                     f"{'(not set)' if change.new is None else change.new}")
+    return lines
+
+
+def pair_title(pair) -> str:
+    """`execution 3 -> 5 "the description" (matched by description)`, unescaped."""
+    description = pair.new.description or pair.old.description
+    head = f"{pair.old.label} -> {pair.new.label}"
+    if description:
+        head += f' "{shorten(description)}"'
+    return f"{head} (matched by {pair.matched_by})"
+
+
+def shorten(text: str, most: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= most else text[:most - 3] + "..."
+
+
+def status(comparison, pair) -> str:
+    """LOST / GAINED / CHANGED / SAME, as a pair is headed."""
+    if any(pair.lost.values()):
+        return "LOST"
+    if any(pair.gained.values()):
+        return "GAINED"
+    return "CHANGED" if pair.changed else "SAME"
+
+
+def headline(comparison) -> str:
+    what = "group(s)" if comparison.fleet else "execution(s)"
+    old_only = len(comparison.groups_old_only if comparison.fleet else comparison.unmatched_old)
+    new_only = len(comparison.groups_new_only if comparison.fleet else comparison.unmatched_new)
+    text = f"{len(comparison.items)} {what} matched"
+    if not comparison.fleet:
+        by = {}
+        for pair in comparison.pairs:
+            by[pair.matched_by] = by.get(pair.matched_by, 0) + 1
+        if by:
+            text += " (" + ", ".join(f"{n} by {basis}" for basis, n in sorted(by.items())) + ")"
+    return text + f"; {old_only} only in the old run, {new_only} only in the new"
+
+
+def versions_line(comparison) -> Optional[str]:
+    old, new = comparison.old.spark_versions, comparison.new.spark_versions
+    if old and new and tuple(old) != tuple(new):
+        return f"Spark {', '.join(old)} -> {', '.join(new)}"
+    return None
+
+
+def rate_text(rate: Optional[float]) -> str:
+    return "-" if rate is None else f"{100 * rate:.0f}%"

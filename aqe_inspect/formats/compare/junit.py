@@ -1,0 +1,71 @@
+"""junit: JUnit XML. One test case per matched execution (per application and description
+for fleet tables), failing where the gate fails, with what was lost and gained, the settings
+that differ and the why-not; the executions of one run only are skipped cases. Escaping is
+the diff format's (formats/junit.py): XML that any schema-checking reader takes."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from ..junit import _element, _suite, _write
+from .common import differences, duration_line, kinds_text, pair_title, settings_lines, \
+    shorten
+
+
+def _detail(pair) -> str:
+    lines = [pair_title(pair), f"lost: {kinds_text(pair.lost)}",
+             f"gained: {kinds_text(pair.gained)}",
+             f"rewrites: {kinds_text(pair.old.counts)} -> {kinds_text(pair.new.counts)}"]
+    lines.extend(f"{what}: {old} -> {new}" for what, old, new in differences(pair))
+    lines.append(f"duration: {duration_line(pair)}")
+    lines.extend(f"setting: {line}" for line in settings_lines(pair))
+    for kind, reasons in pair.new.why_not:
+        if pair.lost.get(kind):
+            lines.extend(f"why not {kind}: {reason}" for reason in reasons)
+    return "\n".join(lines)
+
+
+def write(comparison, stream: TextIO) -> None:
+    tripped = {id(item): reasons for item, reasons in comparison.tripped}
+    unmatched = (comparison.groups_old_only + comparison.groups_new_only) if comparison.fleet \
+        else (comparison.unmatched_old + comparison.unmatched_new)
+    suite = _suite("aqe-inspect compare", len(comparison.items) + len(unmatched),
+                   len(tripped))
+    properties = _element("properties", suite)
+    _element("property", properties, name="old", value=comparison.old.source)
+    _element("property", properties, name="new", value=comparison.new.source)
+    _element("property", properties, name="fail-on", value=comparison.gate.text)
+    suite.set("skipped", str(len(unmatched)))
+    if comparison.fleet:
+        for group in comparison.groups:
+            case = _element("testcase", suite, classname=group.app_name or "(no name)",
+                            name=shorten(group.description) or "(no description)", time="0")
+            text = (f"lost (rate points): {kinds_text(group.lost)}\n"
+                    f"gained (rate points): {kinds_text(group.gained)}")
+            if id(group) in tripped:
+                _element("failure", case, text,
+                         message=f"fails --fail-on {','.join(tripped[id(group)])}",
+                         type="aqe-compare")
+            else:
+                _element("system-out", case, text)
+        for group in unmatched:
+            case = _element("testcase", suite, classname=group.app_name or "(no name)",
+                            name=shorten(group.description) or "(no description)", time="0")
+            _element("skipped", case, message="in one table only")
+    else:
+        for pair in comparison.pairs:
+            name = f"{pair.new.label}: {shorten(pair.new.description or pair.old.description)}"
+            case = _element("testcase", suite, classname=comparison.new.source or "<stdin>",
+                            name=name, time="0")
+            if id(pair) in tripped:
+                _element("failure", case, _detail(pair),
+                         message=f"fails --fail-on {','.join(tripped[id(pair)])}: lost "
+                         f"{kinds_text(pair.lost)}, gained {kinds_text(pair.gained)}",
+                         type="aqe-compare")
+            else:
+                _element("system-out", case, _detail(pair))
+        for summary in unmatched:
+            case = _element("testcase", suite, classname=summary.source or "<stdin>",
+                            name=f"{summary.label}: {shorten(summary.description)}", time="0")
+            _element("skipped", case, message="in one run only: no counterpart to compare with")
+    _write(suite, stream)

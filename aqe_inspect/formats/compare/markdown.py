@@ -1,0 +1,119 @@
+"""markdown: the comparison as a CI job summary (GitHub's `$GITHUB_STEP_SUMMARY`, GitLab and
+Azure DevOps render the same GitHub-flavoured Markdown): the verdict, a table of the
+executions that changed (lost, gained, joins, run time, settings), the why-not of each lost
+rewrite, and the executions of one run only.
+
+Text from the inputs is escaped for Markdown and for the HTML that Markdown lets through:
+`&` and `<` as entities, every character Markdown gives a meaning (`|` of a table,
+`*`, `_`, `` ` ``, `[`, `]`, `#`, `!`, `~`, a backslash...) with a backslash, line breaks and
+control characters as escapes: a description cannot end a table cell, open a link or an
+image, or inject a tag.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import List, TextIO
+
+from ...errors import printable
+from .common import differences, duration_line, headline, kinds_text, rate_text, \
+    settings_lines, shorten, status, versions_line
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]#+!|~$])")
+#: Rows shown in a table (a summary is read by people; the JSON holds every row).
+MOST_ROWS = 200
+
+
+def md(text: object) -> str:
+    """Text from an input, safe in a Markdown table cell or paragraph."""
+    value = printable(str(text))
+    # `<` opens a tag, `&` an entity; `>` alone opens nothing inside a line.
+    value = value.replace("&", "&amp;").replace("<", "&lt;")
+    return _SPECIAL.sub(r"\\\1", value)
+
+
+def lines(comparison) -> List[str]:
+    failed = comparison.failed
+    out = [f"## aqe-inspect compare: {'❌ FAIL' if failed else '✅ PASS'}", ""]
+    out.append(f"Old run: {md(comparison.old.source)}, new run: {md(comparison.new.source)}")
+    out.append("")
+    versions = versions_line(comparison)
+    if versions:
+        out.extend([md(versions), ""])
+    out.extend([md(headline(comparison)), "", f"**{md(comparison.verdict)}**", ""])
+    if comparison.fleet:
+        out.extend(_fleet(comparison))
+    else:
+        out.extend(_pairs(comparison))
+    if comparison.notes:
+        out.extend(["", "<details><summary>Notes</summary>", ""])
+        out.extend(f"- {md(note)}" for note in comparison.notes)
+        out.extend(["", "</details>"])
+    return out
+
+
+def _pairs(comparison) -> List[str]:
+    changed = [pair for pair in comparison.pairs if pair.changed]
+    out: List[str] = []
+    if changed:
+        out.extend(["| | execution | description | matched by | lost | gained | also changed "
+                    "| duration | settings |", "|---|---|---|---|---|---|---|---|---|"])
+        for pair in changed[:MOST_ROWS]:
+            also = "; ".join(f"{what} {old} → {new}" for what, old, new in differences(pair))
+            out.append("| " + " | ".join((
+                status(comparison, pair),
+                md(f"{pair.old.label} → {pair.new.label}"),
+                md(shorten(pair.new.description or pair.old.description)),
+                pair.matched_by,
+                md(kinds_text(pair.lost)), md(kinds_text(pair.gained)), md(also or "—"),
+                md(duration_line(pair)),
+                "<br>".join(md(line) for line in settings_lines(pair)) or "—")) + " |")
+        if len(changed) > MOST_ROWS:
+            out.append(f"\n… and {len(changed) - MOST_ROWS} more (see the JSON output)")
+        why = [(pair, kind, reasons) for pair in changed for kind, reasons in pair.new.why_not
+               if pair.lost.get(kind)]
+        if why:
+            out.extend(["", "### Why not, on the new run", ""])
+            for pair, kind, reasons in why[:MOST_ROWS]:
+                for reason in reasons:
+                    out.append(f"- {md(pair.new.label)} **{md(kind)}**: {md(reason)}")
+    same = len(comparison.pairs) - len(changed)
+    if same:
+        out.extend(["", f"{same} matched execution(s) with the same adaptive decisions."])
+    for side, items in (("old", comparison.unmatched_old), ("new", comparison.unmatched_new)):
+        if items:
+            out.extend(["", f"<details><summary>Only in the {side} run ({len(items)})"
+                            "</summary>", ""])
+            for summary in items[:MOST_ROWS]:
+                out.append(f"- {md(summary.label)} {md(shorten(summary.description))}: "
+                           f"{md(kinds_text(summary.counts))}")
+            out.extend(["", "</details>"])
+    return out
+
+
+def _fleet(comparison) -> List[str]:
+    changed = [group for group in comparison.groups if group.rewrites_changed]
+    out: List[str] = []
+    if changed:
+        out.extend(["| application | description | executions | " +
+                    " | ".join(md(kind) for kind in comparison.kinds) + " |",
+                    "|---|---|---|" + "---|" * len(comparison.kinds)])
+        for group in changed[:MOST_ROWS]:
+            cells = [f"{rate_text(group.rate('old', k))} → {rate_text(group.rate('new', k))}"
+                     if group.lost.get(k) or group.gained.get(k) else "—"
+                     for k in group.kinds]
+            out.append("| " + " | ".join((md(group.app_name), md(shorten(group.description)),
+                                          f"{group.executions_old} → {group.executions_new}",
+                                          *cells)) + " |")
+    same = len(comparison.groups) - len(changed)
+    if same:
+        out.extend(["", f"{same} group(s) with the same rates."])
+    for side, items in (("old", comparison.groups_old_only),
+                        ("new", comparison.groups_new_only)):
+        if items:
+            out.extend(["", f"Only in the {side} table: {len(items)} group(s)."])
+    return out
+
+
+def write(comparison, stream: TextIO) -> None:
+    stream.write("\n".join(lines(comparison)) + "\n")

@@ -1,0 +1,95 @@
+"""sarif: SARIF 2.1.0 (GitHub code scanning, IDEs). A rule per rewrite kind and direction
+(`lost/smj-to-bhj`, `gained/coalesced`); a result per matched execution and kind that changed,
+at the new run's file (and the execution's line where the input has one): an error where the
+gate fails, else a warning (lost) or a note (gained). Executions of one run only are listed
+in the run's properties. Written with the JSON writer, so every string is JSON-escaped."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, TextIO
+
+from ...rewrites.locations import Location
+from ...version import __version__
+from ..json_writer import write_json
+from ..sarif import AQE_DOCS, SCHEMA_URI, physical
+from .common import pair_title, settings_lines
+
+DIRECTIONS = ("lost", "gained")
+
+
+def _rules(kinds) -> List[Dict[str, Any]]:
+    found = []
+    for direction in DIRECTIONS:
+        for kind in kinds:
+            verb = "no longer makes" if direction == "lost" else "now makes"
+            found.append({
+                "id": f"{direction}/{kind}",
+                "name": f"{direction.capitalize()}Rewrite",
+                "shortDescription": {"text": f"AQE {verb} the {kind} rewrite"},
+                "fullDescription": {"text": f"An execution of the new run {verb} the {kind} "
+                                            "rewrite that its counterpart in the old run "
+                                            f"{'made' if direction == 'lost' else 'did not'}."},
+                "helpUri": AQE_DOCS,
+                "properties": {"tags": ["spark", "aqe", "compare"]},
+            })
+    return found
+
+
+def _result(rule_index: Dict[str, int], direction: str, kind: str, count: int, level: str,
+            message: str, location: Location) -> Dict[str, Any]:
+    rule = f"{direction}/{kind}"
+    result: Dict[str, Any] = {"ruleId": rule, "ruleIndex": rule_index[rule], "level": level,
+                              "message": {"text": message},
+                              "properties": {"count": count}}
+    place = physical(location)
+    if place is not None:
+        result["locations"] = [place]
+    return result
+
+
+def write(comparison, stream: TextIO) -> None:
+    rules = _rules(comparison.kinds)
+    index = {rule["id"]: number for number, rule in enumerate(rules)}
+    tripped = {id(item): reasons for item, reasons in comparison.tripped}
+    results: List[Dict[str, Any]] = []
+    for item in comparison.items:
+        gate = tripped.get(id(item), ())
+        if comparison.fleet:
+            where = Location(comparison.new.source)
+            title = f"{item.app_name}: {item.description}"
+        else:
+            where = Location(item.new.source, item.new.line)
+            title = pair_title(item)
+        for direction in DIRECTIONS:
+            for kind, count in getattr(item, direction).items():
+                if not count:
+                    continue
+                fails = any(rule in gate for rule in (direction, "any", f"{direction}:{kind}",
+                                                      f"any:{kind}"))
+                level = "error" if fails else "warning" if direction == "lost" else "note"
+                unit = " rate points" if comparison.fleet else ""
+                lines = [f"{title}: {direction} {kind} ({count}{unit})"]
+                if not comparison.fleet:
+                    lines.extend(settings_lines(item))
+                    for why_kind, reasons in item.new.why_not:
+                        if why_kind == kind and direction == "lost":
+                            lines.extend(f"why not: {reason}" for reason in reasons)
+                results.append(_result(index, direction, kind, count, level,
+                                       "\n".join(lines), where))
+    unmatched = {"old": [], "new": []} if comparison.fleet else {
+        "old": [s.label for s in comparison.unmatched_old],
+        "new": [s.label for s in comparison.unmatched_new]}
+    run: Dict[str, Any] = {
+        "tool": {"driver": {"name": "aqe-inspect", "version": __version__,
+                            "informationUri": AQE_DOCS, "rules": rules}},
+        "results": results,
+        "invocations": [{
+            "executionSuccessful": True,
+            "toolExecutionNotifications": [{"level": "warning", "message": {"text": note}}
+                                           for note in comparison.notes],
+        }],
+        "properties": {"old": comparison.old.source, "new": comparison.new.source,
+                       "fail_on": comparison.gate.text, "verdict": comparison.verdict,
+                       "unmatched": unmatched},
+    }
+    write_json({"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}, stream)

@@ -1,0 +1,540 @@
+"""`aqe-inspect compare OLD NEW`: two runs of one job, held to the JVM's truth.
+
+The material is real: sample_plans/compare_runs.py ran one application (eight scenarios, one
+labelled SQL execution each) under PySpark 3.5.9 and 4.3.0, once with the scenarios' own
+settings (`baseline`), once more the same (`rerun`), and under three changed settings
+(`bhj_off`: the runtime broadcast threshold -1; `skew_off`; `coalesce_off`), and recorded
+each execution's rewrites from the JVM plan objects (`runs.json`). What `compare` says was
+lost and gained must be exactly what the two truths imply, execution by execution; nothing
+for the re-run.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shlex
+import subprocess
+import xml.etree.ElementTree as ET
+from itertools import permutations
+from pathlib import Path
+
+import pytest
+
+from .conftest import AQE_INSPECT, ROOT, SAMPLE_PLANS
+
+LINES = ("3.5.9", "4.3.0")
+RUNS = ("baseline", "rerun", "bhj_off", "skew_off", "coalesce_off")
+FORMATS = ("text", "json", "junit", "github", "sarif", "markdown", "html")
+
+
+def _folder(line: str) -> Path:
+    return SAMPLE_PLANS / "compare" / f"spark-{line}"
+
+
+def _truth(line: str) -> dict:
+    data = json.loads((_folder(line) / "runs.json").read_text("utf-8"))
+    return {run["run"]: run for run in data["runs"]}
+
+
+def _log(line: str, run: str) -> str:
+    return str(_folder(line) / f"{run}.zstd")
+
+
+def run(*args: str, cwd=None, stdin=None) -> subprocess.CompletedProcess:
+    return subprocess.run([*AQE_INSPECT, *args], capture_output=True, text=True, cwd=cwd,
+                          input=stdin, timeout=120, env={"PATH": "/usr/bin:/bin",
+                                                         "COLUMNS": "100"})
+
+
+def compare_json(old: str, new: str, *extra: str) -> tuple:
+    done = run("compare", old, new, "--format", "json", *extra)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout), done.returncode
+
+
+def implied(old_run: dict, new_run: dict) -> dict:
+    """description -> (lost, gained), from the two runs' JVM truth."""
+    new_by = {e["description"]: e for e in new_run["executions"]}
+    found = {}
+    for before in old_run["executions"]:
+        after = new_by[before["description"]]
+        lost = {k: max(0, n - after["rewrites"][k]) for k, n in before["rewrites"].items()}
+        gained = {k: max(0, after["rewrites"][k] - n) for k, n in before["rewrites"].items()}
+        found[before["description"]] = ({k: n for k, n in lost.items() if n},
+                                        {k: n for k, n in gained.items() if n})
+    return found
+
+
+def said(document: dict) -> dict:
+    return {pair["new"]["description"]: ({k: n for k, n in pair["lost"].items() if n},
+                                         {k: n for k, n in pair["gained"].items() if n})
+            for pair in document["pairs"]}
+
+
+# ---- the truth ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", LINES)
+@pytest.mark.parametrize("old_run,new_run", [pair for pair in permutations(RUNS, 2)
+                                             if "baseline" in pair or "rerun" in pair])
+def test_compare_names_exactly_what_the_truth_implies(line, old_run, new_run):
+    truth = _truth(line)
+    document, code = compare_json(_log(line, old_run), _log(line, new_run))
+    expected = implied(truth[old_run], truth[new_run])
+    assert said(document) == expected
+    assert all(pair["matched_by"] == "description" for pair in document["pairs"])
+    assert document["unmatched"] == {"old": [], "new": []}
+    assert code == (1 if any(lost for lost, _ in expected.values()) else 0)
+    assert document["failed"] is (code == 1)
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_a_rerun_under_the_same_settings_changes_nothing(line):
+    document, code = compare_json(_log(line, "baseline"), _log(line, "rerun"))
+    assert code == 0
+    assert document["summary"]["changed"] == 0
+    assert all(not any(p["lost"].values()) and not any(p["gained"].values())
+               and p["joins"]["old"] == p["joins"]["new"] for p in document["pairs"])
+    assert all(p["settings"] == {"spark_version": None, "configs": []}
+               for p in document["pairs"])
+    assert document["verdict"].startswith("PASS: no rewrite lost or gained in 8 matched")
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_the_changed_setting_and_the_why_not_of_a_lost_broadcast(line):
+    document, _ = compare_json(_log(line, "baseline"), _log(line, "bhj_off"))
+    pair = next(p for p in document["pairs"] if p["new"]["description"] ==
+                "aqe-compare:smj_to_bhj")
+    assert pair["joins"] == {"old": {"BroadcastHashJoin": 1}, "new": {"SortMergeJoin": 1}}
+    assert {"key": "spark.sql.adaptive.autoBroadcastJoinThreshold", "old": "64KB",
+            "new": "-1"} in pair["settings"]["configs"]
+    assert any("spark.sql.adaptive.autoBroadcastJoinThreshold" in reason
+               and "blocked" in reason for reason in pair["why_not"]["smj-to-bhj"])
+    assert pair["duration_ms"]["ratio"] == pytest.approx(
+        pair["duration_ms"]["new"] / pair["duration_ms"]["old"], rel=1e-3)
+    assert pair["query_stages"]["old"] != pair["query_stages"]["new"]
+
+
+def test_spark_35_against_43_names_what_the_truths_imply():
+    old, new = _truth("3.5.9")["baseline"], _truth("4.3.0")["baseline"]
+    document, code = compare_json(_log("3.5.9", "baseline"), _log("4.3.0", "baseline"))
+    expected = implied(old, new)
+    assert said(document) == expected
+    assert code == (1 if any(lost for lost, _ in expected.values()) else 0)
+    assert document["old"]["spark_versions"] == ["3.5.9"]
+    assert document["new"]["spark_versions"] == ["4.3.0"]
+    assert all(p["settings"]["spark_version"] == {"old": "3.5.9", "new": "4.3.0"}
+               for p in document["pairs"])
+
+
+def test_spark_35_with_a_setting_off_against_43():
+    document, _ = compare_json(_log("3.5.9", "baseline"), _log("4.3.0", "skew_off"))
+    assert said(document) == implied(_truth("3.5.9")["baseline"], _truth("4.3.0")["skew_off"])
+    skew = next(p for p in document["pairs"] if p["new"]["description"] ==
+                "aqe-compare:skew_join")
+    assert skew["lost"]["skew-join"] == 1
+    assert skew["why_not"]["skew-join"]
+
+
+# ---- matching -------------------------------------------------------------------------------
+
+def _renamed_copy(source: str, target: Path, old: str, new: str) -> str:
+    import zstandard
+
+    with open(source, "rb") as handle:
+        text = zstandard.ZstdDecompressor().stream_reader(handle).read().decode("utf-8")
+    target.write_text(text.replace(old, new), encoding="utf-8")
+    return str(target)
+
+
+@pytest.mark.parametrize("new_run", ["rerun", "bhj_off", "coalesce_off"])
+def test_executions_whose_descriptions_changed_match_by_shape(tmp_path, new_run):
+    line = "4.3.0"
+    renamed = _renamed_copy(_log(line, new_run), tmp_path / "renamed.json", "aqe-compare:",
+                            "renamed:")
+    document, _ = compare_json(_log(line, "baseline"), renamed)
+    assert {p["matched_by"] for p in document["pairs"]} == {"shape"}
+    assert len(document["pairs"]) == 8
+    for pair in document["pairs"]:  # each with its own counterpart, strategies changed or not
+        assert pair["old"]["description"].split(":")[1] == pair["new"]["description"].split(":")[1]
+    expected = implied(_truth(line)["baseline"], _truth(line)[new_run])
+    assert {p["old"]["description"]: ({k: n for k, n in p["lost"].items() if n},
+                                      {k: n for k, n in p["gained"].items() if n})
+            for p in document["pairs"]} == expected
+
+
+def test_plan_texts_match_by_shape_and_the_truth_holds():
+    base = SAMPLE_PLANS / "spark-3.5.9"
+    document, code = compare_json(str(base / "smj_to_bhj" / "formatted_after.txt"),
+                                  str(base / "smj_to_bhj_off" / "formatted_after.txt"))
+    on = json.loads((base / "smj_to_bhj" / "truth.json").read_text("utf-8"))["rewrites"]
+    off = json.loads((base / "smj_to_bhj_off" / "truth.json").read_text("utf-8"))["rewrites"]
+    [pair] = document["pairs"]
+    assert pair["matched_by"] == "shape"
+    assert {k: n for k, n in pair["lost"].items() if n} == \
+        {k: on[k] - off[k] for k in on if on[k] > off[k]}
+    assert code == 1
+
+
+def test_executions_of_one_run_only_are_listed(tmp_path):
+    single = SAMPLE_PLANS / "spark-4.3.0" / "smj_to_bhj" / "eventlog.json"
+    document, _ = compare_json(_log("4.3.0", "baseline"), str(single))
+    assert len(document["unmatched"]["old"]) == 8 - len(document["pairs"])
+    assert document["summary"]["unmatched_old"] == len(document["unmatched"]["old"])
+    text = run("compare", _log("4.3.0", "baseline"), str(single))
+    assert "only in the old run" in text.stdout
+
+
+# ---- the gate ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fail_on,new_run,code", [
+    ("none", "bhj_off", 0),
+    ("gained", "bhj_off", 1),       # coalescing gained where the broadcast went
+    ("lost:skew-join", "bhj_off", 0),
+    ("lost:skew-join", "skew_off", 1),
+    ("lost:smj-to-bhj,lost:skew-join", "bhj_off", 1),
+    ("any:coalesced", "skew_off", 0),
+    ("any:coalesced", "coalesce_off", 1),
+    ("gained", "rerun", 0),
+    ("any", "rerun", 0),
+])
+def test_fail_on_chooses_what_fails(fail_on, new_run, code):
+    done = run("compare", _log("3.5.9", "baseline"), _log("3.5.9", new_run),
+               "--fail-on", fail_on)
+    assert done.returncode == code, done.stdout + done.stderr
+    assert done.stdout.rstrip().splitlines()[-1].startswith(
+        f"aqe-inspect compare: {'FAIL' if code else 'PASS'}")
+
+
+def test_fail_on_repeated_is_the_union():
+    done = run("compare", _log("3.5.9", "coalesce_off"), _log("3.5.9", "baseline"),
+               "--fail-on", "lost:skew-join", "--fail-on", "gained:coalesced")
+    assert done.returncode == 1
+    assert "fails --fail-on gained:coalesced" in done.stdout
+
+
+# ---- bad input: exit 2, one line, nothing written -------------------------------------------
+
+@pytest.mark.parametrize("args,words", [
+    (["missing.zstd", "{base}"], "missing.zstd"),
+    (["{base}", "missing.zstd"], "missing.zstd"),
+    (["{base}", "{base}", "--fail-on", "lost:skew"], "not a rewrite kind"),
+    (["{base}", "{base}", "--fail-on", "sometimes"], "--fail-on"),
+    (["{base}", "{base}", "--fail-on", "none,lost"], "--fail-on none"),
+    (["{base}", "{base}", "--format", "yaml"], "--format"),
+    (["{base}", "{table}"], "fleet table"),
+    (["{base}", "{empty}"], "empty.txt"),
+    (["-", "-"], "standard input"),
+    (["{table}", "{badtable}"], "no column"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, words):
+    (tmp_path / "table.csv").write_text(_table_csv([]) + "a,b\n", encoding="utf-8")
+    (tmp_path / "bad.csv").write_text("x,y\n1,2\n", encoding="utf-8")
+    (tmp_path / "empty.txt").write_text("nothing here\n", encoding="utf-8")
+    values = {"base": _log("3.5.9", "baseline"), "table": str(tmp_path / "table.csv"),
+              "badtable": str(tmp_path / "bad.csv"), "empty": str(tmp_path / "empty.txt")}
+    out = tmp_path / "report.txt"
+    done = run("compare", *[a.format(**values) for a in args], "-o", str(out), cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("aqe-inspect: error: "), done.stderr
+    assert words in lines[0]
+    assert "Traceback" not in done.stderr and not out.exists()
+
+
+def test_the_output_file_must_not_be_an_input(tmp_path):
+    copy = tmp_path / "old.zstd"
+    copy.write_bytes(Path(_log("3.5.9", "baseline")).read_bytes())
+    done = run("compare", str(copy), _log("3.5.9", "rerun"), "-o", str(copy))
+    assert done.returncode == 2
+    assert copy.read_bytes() == Path(_log("3.5.9", "baseline")).read_bytes()
+
+
+# ---- the formats ---------------------------------------------------------------------------
+
+HOSTILE = ('</td><script>alert(1)</script> | *bold* [link](http://x) ::error::forged '
+           '##[group] `tick` \u202eevil\x1b[31m\r\n::warning::second & <b>')
+
+
+@pytest.fixture(scope="module")
+def hostile_logs(tmp_path_factory) -> tuple:
+    folder = tmp_path_factory.mktemp("hostile")
+    escaped = json.dumps(HOSTILE)[1:-1]
+    old = _renamed_copy(_log("4.3.0", "baseline"), folder / "old.json",
+                        "aqe-compare:smj_to_bhj", escaped)
+    new = _renamed_copy(_log("4.3.0", "bhj_off"), folder / "new.json",
+                        "aqe-compare:smj_to_bhj", escaped)
+    return old, new
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_every_format_escapes_text_from_the_inputs(hostile_logs, name):
+    done = run("compare", *hostile_logs, "--format", name)
+    assert done.returncode == 1, done.stderr
+    out = done.stdout
+    if name in ("json", "sarif"):  # JSON strings hold any text; it reads back the same
+        document = json.loads(out)
+        if name == "json":
+            pair = next(p for p in document["pairs"] if p["new"]["description"] == HOSTILE)
+            assert pair["lost"]["smj-to-bhj"] == 1
+        else:
+            assert any("alert(1)" in r["message"]["text"]
+                       for r in document["runs"][0]["results"])
+        return
+    assert "\x1b" not in out and "\u202e" not in out and "\r" not in out
+    if name == "text":  # for a terminal: the description stays on its line, defused
+        assert any("alert(1)" in line and "forged" in line for line in out.splitlines())
+    if name == "github":
+        for line in out.splitlines():  # our own commands, and plain lines that are none
+            assert not line.lstrip().startswith(("::warning::second", "::error::forged"))
+            if not line.startswith(("::error ", "::warning ", "::notice ")):
+                assert "##[" not in line and not line.lstrip().startswith("::")
+    if name == "junit":
+        ET.fromstring(out)
+    if name in ("markdown", "html"):
+        assert "<script>" not in out and "& <b>" not in out
+    if name == "markdown":
+        row = next(line for line in out.splitlines() if "alert" in line)
+        cells = re.split(r"(?<!\\)\|", row)
+        assert len(cells) == 11, row  # nine cells: no `|` of the description ends one
+        assert "[link](" not in row
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_every_format_says_what_was_lost(name, tmp_path):
+    out = tmp_path / f"report.{name}"
+    done = run("compare", _log("4.3.0", "baseline"), _log("4.3.0", "bhj_off"), "--format",
+               name, "-o", str(out))
+    assert done.returncode == 1
+    assert done.stdout.startswith("aqe-inspect compare: FAIL")
+    text = out.read_text("utf-8")
+    assert "smj-to-bhj" in text and "aqe-compare:smj_to_bhj" in text.replace("\\_", "_")
+
+
+def test_json_validates_against_the_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    import aqe_inspect.compare
+
+    schema = json.loads((Path(aqe_inspect.compare.__file__).parent / "schema.json")
+                        .read_text("utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for old, new in ((_log("3.5.9", "baseline"), _log("4.3.0", "coalesce_off")),
+                     (_log("4.3.0", "baseline"),
+                      str(SAMPLE_PLANS / "spark-4.3.0" / "skew_join" / "eventlog.json"))):
+        document, _ = compare_json(old, new)
+        errors = sorted(validator.iter_errors(document), key=str)
+        assert not errors, errors[:3]
+    table_old, table_new = tmp_path / "a.csv", tmp_path / "b.csv"
+    table_old.write_text(_table_csv([("app", "q1", {"coalesced": 1})]), encoding="utf-8")
+    table_new.write_text(_table_csv([("app", "q1", {}), ("app", "q2", {})]), encoding="utf-8")
+    document, _ = compare_json(str(table_old), str(table_new))
+    assert not sorted(validator.iter_errors(document), key=str)
+
+
+def test_sarif_and_junit_validate(tmp_path):
+    from .schemas import validate_junit, validate_sarif
+
+    for old, new in ((_log("3.5.9", "baseline"), _log("3.5.9", "skew_off")),
+                     (_log("3.5.9", "baseline"), _log("3.5.9", "rerun"))):
+        validate_sarif(json.loads(run("compare", old, new, "-f", "sarif").stdout))
+        validate_junit(run("compare", old, new, "-f", "junit").stdout)
+
+
+def test_html_puts_the_plans_side_by_side_and_marks_what_changed():
+    done = run("compare", _log("4.3.0", "baseline"), _log("4.3.0", "bhj_off"), "-f", "html")
+    page = done.stdout
+    section = page[page.index("aqe-compare:smj_to_bhj"):]
+    section = section[:section.index("</section>")]
+    changed = re.findall(r'<tr class="changed">(.*?)</tr>', section)
+    assert any("BroadcastHashJoin" in row for row in changed)
+    assert any("SortMergeJoin" in row for row in changed)
+    assert 'data-side="old"' in section and 'data-side="new"' in section
+    unchanged = re.findall(r"<tr><td class=\"old\".*?</tr>", section)
+    assert unchanged  # operators the two runs share are aligned, not marked
+
+
+# ---- fleet tables --------------------------------------------------------------------------
+
+def _table_csv(rows) -> str:
+    from aqe_inspect.fleet.table import COLUMN_NAMES, KIND_COLUMNS
+
+    lines = [",".join(COLUMN_NAMES)]
+    for app, description, counts in rows:
+        row = dict.fromkeys(COLUMN_NAMES, "")
+        row.update(app_name=app, description=description, execution_id="1")
+        for column in KIND_COLUMNS:
+            row[column] = str(counts.get(column, 0))
+        lines.append(",".join(_csv_value(row[name]) for name in COLUMN_NAMES))
+    return "\n".join(lines) + "\n"
+
+
+def _csv_value(value: str) -> str:
+    return '"' + value.replace('"', '""') + '"' if any(c in value for c in ',"\n') else value
+
+
+def test_fleet_tables_compare_rates_per_application_and_description(tmp_path):
+    old = [("etl", "daily join", {"smj_to_bhj": 1})] * 4 + \
+          [("etl", "daily agg", {"coalesced": 2})] * 2 + [("bi", "=cmd|'/c calc'!A1", {})]
+    new = [("etl", "daily join", {"smj_to_bhj": 1})] * 1 + [("etl", "daily join", {})] * 3 + \
+          [("etl", "daily agg", {"coalesced": 1})] * 2 + [("ml", "new query", {"skew_join": 1})]
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "part-00000.csv").write_text(_table_csv(old), encoding="utf-8")
+    (tmp_path / "old" / "_SUCCESS").write_text("", encoding="utf-8")
+    (tmp_path / "new.csv").write_text(_table_csv(new), encoding="utf-8")
+    document, code = compare_json(str(tmp_path / "old"), str(tmp_path / "new.csv"))
+    assert code == 1 and document["kind"] == "fleet"
+    groups = {(g["app_name"], g["description"]): g for g in document["groups"]}
+    join = groups[("etl", "daily join")]
+    assert join["executions"] == {"old": 4, "new": 4}
+    assert join["rates"]["old"]["smj-to-bhj"]["rate"] == 1.0
+    assert join["rates"]["new"]["smj-to-bhj"]["rate"] == 0.25
+    assert join["lost"]["smj-to-bhj"] == 75
+    agg = groups[("etl", "daily agg")]
+    assert not any(agg["lost"].values())  # fewer coalesced reads, but every execution has one
+    assert [g["description"] for g in document["unmatched"]["old"]] == ["=cmd|'/c calc'!A1"]
+    assert [g["app_name"] for g in document["unmatched"]["new"]] == ["ml"]
+    markdown = run("compare", str(tmp_path / "old"), str(tmp_path / "new.csv"), "-f",
+                   "markdown").stdout
+    assert "75%" not in markdown and "100% → 25%" in markdown
+
+
+def test_fleet_tables_of_100000_rows_compare(tmp_path):
+    from aqe_inspect.fleet.table import COLUMN_NAMES
+
+    for name, every in (("old.csv", 1), ("new.csv", 3)):
+        with open(tmp_path / name, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(COLUMN_NAMES)
+            for number in range(100_000):
+                row = dict.fromkeys(COLUMN_NAMES, "")
+                row.update(app_name=f"app-{number % 50}", description=f"query {number % 400}",
+                           coalesced=str(int(number % every == 0)), skew_join="0",
+                           smj_to_bhj="0", smj_to_shj="0", empty_relation="0", local_read="0")
+                writer.writerow([row[column] for column in COLUMN_NAMES])
+    document, code = compare_json(str(tmp_path / "old.csv"), str(tmp_path / "new.csv"))
+    assert code == 1
+    assert document["old"]["executions"] == document["new"]["executions"] == 100_000
+    assert len(document["groups"]) == 400  # app-N runs query M where N = M mod 50
+    assert all(g["lost"]["coalesced"] > 0 or g["rates"]["new"]["coalesced"]["rate"] == 1.0
+               for g in document["groups"])
+
+
+def test_a_parquet_table_needs_pyarrow_or_says_so(tmp_path):
+    table = tmp_path / "t.parquet"
+    table.write_bytes(b"PAR1" + b"\0" * 16 + b"PAR1")
+    done = run("compare", str(table), str(table))
+    assert done.returncode == 2
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        assert "needs pyarrow" in done.stderr
+    else:
+        assert "cannot read the Parquet table" in done.stderr
+
+
+# ---- the library ---------------------------------------------------------------------------
+
+def test_the_library_function_returns_the_comparison():
+    from aqe_inspect.compare import compare
+
+    result = compare(_log("3.5.9", "baseline"), _log("3.5.9", "skew_off"),
+                     fail_on=["lost:skew-join"])
+    assert result.failed
+    [(pair, reasons)] = result.tripped
+    assert pair.new.description == "aqe-compare:skew_join" and reasons == ("lost:skew-join",)
+    assert result.as_json()["schema"] == "aqe-inspect/compare/v1"
+
+
+# ---- the README's recipe, as written --------------------------------------------------------
+
+def _readme_recipe() -> list:
+    text = (ROOT / "README.md").read_text("utf-8")
+    section = text[text.index("<!-- compare-recipe -->"):]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    return [line for line in block.splitlines() if line.startswith("aqe-inspect compare")]
+
+
+def test_the_readme_upgrade_recipe_runs_as_written(tmp_path):
+    [line] = _readme_recipe()
+    (tmp_path / "sample_plans").symlink_to(SAMPLE_PLANS, target_is_directory=True)
+    words = shlex.split(line, comments=True)
+    assert words[words.index("--format") + 1] == "github"
+    done = run(*words[1:], cwd=tmp_path)
+    expected = re.search(r"#\s*exit\s+(\d+)", line)
+    assert done.returncode == (int(expected.group(1)) if expected else 0), done.stderr
+    assert done.stdout.rstrip().splitlines()[-1].startswith("aqe-inspect compare: ")
+    if done.returncode == 1:
+        assert any(out.startswith("::error ") for out in done.stdout.splitlines())
+
+
+# ---- fuzz: whatever the two inputs hold, a result or one line and exit 2 ---------------------
+
+_SEEDS = [b"", b"\x28\xb5\x2f\xfd", b'{"Event":"SparkListenerLogStart"}\n',
+          b"== Physical Plan ==\nAdaptiveSparkPlan isFinalPlan=true\n+- Scan x\n",
+          b"app_name,description,coalesced\n", b"PAR1"]
+
+
+def test_fuzzed_inputs_never_end_in_a_traceback(tmp_path):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    real = Path(_log("4.3.0", "baseline")).read_bytes()
+
+    @settings(max_examples=25, deadline=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(st.sampled_from(_SEEDS + [real[:5000], real[:-7]]), st.binary(max_size=300),
+           st.sampled_from(["a.txt", "a.csv", "a.json", "a.zstd", "a.parquet"]))
+    def one(seed, noise, name):
+        path = tmp_path / name
+        path.write_bytes(seed + noise)
+        for args in ((str(path), _log("4.3.0", "rerun")), (_log("4.3.0", "rerun"), str(path))):
+            done = run("compare", *args, "--format", "json")
+            assert done.returncode in (0, 1, 2), done.stderr
+            assert "Traceback" not in done.stderr
+            if done.returncode == 2:
+                lines = done.stderr.splitlines()
+                assert len(lines) == 1 and lines[0].startswith("aqe-inspect: error: ")
+                assert done.stdout == ""
+            else:
+                assert json.loads(done.stdout)["schema"] == "aqe-inspect/compare/v1"
+
+    one()
+
+
+# ---- matching rounds, on summaries -----------------------------------------------------------
+
+def _summary(number: int, description: str, shape: str):
+    from aqe_inspect.compare.summary import ExecutionSummary
+
+    return ExecutionSummary(source="x", execution_id=number, query_id=str(number),
+                            description=description, shape=shape, counts={})
+
+
+def test_matching_prefers_description_and_shape_then_description_then_shape():
+    from aqe_inspect.compare.matching import match
+
+    old = [_summary(0, "load", "a"), _summary(1, "load", "b"), _summary(2, "", "c"),
+           _summary(3, "report", "d"), _summary(4, "gone", "e")]
+    new = [_summary(10, "load", "b"), _summary(11, "load", "z"), _summary(12, "", "c"),
+           _summary(13, "renamed", "d"), _summary(14, "", "q")]
+    pairs, old_left, new_left = match(old, new)
+    named = {(old[o].execution_id, new[n].execution_id): basis for o, n, basis in pairs}
+    assert named == {(1, 10): "description",   # same description and shape first
+                     (0, 11): "description",   # then the same description, the shape changed
+                     (2, 12): "shape",         # no description: by shape
+                     (3, 13): "shape"}         # the description changed: by shape
+    assert [old[i].execution_id for i in old_left] == [4]
+    assert [new[i].execution_id for i in new_left] == [14]
+
+
+def test_ties_pair_in_the_order_the_executions_ran():
+    from aqe_inspect.compare.matching import match
+
+    old = [_summary(n, "collect at job.py:12", "s") for n in range(3)]
+    new = [_summary(10 + n, "collect at job.py:12", "s") for n in range(4)]
+    pairs, old_left, new_left = match(old, new)
+    assert [(old[o].execution_id, new[n].execution_id) for o, n, _ in pairs] == \
+        [(0, 10), (1, 11), (2, 12)]
+    assert not old_left and [new[i].execution_id for i in new_left] == [13]
