@@ -302,7 +302,7 @@ def compare_command(
 ) -> None:
     """Compare two runs of the same job (a Spark upgrade, a config change): which executions
     lost or gained an adaptive rewrite, and why. Exit 1 when --fail-on holds, 0 when not."""
-    result = api.compare(old, new, fail_on, output_format=output_format, output=output,
+    result = api.compare(old, new, fail_on, for_format=output_format, output=output,
                          max_size=api.size(max_size))
     api.write(result, output_format, output, summary=f"aqe-inspect compare: {result.verdict}")
     if result.failed:
