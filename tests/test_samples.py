@@ -12,6 +12,7 @@ import pytest
 
 import aqe_inspect
 from aqe_inspect.rewrites.engine import diff_document
+from aqe_inspect.rewrites.detectors import DETECTORS
 from aqe_inspect.rewrites.findings import REWRITE_KINDS
 
 from .conftest import SAMPLE_PLANS
@@ -19,6 +20,8 @@ from .conftest import SAMPLE_PLANS
 SCENARIOS = sorted(p.parent for p in SAMPLE_PLANS.glob("spark-*/*/truth.json"))
 ADAPTIVE_SCENARIOS = [p for p in SCENARIOS
                       if json.loads((p / "truth.json").read_text("utf-8"))["adaptive"]]
+#: The kinds only an initial plan can prove (join switches, operators AQE's optimizer removed).
+NEEDS_INITIAL = {detector.kind for detector in DETECTORS if detector.needs_initial}
 AFTER_MODES = ("formatted_after", "simple_after", "extended_after", "cost_after")
 BEFORE_MODES = ("formatted_before", "simple_before")
 
@@ -49,6 +52,9 @@ def test_samples_cover_two_spark_lines_and_every_scenario():
         "union_of_aggregates", "five_way_join", "aqe_declines", "local_read_off",
         "smj_to_shj_off", "aqe_off", "broadcast_just_above", "skew_below_factor",
         "skew_unsplittable_side", "user_repartition", "repartition_by_column",
+        "dynamic_partition_pruning_off", "dpp_subquery", "dpp_dropped", "rebalance_skew",
+        "rebalance_skew_off", "one_row_sort", "one_row_aggregate", "one_row_off",
+        "limit_removed", "limit_removed_off",
     }
 
 
@@ -84,11 +90,27 @@ def test_codegen_mode_is_one_query(scenario):
     printed = {int(stage) for stage in re.findall(r"^[ :|+-]*\*\((\d+)\) ", text, re.M)}
     assert printed and {n.codegen_stage for n in query.walk()} - {None} == printed
     counts = reported_counts(path)
+    hidden = _top_outside_codegen(scenario)
     for kind in REWRITE_KINDS:
-        if kind in ("smj-to-bhj", "smj-to-shj"):  # judged against the initial plan only
+        if kind in NEEDS_INITIAL:  # judged against the initial plan only
             assert counts[kind] == 0, kind
+        elif hidden:
+            # A read at the very top of the final plan (a rebalance's; the read left when
+            # AQE removed the sort above it) is in no codegen subtree: codegen mode does not
+            # print it, so its rewrites cannot be seen; nothing may be invented either.
+            assert counts[kind] <= truth["rewrites"].get(kind, 0), kind
         else:
             assert counts[kind] == truth["rewrites"].get(kind, 0), kind
+
+
+def _top_outside_codegen(scenario: Path) -> bool:
+    """Whether the final plan's top operator (under 4.x's ResultQueryStage) is a shuffle read
+    or a query stage, which no WholeStageCodegen subtree holds."""
+    query = aqe_inspect.parse((scenario / "simple_after.txt").read_text("utf-8")).queries[0]
+    top = query.final
+    while top.name == "ResultQueryStage" and top.children:
+        top = top.children[0]
+    return top.name in ("AQEShuffleRead", "ShuffleQueryStage", "BroadcastQueryStage")
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=scenario_id)

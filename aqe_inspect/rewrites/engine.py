@@ -129,7 +129,7 @@ def report_pairs(report: QueryReport) -> List[PlanPair]:
 
 def _pairs_with_initial(query: Query, initial: Node) -> List[PlanPair]:
     main = PlanPair(final=query.final, initial=initial, is_final_plan=query.is_final_plan,
-                    where="main", same_ids=False)
+                    where="main", same_ids=False, subqueries=query.subqueries)
     nested = [pair for pair in plan_pairs(query) if pair.final is not query.final
               and pair.where != "main (final plan only)"]
     return [main, *nested]
