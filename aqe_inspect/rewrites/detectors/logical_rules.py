@@ -31,6 +31,27 @@ def is_limit(node: Node) -> bool:
     return family(node) in LIMITS
 
 
+def _aggregate_key(node: Node) -> str:
+    """What an aggregate computes, whichever implementation runs it: re-planning may turn a
+    SortAggregate into a HashAggregate (4.x) over the same keys and functions."""
+    keys = node.details.get("Keys")
+    functions = node.details.get("Functions")
+    if keys is None or functions is None:
+        for part in split_top_level(node.args.strip()[1:-1] if node.args.startswith("(")
+                                    else node.args):
+            if part.startswith(("keys=", "key=")) and keys is None:
+                keys = part.split("=", 1)[1]
+            elif part.startswith("functions=") and functions is None:
+                functions = part.split("=", 1)[1]
+    if keys is None and functions is None:
+        return normalized_text(node)
+    return " ".join(f"Aggregate keys={keys} functions={functions}".split())
+
+
+def _operator_key(node: Node) -> str:
+    return _aggregate_key(node) if is_aggregate(node) else normalized_text(node)
+
+
 def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[Node]:
     """The operators of the initial plan that `wanted` picks and the final plan no longer
     holds (matched by what they compute, `normalized_text`, each final one standing for one
@@ -47,13 +68,13 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[No
             if static_empty[text] <= 0:
                 return []
             static_empty[text] -= 1
-    kept = Counter(normalized_text(node) for node in finals if wanted(node))
+    kept = Counter(_operator_key(node) for node in finals if wanted(node))
     reuse = any(family(node) == "ReusedExchange" for node in finals)
     removed: List[Node] = []
     for node, under_exchange in _initial_with_depth(pair):
         if not wanted(node):
             continue
-        text = normalized_text(node)
+        text = _operator_key(node)
         if kept[text] > 0:
             kept[text] -= 1
             continue
