@@ -13,7 +13,8 @@ from aqe_inspect.rewrites.findings import REWRITE_KINDS
 
 pytestmark = pytest.mark.spark
 
-LIVE_SCENARIOS = ["multi_rewrite", "skew_join", "empty_relation", "smj_to_shj", "aqe_declines"]
+LIVE_SCENARIOS = ["multi_rewrite", "skew_join", "empty_relation", "smj_to_shj", "aqe_declines",
+                  "dpp_dropped", "rebalance_skew", "one_row_aggregate", "limit_removed"]
 
 
 def test_live_run_agrees_with_the_jvm(spark, tmp_path):

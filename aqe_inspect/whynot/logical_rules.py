@@ -13,7 +13,7 @@ from typing import Iterator, List, Optional
 
 from ..plan.model import Node
 from ..plan.operators import is_query_stage, split_top_level
-from ..rewrites.detectors.logical_rules import is_aggregate, is_global_sort, is_limit
+from ..rewrites.detectors.logical_rules import is_global_sort, is_group_only, is_limit
 from .base import Context, Explainer, candidate, needs_setting, setting_reason
 from .defaults import spark_line
 from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason
@@ -92,7 +92,7 @@ class OneRowWhyNot(_LogicalRuleWhyNot):
     rule = "OptimizeOneRowPlan"
 
     def wanted(self, node: Node) -> bool:
-        return is_global_sort(node) or (is_aggregate(node) and _stage_rows(node) is not None)
+        return is_global_sort(node) or (is_group_only(node) and _stage_rows(node) is not None)
 
 
 class LimitRemovedWhyNot(_LogicalRuleWhyNot):

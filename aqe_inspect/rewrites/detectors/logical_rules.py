@@ -48,6 +48,12 @@ def _aggregate_key(node: Node) -> str:
     return " ".join(f"Aggregate keys={keys} functions={functions}".split())
 
 
+def is_group_only(node: Node) -> bool:
+    """An aggregate with grouping keys and no aggregate function (a DISTINCT): the one
+    OptimizeOneRowPlan turns into a projection."""
+    return is_aggregate(node) and "functions=[]" in _aggregate_key(node)
+
+
 def _operator_key(node: Node) -> str:
     return _aggregate_key(node) if is_aggregate(node) else normalized_text(node)
 
@@ -156,7 +162,7 @@ class OneRowPlan(Detector):
             what = "a global sort" if is_global_sort(node) else "an aggregate"
             yield Rewrite(
                 kind=self.kind, final_node=None, initial_node=node,
-                message=(f"{describe(node)}, {what} of the initial plan, was removed: a "
+                message=(f"{describe(node)} was removed, {what} of the initial plan: a "
                          "query stage proved at most one row reaches it"),
                 evidence=(f"{node.name} {node.details.get('Arguments') or node.args}"[:200],),
                 numbers={"operator": node.name},
@@ -191,8 +197,8 @@ class LimitRemoved(Detector):
         for node in removed_operators(pair, is_limit):
             yield Rewrite(
                 kind=self.kind, final_node=None, initial_node=node,
-                message=(f"{describe(node)} of the initial plan was removed: a query stage "
-                         "proved fewer rows than the limit reach it"),
+                message=(f"{describe(node)} was removed, a limit of the initial plan: a query "
+                         "stage proved no more rows than the limit reach it"),
                 evidence=(f"{node.name} {node.details.get('Arguments') or node.args}"[:200],),
                 numbers={"operator": node.name, **_limit_number(node)},
             )
