@@ -168,7 +168,7 @@ def side_by_side_rows(pair: PlanPair, rewrites: Optional[Iterable[Rewrite]] = No
     """
     if marked is None:
         if rewrites is None:
-            from .detectors import DETECTORS
+            from ..rewrites.detectors import DETECTORS
 
             rewrites = [r for detector in DETECTORS for r in detector.detect(pair)]
         marked = rewrite_marks(rewrites)
