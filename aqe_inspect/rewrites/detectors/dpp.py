@@ -124,10 +124,11 @@ class DynamicPartitionPruning(Detector):
     partition column is a join key. Under AQE the initial plan holds it as
     `dynamicpruningexpression(p IN dynamicpruning#N)` over a `SubqueryAdaptiveBroadcast`;
     at run time AQE reuses the join's broadcast for it (`SubqueryBroadcast` over the
-    broadcast stage: `reused`) or, on 3.2-3.5 with
+    broadcast stage: `reused`) or, with
     `spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly=false` and no broadcast
-    join, runs a `Subquery` that scans the build side again (`subquery`). From Spark 4.0 AQE
-    no longer falls back to a subquery: such a filter is dropped (see dpp-dropped).
+    join to reuse, runs a `Subquery` that aggregates the build side's keys, scanning it again
+    (`subquery`; so on PySpark 3.5.9 and 4.3.0 alike). With `reuseBroadcastOnly` true (the
+    default) such a filter is dropped instead (dpp-dropped).
 
     Before (initial plan):                      After (final plan):
         FileScan parquet [id,p] PartitionFilters:   FileScan parquet [id,p] PartitionFilters:
@@ -189,8 +190,8 @@ class DynamicPruningDropped(Detector):
 
     AQE replaces a planned pruning filter with the literal `true` when there is no broadcast
     hash join whose broadcast it could reuse (the join stayed a sort-merge join, a hint or a
-    size kept it from broadcasting) and, on 3.2-3.5, `reuseBroadcastOnly` is true (the
-    default); from 4.0 it always does. The scan then reads every partition.
+    size kept it from broadcasting) and `reuseBroadcastOnly` is true (the default). The scan
+    then reads every partition.
 
     Before (initial plan):                      After (final plan):
         FileScan parquet [id,p] PartitionFilters:   FileScan parquet [id,p] PartitionFilters:
