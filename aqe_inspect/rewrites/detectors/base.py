@@ -143,6 +143,8 @@ class Detector:
     spark_rule: str = ""
     #: True when only an initial plan can prove the rewrite (a join switch).
     needs_initial: bool = False
+    #: How a note names the kinds that need the initial plan, grouped.
+    initial_group: str = "join switches"
 
     @property
     def doc(self) -> str:

@@ -146,6 +146,7 @@ class OneRowPlan(Detector):
                "(OptimizeOneRowPlan)")
     spark_rule = "OptimizeOneRowPlan"
     needs_initial = True
+    initial_group = "operators AQE's optimizer removed"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         removed = removed_operators(pair, lambda n: is_global_sort(n) or is_aggregate(n))
@@ -192,6 +193,7 @@ class LimitRemoved(Detector):
     summary = "a limit no more rows could reach was removed at run time (EliminateLimits)"
     spark_rule = "EliminateLimits"
     needs_initial = True
+    initial_group = "operators AQE's optimizer removed"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         for node in removed_operators(pair, is_limit):
