@@ -227,3 +227,45 @@ def reported_counts_text(text: str) -> Dict[str, int]:
         for kind, count in query.counts.items():
             counts[kind] += count
     return counts
+
+
+def test_dpp_says_how_the_pruning_ran_as_the_jvm_did():
+    """The `dpp` finding's mode (`reused` broadcast or `subquery`) is the class of the pruning
+    subquery the JVM ran (truth.json `dpp_scans`: SubqueryBroadcastExec or SubqueryExec)."""
+    checked = 0
+    for scenario in SCENARIOS:
+        truth = json.loads((scenario / "truth.json").read_text("utf-8"))
+        want = sorted(scan["mode"] for plan in truth["adaptive_plans"]
+                      for scan in plan.get("dpp_scans", []))
+        for mode in ("formatted_after", "simple_after", "extended_after"):
+            report = diff_document(aqe_inspect.parse((scenario / f"{mode}.txt").read_text()))
+            got = sorted(r.numbers.get("mode") for q in report.queries
+                         for r in q.rewrites if r.kind == "dpp")
+            assert got == want, (scenario, mode)
+            checked += len(got)
+    assert checked >= 12  # dynamic_partition_pruning and dpp_subquery, both lines, 3 modes
+
+
+def test_removed_operators_are_the_ones_the_jvm_lost():
+    """one-row and limit-removed name operators of the initial plan (Sort, an aggregate, a
+    limit), as many as truth.json's `logical_operators` lost between the initial and final
+    physical plans."""
+    for scenario in SCENARIOS:
+        truth = json.loads((scenario / "truth.json").read_text("utf-8"))
+        if not (truth["rewrites"]["one-row"] or truth["rewrites"]["limit-removed"]):
+            continue
+        report = diff_document(aqe_inspect.parse(
+            (scenario / "formatted_after.txt").read_text()))
+        removed = [r for q in report.queries for r in q.rewrites
+                   if r.kind in ("one-row", "limit-removed")]
+        assert removed and all(r.final_node is None and r.initial_node is not None
+                               for r in removed), scenario
+        names = {r.numbers["operator"] for r in removed}
+        lost = {name for plan in truth["adaptive_plans"]
+                for name, count in plan["logical_operators"]["initial"].items()
+                if count > plan["logical_operators"]["final"].get(name, 0)}
+        expected = {"sort": {"Sort"}, "aggregate": {"HashAggregate", "SortAggregate",
+                                                    "ObjectHashAggregate"},
+                    "limit": {"CollectLimit", "GlobalLimit", "TakeOrderedAndProject"}}
+        assert all(any(name in expected[kind] for name in names) for kind in lost), \
+            (scenario, names, lost)
