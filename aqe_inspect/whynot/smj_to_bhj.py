@@ -119,13 +119,14 @@ def broadcast_verdict(kind: str, join: Node, ctx: Context) -> Candidate:
         facts.extend(reasons)
         needs.extend(need)
         open_sides += 1
-        if not need:
-            fits.append((index, label))
+        fits.append((index, label))
     blocked = [reason for _, reasons in sorted(by_side, key=lambda item: item[0])
                for reason in reasons]
     if open_sides == 0:
         return candidate(kind, join, BLOCKED, blocked)
-    if fits and len(fits) == open_sides:
+    if fits:
+        # Whatever else is open (the non-empty partition ratio), a switch that would add a
+        # shuffle is one AQE's cost evaluator rejects.
         kept = cost_kept(join, fits, kind_of_join or "", ctx)
         if kept is not None:
             verdict, reasons, need = kept
