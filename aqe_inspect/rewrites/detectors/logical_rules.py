@@ -7,7 +7,8 @@ from collections import Counter
 from typing import Callable, Dict, Iterator, List, Optional
 
 from ...plan.model import Node
-from ...plan.operators import family, is_empty_relation, normalized_text, split_top_level
+from ...plan.operators import VENDOR_PREFIXES, VENDOR_SUFFIXES, family, \
+    is_empty_relation, normalized_text, split_top_level
 from .base import Detector, PlanPair, Rewrite, describe
 
 AGGREGATES = ("HashAggregate", "ObjectHashAggregate", "SortAggregate")
@@ -67,6 +68,10 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[No
     if pair.initial is None:
         return []
     finals = [node for node in pair.final_nodes()]
+    if any(_is_vendor(node) for node in finals):
+        # A vendor's engine (Gluten, RAPIDS, Photon) replaces and fuses Spark's operators in
+        # the final plan: what went missing cannot be told from what was replaced.
+        return []
     static_empty = Counter(normalized_text(n) for n in pair.initial_nodes() if is_empty_relation(n))
     for node in finals:
         if is_empty_relation(node):
@@ -76,7 +81,7 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[No
             static_empty[text] -= 1
     kept = Counter(_operator_key(node) for node in finals if wanted(node))
     reuse = any(family(node) == "ReusedExchange" for node in finals)
-    removed: List[Node] = []
+    unmatched: List[Node] = []
     for node, under_exchange in _initial_with_depth(pair):
         if not wanted(node):
             continue
@@ -86,8 +91,45 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[No
             continue
         if reuse and under_exchange:
             continue
+        unmatched.append(node)
+    # An operator the final plan prints another way (two explain modes paired, a vendor's
+    # replacement such as `HashAggregateExecTransformer`) is still there: each final operator
+    # of the same category that no initial one matched stands for one of them.
+    spare = Counter(_category(node) for node in finals if _category(node))
+    removed: List[Node] = []
+    left = {id(node) for node in unmatched}
+    matched_final = Counter(_category(node) for node in pair.initial_nodes()
+                            if wanted(node) and id(node) not in left and _category(node))
+    for category, count in matched_final.items():
+        spare[category] = max(0, spare[category] - count)
+    for node in unmatched:
+        category = _category(node)
+        if category and spare[category] > 0:
+            spare[category] -= 1
+            continue
         removed.append(node)
     return removed
+
+
+def _is_vendor(node: Node) -> bool:
+    name = node.name
+    return any(name.startswith(prefix) and len(name) > len(prefix) for prefix in VENDOR_PREFIXES) \
+        or any(name.endswith(suffix) and len(name) > len(suffix) for suffix in VENDOR_SUFFIXES)
+
+
+def _category(node: Node) -> str:
+    """What an operator is, by its name alone, whoever printed it: `sort` (not a local sort),
+    `aggregate`, `limit`; empty for anything else."""
+    name = node.name
+    if "Aggregate" in name:
+        return "aggregate"
+    if "Limit" in name or "TakeOrdered" in name:
+        return "limit"
+    if "Sort" in name and "SortMergeJoin" not in name and "SortAggregate" not in name:
+        args = node.details.get("Arguments") or node.args
+        parts = split_top_level(args)
+        return "" if len(parts) >= 2 and parts[1] == "false" else "sort"
+    return ""
 
 
 def _initial_with_depth(pair: PlanPair) -> Iterator[tuple]:
