@@ -174,13 +174,13 @@ def _fetch_history_sql(spark: SparkSession, app_id: str, execution_id: int, path
     base = f"http://localhost:{port}/api/v1/applications/{app_id}/sql"
 
     def completed():
-        with urllib.request.urlopen(f"{base}/{execution_id}", timeout=10) as response:
+        with urllib.request.urlopen(f"{base}/{execution_id}", timeout=60) as response:
             status = json.load(response).get("status")
         return True if status == "COMPLETED" else None
 
     _wait_for(f"execution {execution_id} COMPLETED in the UI", completed)
     url = f"{base}?details=true&planDescription=true"
-    with urllib.request.urlopen(url, timeout=30) as response:
+    with urllib.request.urlopen(url, timeout=120) as response:
         path.write_bytes(response.read())
     return url
 

@@ -21,6 +21,7 @@ import json
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,11 @@ REWRITE_KEYS = (
     "smj-to-shj",
     "empty-relation",
     "local-read",
+    "dpp",
+    "dpp-dropped",
+    "rebalance-skew",
+    "one-row",
+    "limit-removed",
 )
 INFO_KEYS = ("dynamic-pruning", "reused-exchange", "reused-subquery", "query-stages")
 
@@ -66,6 +72,11 @@ EQUI_JOIN_CLASSES = frozenset(
 )
 # Query stages whose run-time evidence truth.json records, by class.
 STAGE_KINDS = {"ShuffleQueryStageExec": "shuffle", "BroadcastQueryStageExec": "broadcast"}
+# Shuffle origins of a REBALANCE (hint or write): OptimizeSkewInRebalancePartitions' scope.
+REBALANCE_ORIGINS = frozenset({"REBALANCE_PARTITIONS_BY_COL", "REBALANCE_PARTITIONS_BY_NONE"})
+SCAN_CLASSES = frozenset({"FileSourceScanExec", "BatchScanExec"})
+AGGREGATE_CLASSES = frozenset({"HashAggregateExec", "ObjectHashAggregateExec", "SortAggregateExec"})
+LIMIT_CLASSES = frozenset({"CollectLimitExec", "GlobalLimitExec", "TakeOrderedAndProjectExec"})
 SWITCH_TARGETS = {
     "BroadcastHashJoinExec": "smj-to-bhj",
     "ShuffledHashJoinExec": "smj-to-shj",
@@ -301,6 +312,43 @@ def _build_dynamic_partition_pruning(spark: SparkSession, data_dir: Path) -> Dat
     fact = spark.read.parquet(fact_path)
     dim = spark.read.parquet(dim_path).where(F.col("tier") == "hot")
     return fact.join(dim, "p").groupBy("p").agg(F.count("id").alias("n"))
+
+
+def _build_dpp_merge_hint(spark: SparkSession, data_dir: Path) -> DataFrame:
+    """The pruning query with a sort-merge hint on the dimension: the optimizer plans the
+    pruning (the dimension is small enough to broadcast), but the join is not a broadcast
+    join, so AQE has no broadcast to reuse and drops the filter."""
+    fact_path, dim_path = _write_partitioned_tables(spark, data_dir)
+    fact = spark.read.parquet(fact_path)
+    dim = spark.read.parquet(dim_path).where(F.col("tier") == "hot")
+    return fact.join(dim.hint("merge"), "p").groupBy("p").agg(F.count("id").alias("n"))
+
+
+def _build_rebalance_skew(spark: SparkSession, _: Path) -> DataFrame:
+    """``REBALANCE(k)`` over the skewed rows (key 0 holds 90%): the partition of key 0 is
+    far above the advisory size, so AQE splits it (a hint, as a write would add)."""
+    return spark.sql("SELECT /*+ REBALANCE(k) */ k, v * 2 AS w FROM {rows}",
+                     rows=_skewed_rows(spark))
+
+
+def _build_one_row_sort(spark: SparkSession, _: Path) -> DataFrame:
+    """A global sort over a filter that keeps one row: the range shuffle's stage proves at
+    most one row, so OptimizeOneRowPlan removes the sort."""
+    rows = _range(spark, 1_000).select((F.col("id") * 3).alias("x"), F.col("id").alias("v"))
+    return rows.where(F.col("x") == 15).orderBy("x", "v")
+
+
+def _build_one_row_aggregate(spark: SparkSession, _: Path) -> DataFrame:
+    """A distinct over a repartition that keeps one row: the repartition's stage proves at
+    most one row, so OptimizeOneRowPlan turns the group-only aggregate into a projection."""
+    rows = _range(spark, 1_000).select((F.col("id") * 3).alias("x"))
+    return rows.where(F.col("x") == 15).repartition("x").distinct()
+
+
+def _build_limit_removed(spark: SparkSession, _: Path) -> DataFrame:
+    """LIMIT 100 over a 7-group aggregation: the shuffle stage proves fewer rows than the
+    limit, so EliminateLimits removes it."""
+    return _grouped_counts(spark, 1_000, 7).limit(100)
 
 
 def _build_scalar_subquery(spark: SparkSession, _: Path) -> DataFrame:
@@ -580,6 +628,45 @@ def _shj_facts(truth: dict, conf: ConfLookup) -> dict:
     }
 
 
+DPP_KEY = "spark.sql.optimizer.dynamicPartitionPruning.enabled"
+DPP_REUSE_ONLY_KEY = "spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly"
+REBALANCE_SKEW_KEY = "spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled"
+REBALANCE_SMALL_FACTOR_KEY = "spark.sql.adaptive.rebalancePartitionsSmallPartitionFactor"
+CATALYST_OPTIMIZER = "org.apache.spark.sql.catalyst.optimizer."
+
+
+def _dpp_facts(truth: dict, conf: ConfLookup) -> dict:
+    return {
+        "dpp_scans": truth["rewrites"]["dpp"],
+        "dpp_dropped": truth["rewrites"]["dpp-dropped"],
+        "dynamic_pruning_filters": truth["info"]["dynamic-pruning"],
+    }
+
+
+def _rebalance_facts(truth: dict, conf: ConfLookup) -> dict:
+    """The rebalance shuffle's partition sizes against the advisory size a split needs."""
+    (stage,) = [s for s in truth["stages"] if s["shuffle_origin"] in REBALANCE_ORIGINS]
+    sizes = stage["bytes_by_partition"]
+    advisory = conf_bytes(conf(ADVISORY_KEY))
+    return {
+        "shuffle_origin": stage["shuffle_origin"],
+        "partitions": len(sizes),
+        "max_partition_bytes": max(sizes),
+        "advisory_partition_bytes": advisory,
+        "partitions_above_advisory": sum(1 for size in sizes if size > advisory),
+    }
+
+
+def _logical_rule_facts(truth: dict, conf: ConfLookup) -> dict:
+    """What the AQE logical rules had before them: the operators of the main plan's initial
+    and final physical plans (global sorts, final aggregates, limits)."""
+    return {
+        "logical_operators": truth["adaptive_plans"][0]["logical_operators"],
+        "one_row": truth["rewrites"]["one-row"],
+        "limit_removed": truth["rewrites"]["limit-removed"],
+    }
+
+
 def _adaptive_facts(truth: dict, conf: ConfLookup) -> dict:
     return {
         "adaptive": truth["adaptive"],
@@ -806,7 +893,131 @@ SCENARIOS: tuple[Scenario, ...] = (
             "spark.sql.autoBroadcastJoinThreshold": "10MB",
             "spark.sql.optimizer.dynamicPartitionPruning.enabled": "true",
         },
-        expect={"dynamic-pruning": True},
+        expect={"dynamic-pruning": True, "dpp": True},
+    ),
+    Scenario(
+        "dynamic_partition_pruning_off",
+        "The dynamic_partition_pruning query with dynamic partition pruning switched off: the fact table is read whole.",
+        _build_dynamic_partition_pruning,
+        confs={
+            "spark.sql.autoBroadcastJoinThreshold": "10MB",
+            DPP_KEY: "false",
+        },
+        expect={"dpp": False, "dpp-dropped": False, "dynamic-pruning": False},
+        control=Control(
+            "dpp", "disabled", DPP_KEY,
+            "Dynamic partition pruning is switched off, so no pruning filter is planned on the fact scan.",
+            _dpp_facts, (_value_is("false"),),
+            twin="dynamic_partition_pruning",
+        ),
+    ),
+    Scenario(
+        "dpp_subquery",
+        "The pruning query with no broadcast join and reuseBroadcastOnly=false: the pruning values come from a subquery that scans the dimension again (3.x); 4.x drops it.",
+        _build_dynamic_partition_pruning,
+        confs={
+            STATIC_BROADCAST_KEY: "-1",
+            DPP_KEY: "true",
+            DPP_REUSE_ONLY_KEY: "false",
+        },
+        expect={"smj-to-bhj": False},
+    ),
+    Scenario(
+        "dpp_dropped",
+        "The pruning query with a merge hint: the pruning is planned, but with no broadcast join to reuse AQE drops it (dynamicpruningexpression(true)).",
+        _build_dpp_merge_hint,
+        confs={
+            "spark.sql.autoBroadcastJoinThreshold": "10MB",
+            DPP_KEY: "true",
+        },
+        expect={"dpp": False, "dpp-dropped": True},
+    ),
+    Scenario(
+        "rebalance_skew",
+        "REBALANCE(k) hint over rows where key 0 holds 90%: AQE splits the skewed partition of the rebalance shuffle.",
+        _build_rebalance_skew,
+        confs={ADVISORY_KEY: "8KB"},
+        expect={"rebalance-skew": True, "skew-join": False},
+        min_spark=(3, 3),
+        min_spark_reason="spark.sql() takes DataFrame arguments from PySpark 3.3",
+    ),
+    Scenario(
+        "rebalance_skew_off",
+        "Same rebalance with skew splitting in rebalances switched off: the hot partition is read whole.",
+        _build_rebalance_skew,
+        confs={ADVISORY_KEY: "8KB", REBALANCE_SKEW_KEY: "false"},
+        expect={"rebalance-skew": False},
+        min_spark=(3, 3),
+        min_spark_reason="spark.sql() takes DataFrame arguments from PySpark 3.3",
+        control=Control(
+            "rebalance-skew", "disabled", REBALANCE_SKEW_KEY,
+            "Skew splitting in rebalance shuffles is switched off, so the partition above the advisory size is read by one task.",
+            _rebalance_facts,
+            (_value_is("false"),
+             ("a partition is above the advisory size",
+              lambda f: f["partitions_above_advisory"] > 0)),
+            twin="rebalance_skew",
+        ),
+    ),
+    Scenario(
+        "one_row_sort",
+        "Global sort over a filter that keeps one row: AQE's OptimizeOneRowPlan removes the sort once the stage below proves one row.",
+        _build_one_row_sort,
+        expect={"one-row": True},
+        min_spark=(3, 3),
+        min_spark_reason="AQE's logical optimizer runs OptimizeOneRowPlan from Spark 3.3",
+    ),
+    Scenario(
+        "one_row_aggregate",
+        "Distinct over a repartition that keeps one row: OptimizeOneRowPlan turns the aggregate into a projection.",
+        _build_one_row_aggregate,
+        expect={"one-row": True},
+        min_spark=(3, 3),
+        min_spark_reason="AQE's logical optimizer runs OptimizeOneRowPlan from Spark 3.3",
+    ),
+    Scenario(
+        "one_row_off",
+        "The one_row_sort query with OptimizeOneRowPlan excluded from AQE's optimizer: the sort runs.",
+        _build_one_row_sort,
+        confs={EXCLUDED_RULES_KEY: CATALYST_OPTIMIZER + "OptimizeOneRowPlan"},
+        expect={"one-row": False},
+        min_spark=(3, 3),
+        min_spark_reason="AQE's logical optimizer runs OptimizeOneRowPlan from Spark 3.3",
+        control=Control(
+            "one-row", "disabled", EXCLUDED_RULES_KEY,
+            "OptimizeOneRowPlan is excluded, so the sort over one row stays.",
+            _logical_rule_facts,
+            (("the rule is excluded", lambda f: "OptimizeOneRowPlan" in f["config_value"]),
+             ("the sort is still there",
+              lambda f: f["logical_operators"]["final"].get("sort", 0) > 0)),
+            twin="one_row_sort",
+        ),
+    ),
+    Scenario(
+        "limit_removed",
+        "LIMIT 100 over a 7-group aggregation: AQE's EliminateLimits removes the limit once the stage proves fewer rows.",
+        _build_limit_removed,
+        expect={"limit-removed": True},
+        min_spark=(3, 3),
+        min_spark_reason="AQE's logical optimizer runs EliminateLimits from Spark 3.3",
+    ),
+    Scenario(
+        "limit_removed_off",
+        "The limit_removed query with EliminateLimits excluded from AQE's optimizer: the limit stays.",
+        _build_limit_removed,
+        confs={EXCLUDED_RULES_KEY: CATALYST_OPTIMIZER + "EliminateLimits"},
+        expect={"limit-removed": False},
+        min_spark=(3, 3),
+        min_spark_reason="AQE's logical optimizer runs EliminateLimits from Spark 3.3",
+        control=Control(
+            "limit-removed", "disabled", EXCLUDED_RULES_KEY,
+            "EliminateLimits is excluded, so the limit stays although fewer rows reach it.",
+            _logical_rule_facts,
+            (("the rule is excluded", lambda f: "EliminateLimits" in f["config_value"]),
+             ("the limit is still there",
+              lambda f: f["logical_operators"]["final"].get("limit", 0) > 0)),
+            twin="limit_removed",
+        ),
     ),
     Scenario(
         "scalar_subquery",
@@ -1123,6 +1334,72 @@ def _dynamic_pruning_filters(node) -> int:
     return count
 
 
+def _pruning_expressions(node) -> list:
+    """The DynamicPruningExpressions among a node's expressions."""
+    return [sub for expr in _seq(node.expressions()) for sub in _expression_tree(expr)
+            if _simple_name(sub) == "DynamicPruningExpression"]
+
+
+def _dpp_mode(node) -> Optional[str]:
+    """How a scan's dynamic pruning ran (PlanAdaptiveDynamicPruningFilters): ``reused`` when
+    its values come from a ``SubqueryBroadcastExec`` (the join's broadcast, reused),
+    ``subquery`` when from a ``SubqueryExec`` that scans the build side again (3.x,
+    ``reuseBroadcastOnly=false``); None when it has no pruning subquery."""
+    for sub in _pruning_expressions(node):
+        if _simple_name(sub.child()) == "InSubqueryExec":
+            plan = _simple_name(sub.child().plan())
+            return "reused" if plan == "SubqueryBroadcastExec" else "subquery"
+    return None
+
+
+def _dpp_dropped(node) -> bool:
+    """A DynamicPruningExpression whose child is the literal ``true``: the placeholder AQE
+    (or the planner) leaves when it drops a planned pruning."""
+    return any(_simple_name(sub.child()) == "Literal" for sub in _pruning_expressions(node))
+
+
+def _is_rebalance_skew(node) -> bool:
+    """An AQE shuffle read with skewed (split) partitions over a REBALANCE shuffle: the
+    work of OptimizeSkewInRebalancePartitions (a skew join's reads are over
+    ENSURE_REQUIREMENTS shuffles)."""
+    if _simple_name(node) not in SHUFFLE_READ_CLASSES or not _has_method(node, "hasSkewedPartition"):
+        return False
+    if not bool(node.hasSkewedPartition()):
+        return False
+    stage = node.child()
+    if not _has_method(stage, "shuffle"):
+        return False
+    return stage.shuffle().shuffleOrigin().toString() in REBALANCE_ORIGINS
+
+
+def _logical_operator_counts(root, types: _JvmTypes) -> Counter:
+    """Global sorts, final-phase aggregates and limits of one physical plan, with
+    multiplicity: every tree a stage or a reused exchange stands for is walked (an initial
+    plan holds both copies of a reused subtree), nested adaptive plans and subqueries are
+    not. A logical Aggregate plans as a partial and a final physical aggregate; only the
+    one that requires a child distribution (``requiredChildDistributionExpressions``
+    defined) is counted, so each logical aggregate counts once."""
+    counts: Counter = Counter()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        name = _simple_name(node)
+        if name == "AdaptiveSparkPlanExec" and node is not root:
+            continue
+        if name == "SortExec" and bool(getattr(node, "global")()):
+            counts["sort"] += 1
+        elif name in AGGREGATE_CLASSES and _option(node.requiredChildDistributionExpressions()) is not None:
+            counts["aggregate"] += 1
+        elif name in LIMIT_CLASSES:
+            counts["limit"] += 1
+        stack.extend(_seq(node.children()))
+        if types.is_query_stage(node):
+            stack.append(node.plan())
+        if name == "ReusedExchangeExec":
+            stack.append(node.child())
+    return counts
+
+
 def _final_plan_counts(nodes: list, types: _JvmTypes) -> dict:
     """Rewrite and info counts that are read straight off final-plan nodes."""
     counts = dict.fromkeys(REWRITE_KEYS + INFO_KEYS, 0)
@@ -1139,6 +1416,10 @@ def _final_plan_counts(nodes: list, types: _JvmTypes) -> dict:
         counts["reused-subquery"] += name == "ReusedSubqueryExec"
         counts["query-stages"] += types.is_query_stage(node)
         counts["dynamic-pruning"] += _dynamic_pruning_filters(node)
+        if name in SCAN_CLASSES:
+            counts["dpp"] += _dpp_mode(node) is not None
+            counts["dpp-dropped"] += _dpp_dropped(node)
+        counts["rebalance-skew"] += _is_rebalance_skew(node)
     return counts
 
 
@@ -1264,6 +1545,21 @@ def _adaptive_plan_truth(
     switches = _join_switches(initial.nodes, final.nodes)
     for switch in switches:
         counts[SWITCH_TARGETS[switch["to"] + "Exec"]] += 1
+    # A pruning the initial plan had dropped already is the planner's, not AQE's.
+    initially_dropped = sum(_dpp_dropped(n) for n in initial.nodes
+                            if _simple_name(n) in SCAN_CLASSES)
+    counts["dpp-dropped"] = max(0, counts["dpp-dropped"] - initially_dropped)
+    # AQE's logical re-optimizer (3.3+): OptimizeOneRowPlan removes global sorts and
+    # aggregates, EliminateLimits limits. What the initial plan has and the final plan lost;
+    # a plan AQEPropagateEmptyRelation cut down lost them to that rule instead.
+    before = _logical_operator_counts(adaptive.initialPlan(), types)
+    after = _logical_operator_counts(adaptive.executedPlan(), types)
+    if counts["empty-relation"] == 0:
+        counts["one-row"] = (max(0, before["sort"] - after["sort"])
+                             + max(0, before["aggregate"] - after["aggregate"]))
+        counts["limit-removed"] = max(0, before["limit"] - after["limit"])
+    dpp_scans = [{"mode": _dpp_mode(n), "scan": _simple_name(n)[: -len("Exec")]}
+                 for n in final.nodes if _simple_name(n) in SCAN_CLASSES and _dpp_mode(n)]
     stages, joins = _runtime_evidence(final.nodes, location, types)
     truth = {
         "location": location,
@@ -1273,6 +1569,9 @@ def _adaptive_plan_truth(
         "rewrites": {key: counts[key] for key in REWRITE_KEYS},
         "info": {key: counts[key] for key in INFO_KEYS},
         "join_switches": switches,
+        "dpp_scans": dpp_scans,
+        "logical_operators": {"initial": dict(sorted(before.items())),
+                              "final": dict(sorted(after.items()))},
         "stages": stages,
         "joins": joins,
     }
@@ -1427,6 +1726,7 @@ def run_scenario(
     out_dir: Path,
     data_dir: Path,
     truth_only: bool = False,
+    add_keys: bool = False,
 ) -> tuple[list[Path], dict]:
     """Capture one scenario's plans and truth into ``out_dir``.
 
@@ -1445,10 +1745,35 @@ def run_scenario(
         written += explain(spark, df, out_dir, AFTER_MODES, "after")
         truth = read_truth(df, scenario, spark, confs)
     spark.catalog.clearCache()
+    if add_keys:
+        committed = json.loads((out_dir / "truth.json").read_text("utf-8"))
+        truth = merge_new_keys(committed, truth)
     written.append(
         _write_text(out_dir / "truth.json", json.dumps(truth, indent=2) + "\n")
     )
     return written, truth
+
+
+def merge_new_keys(committed: dict, fresh: dict) -> dict:
+    """``committed`` truth with the keys only ``fresh`` has added to it: new rewrite kinds (at
+    the top and in each adaptive plan, matched by position) and new per-plan fields. Nothing
+    the committed truth holds changes, so its expression IDs keep matching the committed
+    plan texts; the fresh run's adaptive plans must match the committed ones in number and
+    location."""
+    merged = json.loads(json.dumps(committed))
+    for key, value in fresh["rewrites"].items():
+        merged["rewrites"].setdefault(key, value)
+    for key, value in fresh["info"].items():
+        merged["info"].setdefault(key, value)
+    plans, fresh_plans = merged["adaptive_plans"], fresh["adaptive_plans"]
+    if [p["location"] for p in plans] != [p["location"] for p in fresh_plans]:
+        raise RuntimeError(f"{committed['scenario']}: adaptive plans differ from the committed truth")
+    for plan, fresh_plan in zip(plans, fresh_plans):
+        for key, value in fresh_plan["rewrites"].items():
+            plan["rewrites"].setdefault(key, value)
+        for key, value in fresh_plan.items():
+            plan.setdefault(key, value)
+    return merged
 
 
 def scenario_named(name: str) -> Scenario:
@@ -1477,6 +1802,7 @@ def generate(
     only: Sequence[str] | None = None,
     strict: bool = False,
     truth_only: Sequence[str] = (),
+    add_keys: bool = False,
 ) -> list[Path]:
     """Run the selected scenarios and write their files under
     ``out_dir/spark-<version>/<scenario>/``; return the paths written.
@@ -1502,6 +1828,7 @@ def generate(
             paths, truth = run_scenario(
                 spark, scenario, version_dir / scenario.name, Path(data_dir),
                 truth_only=scenario.name in truth_only,
+                add_keys=add_keys and scenario.name in truth_only,
             )
             written.extend(paths)
             problems.extend(expectation_problems(truth, scenario))
@@ -1550,11 +1877,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME",
         help="of the scenarios run, rewrite only these ones' truth.json, not their plan texts",
     )
+    parser.add_argument(
+        "--add-keys",
+        action="store_true",
+        help="with --truth-only: add only the keys the committed truth.json lacks "
+        "(new rewrite kinds), leaving every value it holds as it is",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="aqe-sample-warehouse-") as warehouse:
         spark = build_session(warehouse)
         try:
-            generate(spark, args.out, only=args.only, strict=True, truth_only=args.truth_only)
+            generate(spark, args.out, only=args.only, strict=True, truth_only=args.truth_only,
+                     add_keys=args.add_keys)
         except RuntimeError as error:
             print(error, file=sys.stderr)
             return 1

@@ -131,7 +131,7 @@ def test_per_application_rates_and_partitions_are_truths(fleet):
             assert rate.executions == sum(_fired(e)[rate.kind] > 0 for e in group)
         # Each coalesced read reads one shuffle of spark.sql.shuffle.partitions partitions,
         # except where a shuffle is read twice (a reused exchange, a subquery's).
-        if group[0]["scenario"] not in ("reused_exchange", "scalar_subquery"):
+        if group[0]["scenario"] not in ("reused_exchange", "scalar_subquery", "dpp_subquery"):
             coalesced = sum(_fired(e)["coalesced"] for e in group)
             partitions = int(_truth(group[0])["confs"]["spark.sql.shuffle.partitions"])
             assert app.partitions_before == (coalesced * partitions if coalesced else None)
@@ -160,7 +160,9 @@ def test_idle_executions_are_those_truth_says_aqe_left_alone(fleet):
 
 def test_skew_splits_are_the_skew_joins_of_truth(fleet):
     rows, entries, _ = fleet
-    skewed = sorted(e["app_id"] for e in entries if _fired(e)["skew-join"])
+    # A skew join's reads and a rebalance's (rebalance-skew) both split skewed partitions.
+    skewed = sorted(e["app_id"] for e in entries
+                    if _fired(e)["skew-join"] or _fired(e)["rebalance-skew"])
     summary = summarize(rows)
     assert len(skewed) >= 2
     assert sorted(s.where.app_id for s in summary.skew.shown) == skewed
@@ -183,7 +185,14 @@ def test_small_sort_merge_joins_are_those_truth_sizes(fleet, small_bytes):
     assert sorted((show_bytes(size), app) for size, app in got) == \
         sorted((show_bytes(size), app) for size, app in expected)
     for join in summary.small_joins.shown:
-        assert join.node.startswith("SortMergeJoin") and join.verdict == "blocked"
+        assert join.node.startswith("SortMergeJoin")
+        if join.where.app_name.endswith("dpp_dropped"):
+            # A merge hint keeps this join: the hint is in the logical plan only, which the
+            # event log does not hold. What the log shows decides: the non-empty partition
+            # ratio where its metrics count the partitions (3.5), else "cannot tell" (4.3).
+            assert join.verdict in ("blocked", "cannot-tell")
+            continue
+        assert join.verdict == "blocked"
         assert join.reason and join.config.startswith("spark.sql.")
     if small_bytes == 5000:
         assert len(got) >= 4 and {show_bytes(size) for size, _ in got} >= {"0.0 B", "480.0 B"}
@@ -368,7 +377,9 @@ def test_html_page_is_self_contained_with_the_rates(fleet):
     assert list(bars) == list(KINDS)
     for rate in summary.rates:
         bar = bars[rate.kind]
-        assert float(bar["data-rate"]) == pytest.approx(rate.executions / len(entries))
+        # The attribute holds six significant digits (`0.22093` for 19/86).
+        assert float(bar["data-rate"]) == pytest.approx(rate.executions / len(entries),
+                                                        rel=1e-5)
         assert int(bar["data-executions"]) == rate.executions
     apps = [a for t, a in elements if t == "tr" and "data-app" in a]
     assert len(apps) == summary.applications  # the page lists every application

@@ -13,7 +13,8 @@ from aqe_inspect.rewrites.findings import REWRITE_KINDS
 
 pytestmark = pytest.mark.spark
 
-LIVE_SCENARIOS = ["multi_rewrite", "skew_join", "empty_relation", "smj_to_shj", "aqe_declines"]
+LIVE_SCENARIOS = ["multi_rewrite", "skew_join", "empty_relation", "smj_to_shj", "aqe_declines",
+                  "dpp_dropped", "rebalance_skew", "one_row_aggregate", "limit_removed"]
 
 
 def test_live_run_agrees_with_the_jvm(spark, tmp_path):
@@ -32,3 +33,20 @@ def test_live_run_agrees_with_the_jvm(spark, tmp_path):
                 for kind, count in query.counts.items():
                     got[kind] += count
             assert got == want, (folder.name, mode)
+
+
+def test_assert_aqe_takes_the_new_kinds(spark, tmp_path):
+    """assert_aqe on live DataFrames of the new scenarios: each names the kind the JVM says
+    happened, and forbidding it fails."""
+    from aqe_inspect.testing import assert_aqe
+
+    generator, session = spark
+    for name, kind in (("rebalance_skew", "rebalance-skew"), ("one_row_sort", "one-row"),
+                       ("limit_removed", "limit-removed"), ("dpp_dropped", "dpp-dropped")):
+        scenario = generator.scenario_named(name)
+        with generator._ScenarioConfs(session, scenario.all_confs()):
+            df = scenario.build(session, tmp_path / name)
+            df.collect()
+            assert_aqe(df, expect=[kind])
+            with pytest.raises(AssertionError, match=kind):
+                assert_aqe(df, forbid=[kind])

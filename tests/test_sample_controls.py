@@ -21,7 +21,7 @@ CONTROLS = [p for p in TRUTHS if json.loads(p.read_text("utf-8"))["control"] is 
 REASONS = {"disabled", "above-broadcast-threshold", "below-skew-factor", "unsplittable-join-side",
            "too-many-empty-partitions", "user-repartition", "aqe-disabled"}
 KINDS = {"coalesced", "skew-join", "smj-to-bhj", "smj-to-shj", "empty-relation", "local-read",
-         "adaptive"}
+         "dpp", "dpp-dropped", "rebalance-skew", "one-row", "limit-removed", "adaptive"}
 # The reason each control sets up, and the setting that decides it (None: the query does).
 EXPECTED = {
     "coalesced_aggregation_off": ("disabled", "spark.sql.adaptive.coalescePartitions.enabled"),
@@ -38,6 +38,12 @@ EXPECTED = {
     "aqe_declines": ("too-many-empty-partitions",
                      "spark.sql.adaptive.nonEmptyPartitionRatioForBroadcastJoin"),
     "user_repartition": ("user-repartition", None),
+    "dynamic_partition_pruning_off": ("disabled",
+                                      "spark.sql.optimizer.dynamicPartitionPruning.enabled"),
+    "rebalance_skew_off": ("disabled",
+                           "spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled"),
+    "one_row_off": ("disabled", "spark.sql.adaptive.optimizer.excludedRules"),
+    "limit_removed_off": ("disabled", "spark.sql.adaptive.optimizer.excludedRules"),
 }
 # What "switched off" means for each switch a `disabled` control uses.
 OFF = {
@@ -46,7 +52,10 @@ OFF = {
     "spark.sql.adaptive.localShuffleReader.enabled": lambda v: v == "false",
     "spark.sql.adaptive.autoBroadcastJoinThreshold": lambda v: int(v) < 0,
     "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": lambda v: int(v) == 0,
-    "spark.sql.adaptive.optimizer.excludedRules": lambda v: v.endswith(".AQEPropagateEmptyRelation"),
+    "spark.sql.adaptive.optimizer.excludedRules": lambda v: v.endswith(
+        (".AQEPropagateEmptyRelation", ".OptimizeOneRowPlan", ".EliminateLimits")),
+    "spark.sql.optimizer.dynamicPartitionPruning.enabled": lambda v: v == "false",
+    "spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled": lambda v: v == "false",
 }
 SKEW_THRESHOLD = "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes"
 SKEW_FACTOR = "spark.sql.adaptive.skewJoin.skewedPartitionFactor"

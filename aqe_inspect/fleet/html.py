@@ -45,6 +45,9 @@ FLEET_CSS = """
 .b-coalesced{fill:var(--coalesced)}.b-skew-join{fill:var(--skew-join)}
 .b-smj-to-bhj{fill:var(--smj-to-bhj)}.b-smj-to-shj{fill:var(--smj-to-shj)}
 .b-empty-relation{fill:var(--empty-relation)}.b-local-read{fill:var(--local-read)}
+.b-dpp{fill:var(--dpp)}.b-dpp-dropped{fill:var(--dpp-dropped)}
+.b-rebalance-skew{fill:var(--rebalance-skew)}.b-one-row{fill:var(--one-row)}
+.b-limit-removed{fill:var(--limit-removed)}
 #apps{display:block;max-height:70vh;overflow:auto}
 #apps td.rate{min-width:7.5rem;white-space:nowrap;font-variant-numeric:tabular-nums}
 .bar{display:block;height:.55rem;background:var(--panel);border:1px solid var(--line);
@@ -53,6 +56,9 @@ border-radius:2px;margin-bottom:.15rem}
 .f-coalesced{background:var(--coalesced)}.f-skew-join{background:var(--skew-join)}
 .f-smj-to-bhj{background:var(--smj-to-bhj)}.f-smj-to-shj{background:var(--smj-to-shj)}
 .f-empty-relation{background:var(--empty-relation)}.f-local-read{background:var(--local-read)}
+.f-dpp{background:var(--dpp)}.f-dpp-dropped{background:var(--dpp-dropped)}
+.f-rebalance-skew{background:var(--rebalance-skew)}.f-one-row{background:var(--one-row)}
+.f-limit-removed{background:var(--limit-removed)}
 .fleet td.nw{white-space:nowrap}.fleet td code{overflow-wrap:anywhere}
 #apps td.rate.zero{opacity:.55}
 .unknown{color:var(--dim)}.err{color:var(--fail)}.more{color:var(--dim)}

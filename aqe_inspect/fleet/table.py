@@ -15,11 +15,16 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..rewrites.engine import report_pairs
 from ..plan.model import Application
 from ..plan.operators import family, is_shuffle_read
-from ..rewrites.findings import QueryReport, describe
+from ..rewrites.findings import REWRITE_KINDS, QueryReport, describe
 
-#: The rewrite kinds as column names, in DETECTORS' order (`smj-to-bhj` -> `smj_to_bhj`).
-KIND_COLUMNS = ("coalesced", "skew_join", "smj_to_bhj", "smj_to_shj", "empty_relation",
-                "local_read")
+#: The rewrite kinds as column names, in DETECTORS' order (`smj-to-bhj` -> `smj_to_bhj`), read
+#: from the one list of kinds.
+KIND_COLUMNS = tuple(kind.replace("-", "_") for kind in REWRITE_KINDS)
+#: The table's first kind columns, where they have always stood; a kind added later is a new
+#: column after all the others, so a reader of the table by position keeps working.
+FIRST_KIND_COLUMNS = ("coalesced", "skew_join", "smj_to_bhj", "smj_to_shj", "empty_relation",
+                      "local_read")
+ADDED_KIND_COLUMNS = tuple(kind for kind in KIND_COLUMNS if kind not in FIRST_KIND_COLUMNS)
 
 COLUMNS: Tuple[Tuple[str, str], ...] = (
     ("source", "string"),             # the event log as given (a rolling log: its folder)
@@ -28,7 +33,7 @@ COLUMNS: Tuple[Tuple[str, str], ...] = (
     ("spark_version", "string"),
     ("execution_id", "bigint"),
     ("description", "string"),
-    *((kind, "int") for kind in KIND_COLUMNS),
+    *((kind, "int") for kind in FIRST_KIND_COLUMNS),
     ("is_final_plan", "boolean"),
     ("adaptive", "boolean"),          # AQE took the plan (an AdaptiveSparkPlan, main or nested)
     ("duration_ms", "bigint"),
@@ -40,6 +45,7 @@ COLUMNS: Tuple[Tuple[str, str], ...] = (
     ("aqe_configs", "string"),        # JSON object: the AQE settings the log recorded
     ("stayed_sort_merge_joins", "string"),  # JSON list: each sort-merge join that stayed
     ("error", "string"),              # empty when the execution was read
+    *((kind, "int") for kind in ADDED_KIND_COLUMNS),
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 

@@ -569,11 +569,13 @@ ul.whynot li[data-verdict=cannot-tell]{color:var(--dim)}
 :root{--bg:#fff;--fg:#1b1f24;--dim:#667085;--line:#d0d7de;--panel:#f6f8fa;--hl:#fff3bf;
 --hl2:#ffe066;--stage:#4c6ef5;--pass:#2b8a3e;--fail:#c92a2a;--link:#1c64d1;
 --coalesced:#1971c2;--skew-join:#c2255c;--smj-to-bhj:#2f9e44;--smj-to-shj:#e67700;
---empty-relation:#7048e8;--local-read:#0c8599}
+--empty-relation:#7048e8;--local-read:#0c8599;--dpp:#5c940d;--dpp-dropped:#868e96;
+--rebalance-skew:#a61e4d;--one-row:#364fc7;--limit-removed:#d9480f}
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--dim:#8b949e;
 --line:#30363d;--panel:#161b22;--hl:#3b3000;--hl2:#6b5800;--stage:#7d95ff;--pass:#57d26b;
 --fail:#ff6b6b;--link:#79b8ff;--coalesced:#4dabf7;--skew-join:#f06595;--smj-to-bhj:#69db7c;
---smj-to-shj:#ffa94d;--empty-relation:#b197fc;--local-read:#3bc9db}}
+--smj-to-shj:#ffa94d;--empty-relation:#b197fc;--local-read:#3bc9db;--dpp:#a9e34b;
+--dpp-dropped:#ced4da;--rebalance-skew:#faa2c1;--one-row:#91a7ff;--limit-removed:#ff8787}}
 *{box-sizing:border-box}
 body{margin:0;padding:0 1rem 2rem;background:var(--bg);color:var(--fg);
 font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;display:flex;flex-direction:column}
@@ -607,6 +609,9 @@ td>.k:first-child{margin-left:0}
 .k-coalesced{background:var(--coalesced)}.k-skew-join{background:var(--skew-join)}
 .k-smj-to-bhj{background:var(--smj-to-bhj)}.k-smj-to-shj{background:var(--smj-to-shj)}
 .k-empty-relation{background:var(--empty-relation)}.k-local-read{background:var(--local-read)}
+.k-dpp{background:var(--dpp)}.k-dpp-dropped{background:var(--dpp-dropped)}
+.k-rebalance-skew{background:var(--rebalance-skew)}.k-one-row{background:var(--one-row)}
+.k-limit-removed{background:var(--limit-removed)}
 @media (prefers-color-scheme:dark){.k{color:#0d1117}}
 .finding{cursor:pointer}.finding:focus,.finding.cur{outline:2px solid var(--link);
 background:var(--hl)}.msg{color:var(--dim);font-size:.9em}

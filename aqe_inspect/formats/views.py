@@ -372,8 +372,9 @@ def finding_line(rewrite: Rewrite) -> str:
     else:
         message = rewrite.message
         # The message starts with the operator's name; said once.
-        if final and message.startswith(final):
-            message = message[len(final):].strip()
+        named = final or initial
+        if named and message.startswith(named):
+            message = message[len(named):].lstrip(" ,:").strip()
         details.append(message)
     if stats:
         details.append(f"stage {short_statistics(str(stats))}")

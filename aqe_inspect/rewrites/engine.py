@@ -11,10 +11,18 @@ from ..plan.model import Document, Node, Query
 from ..plan.operators import family, is_empty_relation, is_query_stage
 from .findings import Observation, QueryReport, Report, Rewrite, describe
 
-JOIN_SWITCH_NOTE = (
-    "join switches (" + ", ".join(d.kind for d in DETECTORS if d.needs_initial)
-    + ") cannot be judged without the initial plan; this text holds only the final one"
-)
+def _initial_only_note() -> str:
+    """`join switches (smj-to-bhj, smj-to-shj) and operators AQE's optimizer removed (one-row,
+    limit-removed) cannot be judged ...`: the kinds only an initial plan proves, by group."""
+    groups: dict = {}
+    for detector in DETECTORS:
+        if detector.needs_initial:
+            groups.setdefault(detector.initial_group, []).append(detector.kind)
+    said = " and ".join(f"{group} ({', '.join(kinds)})" for group, kinds in groups.items())
+    return f"{said} cannot be judged without the initial plan; this text holds only the final one"
+
+
+JOIN_SWITCH_NOTE = _initial_only_note()
 
 #: A plan explained before its action ran: isFinalPlan=false and no query stage yet.
 BEFORE_ACTION_NOTE = ("printed before its action ran: AQE has not re-planned yet; explain it "
@@ -34,8 +42,9 @@ def _observations(query: Query) -> List[Observation]:
         if family(node) == "ReusedExchange":
             seen.append(Observation("reused-exchange", node,
                                     f"{describe(node)} reuses an exchange computed once"))
-        elif family(node) == "SubqueryBroadcast" or "dynamicpruningexpression" in text \
-                or "dynamicpruning#" in text:
+        elif family(node) == "SubqueryBroadcast" or "dynamicpruning#" in text:
+            # A pruning filter with its subquery; `dynamicpruningexpression(true)` is one AQE
+            # dropped (the dpp-dropped kind), no pruning at all.
             seen.append(Observation("dynamic-pruning", node,
                                     f"{describe(node)} uses dynamic partition pruning"))
         elif family(node) == "ReusedSubquery":
@@ -129,7 +138,7 @@ def report_pairs(report: QueryReport) -> List[PlanPair]:
 
 def _pairs_with_initial(query: Query, initial: Node) -> List[PlanPair]:
     main = PlanPair(final=query.final, initial=initial, is_final_plan=query.is_final_plan,
-                    where="main", same_ids=False)
+                    where="main", same_ids=False, subqueries=query.subqueries)
     nested = [pair for pair in plan_pairs(query) if pair.final is not query.final
               and pair.where != "main (final plan only)"]
     return [main, *nested]

@@ -23,8 +23,11 @@ from ..rewrites.findings import QueryReport
 from .adaptive import before_action, static_plan
 from .base import Context, Explainer
 from .coalesced import CoalescedWhyNot
+from .dpp import DynamicPruningDroppedWhyNot, DynamicPruningWhyNot
 from .empty_relation import EmptyRelationWhyNot
 from .local_read import LocalReadWhyNot
+from .logical_rules import LimitRemovedWhyNot, OneRowWhyNot
+from .rebalance_skew import RebalanceSkewWhyNot
 from .settings import Given, Settings, settings_for
 from .skew_join import SkewJoinWhyNot
 from .smj_to_bhj import SortMergeToBroadcastWhyNot
@@ -34,7 +37,9 @@ from .verdicts import Candidate, QueryWhy
 #: One explainer per rewrite kind, by kind (the kinds are DETECTORS').
 EXPLAINERS: Dict[str, Explainer] = {e.kind: e for e in (
     CoalescedWhyNot(), SkewJoinWhyNot(), SortMergeToBroadcastWhyNot(),
-    SortMergeToShuffledHashWhyNot(), EmptyRelationWhyNot(), LocalReadWhyNot())}
+    SortMergeToShuffledHashWhyNot(), EmptyRelationWhyNot(), LocalReadWhyNot(),
+    DynamicPruningWhyNot(), DynamicPruningDroppedWhyNot(), RebalanceSkewWhyNot(),
+    OneRowWhyNot(), LimitRemovedWhyNot())}
 
 
 def query_settings(report: QueryReport, user: Mapping[str, Given],

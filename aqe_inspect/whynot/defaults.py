@@ -159,6 +159,13 @@ _SETTINGS: Mapping[str, _Setting] = {
                  {"3.0": ABSENT, "4.1": "true"}),
     "spark.sql.autoBroadcastJoinThreshold":
         _Setting("AUTO_BROADCASTJOIN_THRESHOLD", {"3.0": "10MB"}),
+    "spark.sql.optimizer.dynamicPartitionPruning.enabled":
+        _Setting("DYNAMIC_PARTITION_PRUNING_ENABLED", {"3.0": "true"}),
+    "spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly":
+        _Setting("DYNAMIC_PARTITION_PRUNING_REUSE_BROADCAST_ONLY", {"3.0": "true"}),
+    "spark.sql.execution.broadcastHashJoin.outputPartitioningExpandLimit":
+        _Setting("BROADCAST_HASH_JOIN_OUTPUT_PARTITIONING_EXPAND_LIMIT",
+                 {"3.0": ABSENT, "3.1": "8"}),
     "spark.sql.join.preferSortMergeJoin":
         _Setting("PREFER_SORTMERGEJOIN", {"3.0": "true"}),
     "spark.sql.shuffle.partitions":

@@ -12,17 +12,23 @@ from __future__ import annotations
 
 from typing import Iterator, List, Optional, Tuple
 
+import re
+
 from ..plan.model import Node
-from ..plan.operators import family, join_type
+from ..plan.operators import family, join_keys, join_type, split_top_level
+from ..rewrites.findings import describe
 from .base import (BROADCAST_BUILDS, Context, Explainer, candidate, fact_reason,
                    needs_setting, number_setting, setting_reason, side_label, size_setting)
-from .evidence import join_sides, partitions, side_size
+from .evidence import join_sides, partitioning_user_above, partitions, side_size
 from .settings import Setting
 from .verdicts import BLOCKED, CANNOT_TELL, PLAN, Candidate, Reason
 
 ADAPTIVE_THRESHOLD = "spark.sql.adaptive.autoBroadcastJoinThreshold"
 STATIC_THRESHOLD = "spark.sql.autoBroadcastJoinThreshold"
 EMPTY_RATIO = "spark.sql.adaptive.nonEmptyPartitionRatioForBroadcastJoin"
+EXPAND_LIMIT = "spark.sql.execution.broadcastHashJoin.outputPartitioningExpandLimit"
+#: An expression id as Spark prints it: `k#84L`'s `#84`.
+EXPRESSION_ID = re.compile(r"#\d+")
 #: Join hints that keep a join sort-merge, as Spark prints them in logical plans.
 MERGE_HINTS = ("strategy=merge", "strategy=shuffle_merge", "strategy=mergejoin",
                "strategy=no_broadcast_hash")
@@ -74,6 +80,7 @@ def broadcast_verdict(kind: str, join: Node, ctx: Context) -> Candidate:
     facts: List[Reason] = []
     needs: List[str] = []
     open_sides = 0
+    fits: List[Tuple[int, str]] = []  # the sides that fit the threshold, nothing else open
     for index, side in enumerate(join_sides(join)):
         label = side_label(index, side)
         blocked: List[Reason] = []
@@ -112,14 +119,72 @@ def broadcast_verdict(kind: str, join: Node, ctx: Context) -> Candidate:
         facts.extend(reasons)
         needs.extend(need)
         open_sides += 1
+        fits.append((index, label))
     blocked = [reason for _, reasons in sorted(by_side, key=lambda item: item[0])
                for reason in reasons]
     if open_sides == 0:
         return candidate(kind, join, BLOCKED, blocked)
+    if fits:
+        # Whatever else is open (the non-empty partition ratio), a switch that would add a
+        # shuffle is one AQE's cost evaluator rejects.
+        kept = cost_kept(join, fits, kind_of_join or "", ctx)
+        if kept is not None:
+            verdict, reasons, need = kept
+            return candidate(kind, join, verdict, blocked + facts + reasons, need)
     if not needs:
         needs.append("the job's join hints and settings (not in this input): by the sizes "
                      "here AQE would have broadcast it")
     return candidate(kind, join, CANNOT_TELL, blocked + facts, needs)
+
+
+def cost_kept(join: Node, fits: List[Tuple[int, str]], kind_of_join: str, ctx: Context
+              ) -> Optional[Tuple[str, List[Reason], List[str]]]:
+    """A side fits the threshold, yet the join stayed: AQE's cost evaluator keeps the plan with
+    fewer shuffles (SimpleCostEvaluator counts them; AdaptiveSparkPlanExec re-plans only to a
+    plan that costs no more). A broadcast join's output is partitioned by its streamed side's
+    keys only, unless Spark expands it with the build side's (inner joins, up to
+    `spark.sql.execution.broadcastHashJoin.outputPartitioningExpandLimit`, 3.1+), so an
+    operator above keyed on the build side's key would need a new shuffle. (verdict, reasons,
+    needs), or None when no operator above relies on such a key."""
+    user = partitioning_user_above(join, ctx.up)
+    keys = join_keys(join)
+    if user is None or keys is None:
+        return None
+    used = set(EXPRESSION_ID.findall(_keys_text(user)))
+    for index, label in fits:
+        build_ids = set(EXPRESSION_ID.findall(keys[index]))
+        if not build_ids or not (build_ids & used):
+            continue
+        text = (f"broadcasting the {label} leaves the join partitioned by the other side's "
+                f"keys, so {describe(user)} above, keyed on {keys[index]}, would need a new "
+                "shuffle: AQE's cost evaluator keeps the plan with fewer shuffles")
+        expand = ctx.settings.get(EXPAND_LIMIT)
+        if kind_of_join != "Inner":
+            return BLOCKED, [Reason(f"{text} (a {kind_of_join} join's partitioning is not "
+                                    "expanded with the build keys)", PLAN)], []
+        limit = number_setting(expand)
+        if expand.known and limit is not None and limit <= 0:
+            return BLOCKED, [setting_reason(expand, f"{text}; {EXPAND_LIMIT}={expand.value}")], []
+        if not expand.known:
+            return CANNOT_TELL, [Reason(f"{text}, unless Spark expands the partitioning with "
+                                        "the build keys", PLAN)], [needs_setting(expand)]
+        return None
+    return None
+
+
+def _keys_text(user: Node) -> str:
+    """The keys an operator needs its input partitioned by, as text: a join's keys, an
+    aggregate's grouping keys, a window's partitioning (its whole arguments)."""
+    keys = join_keys(user)
+    if keys is not None:
+        return " ".join(keys)
+    if "Keys" in user.details:
+        return user.details["Keys"]
+    for part in split_top_level(user.args.strip("()")):
+        if part.startswith(("keys=", "key=")):
+            return part
+    return user.details.get("Arguments", "") if family(user) == "Window" else \
+        (user.args if family(user) == "Window" else "")
 
 
 def empty_ratio_check(side, label: str, ctx: Context) -> Tuple[bool, List[Reason], List[str]]:

@@ -6,8 +6,11 @@ May import: `plan`, `errors`.
 """
 
 from .coalesced import Coalesced
+from .dpp import DynamicPartitionPruning, DynamicPruningDropped
 from .empty_relation import EmptyRelation
 from .local_read import LocalRead
+from .logical_rules import LimitRemoved, OneRowPlan
+from .rebalance_skew import RebalanceSkew
 from .skew_join import SkewJoin
 from .smj_to_bhj import SortMergeToBroadcast
 from .smj_to_shj import SortMergeToShuffledHash
@@ -19,6 +22,11 @@ DETECTORS = (
     SortMergeToShuffledHash(),
     EmptyRelation(),
     LocalRead(),
+    DynamicPartitionPruning(),
+    DynamicPruningDropped(),
+    RebalanceSkew(),
+    OneRowPlan(),
+    LimitRemoved(),
 )
 
 __all__ = ["DETECTORS"]

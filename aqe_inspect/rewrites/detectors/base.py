@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from ...plan.align import Alignment
-from ...plan.model import Node, Query
+from ...plan.model import Node, Query, Subquery
 from ...plan.operators import family, is_join, is_query_stage, is_shuffle_read, join_keys, \
     join_type, partition_count, partitioning
 
@@ -50,6 +50,9 @@ class PlanPair:
     #: Whether operator ids mean the same operator in both trees: true within one explain,
     #: false for two files, which Spark numbered apart.
     same_ids: bool = True
+    #: The subqueries formatted mode prints apart (`===== Subqueries =====`), for the main
+    #: plan: what a hosting operator's `dynamicpruning#N` ran as.
+    subqueries: Tuple[Subquery, ...] = ()
 
     @functools.cached_property
     def alignment(self) -> Alignment:
@@ -140,6 +143,8 @@ class Detector:
     spark_rule: str = ""
     #: True when only an initial plan can prove the rewrite (a join switch).
     needs_initial: bool = False
+    #: How a note names the kinds that need the initial plan, grouped.
+    initial_group: str = "join switches"
 
     @property
     def doc(self) -> str:
@@ -236,10 +241,11 @@ def plan_pairs(query: Query) -> List[PlanPair]:
                 final = node.children[0] if node.children else node
                 place = where if node is tree else f"{where}, nested plan at {describe(node)}"
                 pairs.append(PlanPair(final=final, initial=node.initial,
-                                      is_final_plan=node.is_final_plan, where=place))
+                                      is_final_plan=node.is_final_plan, where=place,
+                                      subqueries=query.subqueries if where == "main" else ()))
     if not query.root.is_adaptive_root and _shows_aqe(query.root):
         pairs.insert(0, PlanPair(final=query.root, initial=None, is_final_plan=None,
-                                 where="main (final plan only)"))
+                                 where="main (final plan only)", subqueries=query.subqueries))
     return pairs
 
 

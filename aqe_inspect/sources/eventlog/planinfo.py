@@ -207,8 +207,21 @@ def _exchange_key(node: Node) -> Optional[Tuple[str, str]]:
 
 def carries_figures(node: Node) -> bool:
     """The operators whose run-time figures a report uses: exchanges (partitions, data size),
-    the query stages over them, and shuffle reads (coalesced, skewed partitions and splits)."""
-    return is_shuffle_read(node) or is_query_stage(node) or family(node).endswith("Exchange")
+    the query stages over them, shuffle reads (coalesced, skewed partitions and splits), and
+    scans with a dynamic pruning filter (partitions and files read)."""
+    return is_shuffle_read(node) or is_query_stage(node) or family(node).endswith("Exchange") \
+        or (family(node) in SCANS and PRUNING in node.text)
+
+
+#: The scan operators (a file scan prints `FileScan` in simple mode, `Scan` in formatted), one
+#: family for pairing a text's scans with sparkPlanInfo's; `PRUNING` marks the ones whose
+#: figures a report uses.
+SCANS = ("FileScan", "Scan", "BatchScan")
+PRUNING = "dynamicpruningexpression("
+
+
+def _carrier_family(kind: str) -> str:
+    return "Scan" if kind in SCANS else kind
 
 
 #: One operator whose figures may pass to the text's tree: its family, the key of the
@@ -218,8 +231,8 @@ Carrier = Tuple[str, Optional[Tuple[str, str]], Mapping[str, int], Mapping[str, 
 
 def tree_carriers(info: Node) -> List[Carrier]:
     """The carriers of a tree built from sparkPlanInfo or the UI's graph."""
-    return [(family(n), _exchange_key(n), n.metrics, n.spreads) for n in info.walk(inner=True)
-            if carries_figures(n)]
+    return [(_carrier_family(family(n)), _exchange_key(n), n.metrics, n.spreads)
+            for n in info.walk(inner=True) if carries_figures(n)]
 
 
 def info_carriers(info: Mapping[str, Any], values: Mapping[int, int],
@@ -247,6 +260,8 @@ def info_carriers(info: Mapping[str, Any], values: Mapping[int, int],
             match = PLAN_IDS.search(below_text)
             key = (kind, match.group(0)) if match else None
             found.append((kind, key, *node_figures(_metrics_of(item), values, evidence)))
+        elif kind in SCANS and PRUNING in text:
+            found.append(("Scan", None, *node_figures(_metrics_of(item), values, evidence)))
         stack.extend(reversed(children))
     return found
 
@@ -284,7 +299,7 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
     text_by_family: Dict[str, List[Node]] = {}
     position: Dict[int, int] = {}  # id(node) -> its place among the text's nodes of its family
     for node in targets:
-        same = text_by_family.setdefault(family(node), [])
+        same = text_by_family.setdefault(_carrier_family(family(node)), [])
         position[id(node)] = len(same)
         same.append(node)
     changes: Dict[int, Node] = {}
@@ -292,7 +307,8 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
         key = _exchange_key(node)
         figures = by_key.get(key) if key is not None else None
         if figures is None:
-            mine, theirs = text_by_family[family(node)], by_family.get(family(node), [])
+            kind = _carrier_family(family(node))
+            mine, theirs = text_by_family[kind], by_family.get(kind, [])
             if len(mine) == len(theirs):
                 figures = theirs[position[id(node)]]
         if figures and (figures[0] or figures[1]) and id(node) not in changes:

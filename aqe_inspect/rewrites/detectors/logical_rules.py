@@ -1,0 +1,257 @@
+"""one-row and limit-removed: operators AQE's logical re-optimizer (AQEOptimizer, 3.3+)
+removed once a query stage had proved how few rows reach them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable, Dict, Iterator, List, Optional
+
+from ...plan.model import Node
+from ...plan.operators import VENDOR_PREFIXES, VENDOR_SUFFIXES, family, \
+    is_empty_relation, normalized_text, split_top_level
+from .base import Detector, PlanPair, Rewrite, describe
+
+AGGREGATES = ("HashAggregate", "ObjectHashAggregate", "SortAggregate")
+LIMITS = ("CollectLimit", "GlobalLimit", "TakeOrderedAndProject")
+
+
+def is_global_sort(node: Node) -> bool:
+    """A `Sort [...], true, N`: a total order (a local sort prints `false`)."""
+    if family(node) != "Sort":
+        return False
+    args = node.details.get("Arguments") or node.args
+    parts = split_top_level(args)
+    return len(parts) >= 2 and parts[1] == "true"
+
+
+def is_aggregate(node: Node) -> bool:
+    return family(node) in AGGREGATES
+
+
+def is_limit(node: Node) -> bool:
+    return family(node) in LIMITS
+
+
+def _aggregate_key(node: Node) -> str:
+    """What an aggregate computes, whichever implementation runs it: re-planning may turn a
+    SortAggregate into a HashAggregate (4.x) over the same keys and functions."""
+    keys = node.details.get("Keys")
+    functions = node.details.get("Functions")
+    if keys is None or functions is None:
+        for part in split_top_level(node.args.strip()[1:-1] if node.args.startswith("(")
+                                    else node.args):
+            if part.startswith(("keys=", "key=")) and keys is None:
+                keys = part.split("=", 1)[1]
+            elif part.startswith("functions=") and functions is None:
+                functions = part.split("=", 1)[1]
+    if keys is None and functions is None:
+        return normalized_text(node)
+    return " ".join(f"Aggregate keys={keys} functions={functions}".split())
+
+
+def is_group_only(node: Node) -> bool:
+    """An aggregate with grouping keys and no aggregate function (a DISTINCT): the one
+    OptimizeOneRowPlan turns into a projection."""
+    return is_aggregate(node) and "functions=[]" in _aggregate_key(node)
+
+
+def _operator_key(node: Node) -> str:
+    return _aggregate_key(node) if is_aggregate(node) else normalized_text(node)
+
+
+def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[Node]:
+    """The operators of the initial plan that `wanted` picks and the final plan no longer
+    holds (matched by what they compute, `normalized_text`, each final one standing for one
+    initial one). Nothing when AQE replaced part of the plan by an empty relation (that is
+    empty-relation's work), and, when the final plan reuses an exchange (whose subtree it does
+    not print again), nothing from below an exchange."""
+    if pair.initial is None:
+        return []
+    finals = [node for node in pair.final_nodes()]
+    if any(_is_vendor(node) for node in finals):
+        # A vendor's engine (Gluten, RAPIDS, Photon) replaces and fuses Spark's operators in
+        # the final plan: what went missing cannot be told from what was replaced.
+        return []
+    static_empty = Counter(normalized_text(n) for n in pair.initial_nodes() if is_empty_relation(n))
+    for node in finals:
+        if is_empty_relation(node):
+            text = normalized_text(node)
+            if static_empty[text] <= 0:
+                return []
+            static_empty[text] -= 1
+    kept = Counter(_operator_key(node) for node in finals if wanted(node))
+    reuse = any(family(node) == "ReusedExchange" for node in finals)
+    unmatched: List[Node] = []
+    for node, under_exchange in _initial_with_depth(pair):
+        if not wanted(node):
+            continue
+        text = _operator_key(node)
+        if kept[text] > 0:
+            kept[text] -= 1
+            continue
+        if reuse and under_exchange:
+            continue
+        unmatched.append(node)
+    # An operator the final plan prints another way (two explain modes paired, a vendor's
+    # replacement such as `HashAggregateExecTransformer`) is still there: each final operator
+    # of the same category that no initial one matched stands for one of them.
+    spare = Counter(_category(node) for node in finals if _category(node))
+    removed: List[Node] = []
+    left = {id(node) for node in unmatched}
+    matched_final = Counter(_category(node) for node in pair.initial_nodes()
+                            if wanted(node) and id(node) not in left and _category(node))
+    for category, count in matched_final.items():
+        spare[category] = max(0, spare[category] - count)
+    for node in unmatched:
+        category = _category(node)
+        if category and spare[category] > 0:
+            spare[category] -= 1
+            continue
+        removed.append(node)
+    return removed
+
+
+def _is_vendor(node: Node) -> bool:
+    name = node.name
+    return any(name.startswith(prefix) and len(name) > len(prefix) for prefix in VENDOR_PREFIXES) \
+        or any(name.endswith(suffix) and len(name) > len(suffix) for suffix in VENDOR_SUFFIXES)
+
+
+def _category(node: Node) -> str:
+    """What an operator is, by its name alone, whoever printed it: `sort` (not a local sort),
+    `aggregate`, `limit`; empty for anything else."""
+    name = node.name
+    if "Aggregate" in name:
+        return "aggregate"
+    if "Limit" in name or "TakeOrdered" in name:
+        return "limit"
+    if "Sort" in name and "SortMergeJoin" not in name and "SortAggregate" not in name:
+        args = node.details.get("Arguments") or node.args
+        parts = split_top_level(args)
+        return "" if len(parts) >= 2 and parts[1] == "false" else "sort"
+    return ""
+
+
+def _initial_with_depth(pair: PlanPair) -> Iterator[tuple]:
+    """The initial plan's own operators, each with whether an exchange is above it."""
+    stack = [(pair.initial, False)]
+    while stack:
+        node, under = stack.pop()
+        yield node, under
+        if node is not pair.initial and node.is_adaptive_root:
+            continue
+        below = under or family(node) in ("Exchange", "ShuffleExchange", "BroadcastExchange")
+        stack.extend((child, below) for child in reversed(node.children)
+                     if not child.is_adaptive_root)
+
+
+def _parents(root: Node) -> Dict[int, Node]:
+    up: Dict[int, Node] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            up[id(child)] = node
+            stack.append(child)
+    return up
+
+
+class OneRowPlan(Detector):
+    """Spark rule: OptimizeOneRowPlan (org.apache.spark.sql.catalyst.optimizer), run by AQE's
+    logical re-optimizer (AQEOptimizer) from Spark 3.3.
+
+    Once a query stage has run, its row count bounds what can reach the operators above it.
+    When at most one row can reach a global sort, the sort (and the range shuffle under it)
+    goes; when at most one row per group can reach a group-only aggregate, it becomes a
+    projection; an aggregate over an aggregate of at most one row loses its distinct.
+
+    Before (initial plan):                  After (final plan):
+        Sort [x ASC NULLS FIRST], true, 0       ShuffleQueryStage 0
+        +- Exchange rangepartitioning(x, 20)    +- Exchange rangepartitioning(x, 20)
+           +- Filter (x = 15)                      +- Filter (x = 15)
+
+        HashAggregate(keys=[x], functions=[])   Project [x]
+        +- HashAggregate(keys=[x], ...)         +- AQEShuffleRead coalesced
+           +- Exchange hashpartitioning(x),        +- ShuffleQueryStage 0
+                REPARTITION_BY_COL
+
+    One finding per removed global sort and per removed aggregate (its partial and final
+    phases together). Only a plan printed with its initial plan can show it. The spark 3.2
+    line and earlier have no such rule in AQE.
+
+    Configs: spark.sql.adaptive.optimizer.excludedRules (3.3+; the rule's name is
+    org.apache.spark.sql.catalyst.optimizer.OptimizeOneRowPlan).
+    """
+
+    kind = "one-row"
+    summary = ("a global sort or an aggregate over at most one row was removed at run time "
+               "(OptimizeOneRowPlan)")
+    spark_rule = "OptimizeOneRowPlan"
+    needs_initial = True
+    initial_group = "operators AQE's optimizer removed"
+
+    def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
+        removed = removed_operators(pair, lambda n: is_global_sort(n) or is_aggregate(n))
+        if not removed:
+            return
+        gone = {id(node) for node in removed}
+        up = _parents(pair.initial)
+        for node in removed:
+            parent = up.get(id(node))
+            # A partial aggregate under its removed final phase is the same aggregate.
+            if is_aggregate(node) and parent is not None and id(parent) in gone \
+                    and is_aggregate(parent):
+                continue
+            what = "a global sort" if is_global_sort(node) else "an aggregate"
+            yield Rewrite(
+                kind=self.kind, final_node=None, initial_node=node,
+                message=(f"{describe(node)} was removed, {what} of the initial plan: a "
+                         "query stage proved at most one row reaches it"),
+                evidence=(f"{node.name} {node.details.get('Arguments') or node.args}"[:200],),
+                numbers={"operator": node.name},
+            )
+
+
+class LimitRemoved(Detector):
+    """Spark rule: EliminateLimits (org.apache.spark.sql.catalyst.optimizer), run by AQE's
+    logical re-optimizer (AQEOptimizer) from Spark 3.3.
+
+    Once a query stage has run, its row count bounds what reaches a limit above it: when no
+    more rows than the limit can arrive, the limit (`CollectLimit`, `GlobalLimit`, or the
+    limit of a `TakeOrderedAndProject`) is removed.
+
+    Before (initial plan):                  After (final plan):
+        CollectLimit 100                        HashAggregate(keys=[k], ...)
+        +- HashAggregate(keys=[k], ...)         +- AQEShuffleRead coalesced
+           +- Exchange hashpartitioning(k, 20)     +- ShuffleQueryStage 0 (14 rows)
+
+    Only a plan printed with its initial plan can show it.
+
+    Configs: spark.sql.adaptive.optimizer.excludedRules (3.3+; the rule's name is
+    org.apache.spark.sql.catalyst.optimizer.EliminateLimits).
+    """
+
+    kind = "limit-removed"
+    summary = "a limit no more rows could reach was removed at run time (EliminateLimits)"
+    spark_rule = "EliminateLimits"
+    needs_initial = True
+    initial_group = "operators AQE's optimizer removed"
+
+    def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
+        for node in removed_operators(pair, is_limit):
+            yield Rewrite(
+                kind=self.kind, final_node=None, initial_node=node,
+                message=(f"{describe(node)} was removed, a limit of the initial plan: a query "
+                         "stage proved no more rows than the limit reach it"),
+                evidence=(f"{node.name} {node.details.get('Arguments') or node.args}"[:200],),
+                numbers={"operator": node.name, **_limit_number(node)},
+            )
+
+
+def _limit_number(node: Node) -> Dict[str, object]:
+    text = node.details.get("Arguments") or node.args
+    parts = split_top_level(text)
+    head = parts[0] if parts else ""
+    if head.startswith("limit="):
+        head = head[len("limit="):]
+    return {"limit": int(head)} if head.isdecimal() and len(head) < 19 else {}
