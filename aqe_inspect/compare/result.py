@@ -11,7 +11,7 @@ aqe_inspect/compare/schema.json).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from .gate import Gate
 from .summary import ExecutionSummary

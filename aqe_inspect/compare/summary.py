@@ -16,7 +16,7 @@ sort-merge join into a broadcast before AQE starts; the query is still the same)
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 from ..plan.model import Application, Node, Query

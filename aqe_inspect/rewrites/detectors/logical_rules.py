@@ -4,7 +4,7 @@ removed once a query stage had proved how few rows reach them."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Dict, Iterator, List, Optional
+from typing import Callable, Dict, Iterator, List
 
 from ...plan.model import Node
 from ...plan.operators import VENDOR_PREFIXES, VENDOR_SUFFIXES, family, \
