@@ -143,6 +143,17 @@ def initial_tree(document: Document) -> Optional[Node]:
     return query.final
 
 
+def unseen_notes(document: Document) -> Tuple[str, ...]:
+    """What the metrics tree of a plan cannot hold that its explain shows: the plans of
+    subqueries (run apart, as expressions of an operator, each adaptive on its own)."""
+    if not document.queries or not document.queries[0].subqueries:
+        return ()
+    count = len(document.queries[0].subqueries)
+    return (f"the explain shows {count} subquery plan(s); Spark Connect's metrics tree holds "
+            "only the main plan, so what AQE did inside them is not read (give event_log= or "
+            "ui_url= to read the server's whole plan)",)
+
+
 def rows_from(items: Iterable[Any]) -> List[MetricRow]:
     """`MetricRow`s from what a client holds: PySpark's `PlanMetrics` objects (`name`,
     `plan_id`, `parent_plan_id`, `metrics` of `MetricValue`s) or their `to_dict()` form."""

@@ -59,7 +59,8 @@ def dataframe_report(df: Any) -> Report:
     """What AQE did when `df`'s last action ran, from the client alone: the metrics tree of
     the final plan against the initial plan `explain("formatted")` prints now."""
     from ..parsing import parse_text
-    from ..sources.connect import initial_tree, metrics_tree, rows_from, with_initial_plan
+    from ..sources.connect import (initial_tree, metrics_tree, rows_from, unseen_notes,
+                                   with_initial_plan)
 
     info = getattr(df, "executionInfo", None)
     metrics = getattr(info, "metrics", None) if info is not None else None
@@ -68,7 +69,10 @@ def dataframe_report(df: Any) -> Report:
         raise AssertionError(NO_METRICS)
     final, notes = metrics_tree(rows_from(items), CONNECT_SOURCE)
     explain = explain_text(df)
-    initial = initial_tree(parse_text(explain, CONNECT_SOURCE)) if explain else None
+    document = parse_text(explain, CONNECT_SOURCE) if explain else None
+    initial = initial_tree(document) if document is not None else None
+    if document is not None:
+        notes = (*notes, *unseen_notes(document))
     if initial is None or not final.adaptive:
         return diff_document(Document((final,), CONNECT_SOURCE, notes))
     final, carried = with_initial_plan(final, initial)
