@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -123,12 +125,17 @@ class ConnectServer:
                     return probe.connect_ex(("127.0.0.1", self.port)) == 0
         return False
 
+    _pid = None
+
     def pid(self):
         files = list((self.work / "pid").glob("*.pid"))
-        return int(files[0].read_text().strip()) if files else None
+        if files:
+            self._pid = int(files[0].read_text().strip())
+            return self._pid
+        return None
 
     def stop(self) -> None:
-        pid = self.pid()
+        pid = self.pid() or self._pid
         subprocess.run(["bash", str(self.home / "sbin" / "stop-connect-server.sh")],
                        env=self.env, capture_output=True, timeout=120)
         deadline = time.monotonic() + 60
@@ -151,7 +158,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server():
     pyspark = _connect_pyspark()
     home = Path(pyspark.__file__).parent
     if not (home / "sbin" / "start-connect-server.sh").is_file():
@@ -159,11 +166,18 @@ def server(tmp_path_factory):
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)
-    started = ConnectServer(home, tmp_path_factory.mktemp("connect-server"))
+    # A folder of its own, not pytest's: pytest removes old base folders, and other pytest
+    # sessions on the machine may remove this one while the server still writes in it.
+    work = Path(tempfile.mkdtemp(prefix="aqe-connect-server-"))
+    started = ConnectServer(home, work)
     started.start()
-    yield started
-    started.stop()
-    assert started.pid() is None or not _alive(started.pid())
+    pid = started.pid()
+    try:
+        yield started
+    finally:
+        started.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    assert pid is not None and not _alive(pid)
 
 
 #: PySpark marks a process that made a Connect session with this variable, and from then on
@@ -406,10 +420,14 @@ def test_cli_labels_connect_executions_by_tag_and_selects_them(spark, remote, se
         out = subprocess.run([*AQE_INSPECT, "check", str(server.event_log), "--query", tag,
                               "--expect", "coalesced"], capture_output=True, text=True)
         assert out.returncode == 0, out.stdout + out.stderr
-        return out.stdout
+        out = subprocess.run([*AQE_INSPECT, "diff", str(server.event_log), "--query", tag],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return " ".join(out.stdout.split())
 
     out = _eventually(labelled)
-    assert f"Spark Connect [{tag}] aggregate at generate.py" in out
+    assert f"Spark Connect [{tag}] aggregate at generate.py:" in out, out
+    assert out.count("Query ") == 1  # that execution only
     assert "plan {" not in out and "session_id:" not in out
 
 

@@ -9,7 +9,7 @@ the tags of its jobs (`jobTags`):
     SparkConnect_OperationTag_User_<user>_Session_<session>_Operation_<operation id>
     spark-session-<server session uuid>-execution-root-id-<N>           N: the SQL execution
 
-`connect_description` turns that into `Spark Connect [tag, ...] project at file.py:12
+`details` holds more of the same dump. `connect_description` turns that into `Spark Connect [tag, ...] project at file.py:12
 (session <id>, operation <id>)`: the user's tags first (so `--query` and an expectation's
 `match` select by tag), the root relation of the plan and the first call site the client
 recorded, then the session and operation. Any other description is left as it is.
@@ -42,10 +42,11 @@ def connect_description(start: Mapping[str, Any], description: Any) -> Any:
         return description
     tags = start.get("jobTags")
     tags = [str(tag) for tag in tags] if isinstance(tags, list) else []
-    return readable(description, tags)
+    details = start.get("details")
+    return readable(description, tags, details if isinstance(details, str) else "")
 
 
-def readable(description: str, tags: Iterable[str]) -> str:
+def readable(description: str, tags: Iterable[str], details: str = "") -> str:
     """`Spark Connect [tags] relation at call site (session ..., operation ...)`."""
     user_tags, operation, session = [], None, None
     for tag in tags:
@@ -67,7 +68,8 @@ def readable(description: str, tags: Iterable[str]) -> str:
     relation = root_relation(description)
     if relation:
         parts.append(relation)
-    site = CALL_SITE.search(description)
+    # The call site the client recorded: in the description, else in the longer details.
+    site = CALL_SITE.search(description) or CALL_SITE.search(details[:100_000])
     if site:
         parts.append(f"at {site.group(1).rsplit('/', 1)[-1]}")
     where = [f"session {session}"] if session else []
