@@ -218,14 +218,28 @@ def remote(server, spark):
     with mode(True):
         session = SparkSession.builder.remote(server.url).getOrCreate()
     yield session
+    # Every client is closed while the server is up: an open one calls the server at exit
+    # (pyspark's atexit clean-up) and, the server gone, retries for minutes.
     with mode(True):
-        session.stop()
+        for made in [*SESSIONS, session]:
+            made.stop()
+    SESSIONS.clear()
+
+
+#: The Connect sessions this module's tests made (each a client of its own), closed at the end.
+SESSIONS: list = []
+
+
+def new_session(remote):
+    made = remote.newSession()
+    SESSIONS.append(made)
+    return made
 
 
 def connect_ran(generator, remote, name, scratch):
     """A scenario's DataFrame after `collect()`, in a Connect session of its own."""
     scenario = generator.scenario_named(name)
-    session = remote.newSession()
+    session = new_session(remote)
     for key, value in scenario.all_confs().items():
         session.conf.set(key, value)
     df = scenario.build(session, scratch)
@@ -338,7 +352,7 @@ def test_a_failure_shows_the_plans_side_by_side_and_why_not_from_spark_conf(spar
 def test_actions_without_metrics_are_named(spark, remote):
     generator, _ = spark
     scenario = generator.scenario_named("coalesced_aggregation")
-    session = remote.newSession()
+    session = new_session(remote)
     for key, value in scenario.all_confs().items():
         session.conf.set(key, value)
     unrun = scenario.build(session, None)
@@ -405,7 +419,7 @@ def _eventually(check, seconds: float = 60):
 def test_cli_labels_connect_executions_by_tag_and_selects_them(spark, remote, server,
                                                                 tmp_path):
     generator, _ = spark
-    session = remote.newSession()
+    session = new_session(remote)
     scenario = generator.scenario_named("coalesced_aggregation")
     for key, value in scenario.all_confs().items():
         session.conf.set(key, value)
@@ -457,7 +471,8 @@ def scenario():
         df.collect()
         return df
 
-    return run
+    yield run
+    session.stop()  # closed while the server is up
 '''
 
 
