@@ -52,12 +52,13 @@ def test_importing_never_imports_pyspark():
     assert out.strip() == "[]"
 
 
-def test_a_spark_connect_dataframe_is_refused_with_what_to_do():
-    connect = type("DataFrame", (), {"__module__": "pyspark.sql.connect.dataframe"})
-    with pytest.raises(TypeError, match="Spark Connect") as error:
+def test_a_spark_connect_dataframe_without_metrics_says_which_actions_give_them():
+    connect = type("DataFrame", (), {"__module__": "pyspark.sql.connect.dataframe",
+                                     "executionInfo": None})
+    with pytest.raises(AssertionError, match="no plan metrics") as error:
         assert_aqe(connect(), expect=["coalesced"])
-    assert "aqe-inspect check EVENT_LOG" in str(error.value)
-    with pytest.raises(TypeError, match="Spark Connect"):
+    assert "df.collect(), df.toPandas() or df.toArrow()" in str(error.value)
+    with pytest.raises(TypeError, match="event_log="):  # the client cannot list executions
         assert_aqe(connect(), expect=["coalesced"], query="0")
 
 

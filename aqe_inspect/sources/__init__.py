@@ -7,6 +7,7 @@ messages). Each plan keeps where it stood in the original text.
     lines.py      lines -> cleaned lines (log prefixes, JSON records, markers, prompts off)
     extract.py    cleaned lines -> one region per plan (explain output, AQE messages)
     assemble.py   parsed plans -> the queries a person ran (duplicates and pairs joined)
+    connect.py    a Spark Connect client's metrics tree (DataFrame.executionInfo) -> a Query
 
 A plan that cannot be read is a note when others can; the input fails (exit 2) only when
 no plan at all can be read.

@@ -2,6 +2,8 @@
 
     assertions.py     `assert_aqe(df, expect=[...], forbid=[...])`: the DataFrame's plan (or the
                       session's recorded SQL execution) diffed and held to expectations
+    connect.py        the same on a Spark Connect DataFrame: its action's metrics tree against
+                      its formatted explain, or the server's event log / UI by operation or tag
     pytest_plugin.py  the pytest plugin (entry point `pytest11`): the `aqe` fixture, the
                       `@pytest.mark.aqe` marker, plan snapshots beside the tests
 

@@ -13,8 +13,10 @@ The plans are read from the running session, never by running the query again:
   expression searched in the execution's description (`setJobDescription`, else the call
   site such as `count at test_x.py:12`).
 
-Spark Connect DataFrames have no plan on the client side; `assert_aqe` says so and what to
-do instead. PySpark is never imported here (a DataFrame brings its own py4j objects), so
+A Spark Connect DataFrame (no JVM in the client) is read as `connect.py` says: the final
+plan's metrics tree that its action returned, against the initial plan its formatted explain
+prints; or, with `event_log=` / `ui_url=`, the server's own record of the execution. PySpark
+is never imported here (a DataFrame brings its own py4j objects or Connect client), so
 `import aqe_inspect.testing` works without the `spark` extra.
 """
 
@@ -44,24 +46,23 @@ NOT_RUN = (
     "or a regular expression on its description, e.g. one set with "
     "spark.sparkContext.setJobDescription(...)>")
 
-CONNECT = (
-    "a Spark Connect DataFrame: the client is sent neither the initial nor the final plan of "
-    "an action (DataFrame.executionInfo holds operator names and metrics only), so what AQE "
-    "rewrote cannot be read here. Run the test on a classic session "
-    "(SparkSession.builder.master('local[2]')), or check the application's event log "
-    "(spark.eventLog.enabled=true): aqe-inspect check EVENT_LOG --expect ...")
 
 
 def assert_aqe(df: Any, expect: Iterable[str] = (), forbid: Iterable[str] = (),
-               query: Optional[str] = None, each: bool = False) -> CheckResult:
+               query: Optional[str] = None, each: bool = False,
+               event_log: Optional[str] = None, ui_url: Optional[str] = None) -> CheckResult:
     """Assert what AQE did when `df` ran: `expect=["coalesced", "smj-to-bhj>=1"]`,
     `forbid=["skew-join"]`, the kinds and counted forms of `aqe-inspect check`. Reads the
     DataFrame's own executed plan, or with `query` (an SQL execution id or a regular
     expression on the description) the executions the session recorded (`df` may then be
-    the SparkSession, or None for the active one). Returns the `CheckResult` when every
-    expectation holds; raises AssertionError with what failed and the plans otherwise."""
+    the SparkSession, or None for the active one). On Spark Connect, the action's metrics
+    tree against the DataFrame's formatted explain; with `event_log=` (the server's event
+    log) or `ui_url=` (its Spark UI) the server's record of the action (or, with `query=`,
+    of the executions tagged so with `spark.addTag`), with the whole plan text. Returns the
+    `CheckResult` when every expectation holds; raises AssertionError with what failed and
+    the plans otherwise."""
     __tracebackhide__ = True
-    return hold_expectations(plan_report(df, query),
+    return hold_expectations(plan_report(df, query, event_log, ui_url),
                              expectations(expect, forbid, query, each, "assert_aqe"),
                              session=_session_of(df) if df is not None else None)
 
@@ -120,6 +121,10 @@ def session_settings(session: Any):
     if session is None:
         return {}, None
     from ..whynot.settings import Given
+    from .connect import is_connect, session_settings as connect_settings
+
+    if is_connect(session):
+        return connect_settings(session)
 
     try:
         confs = session._jsparkSession.sessionState().conf().getAllConfs()
@@ -137,10 +142,20 @@ def _scala_keys(scala_map: Any) -> List[str]:
     return keys
 
 
-def plan_report(df: Any, query: Optional[str] = None) -> Report:
+def plan_report(df: Any, query: Optional[str] = None, event_log: Optional[str] = None,
+                ui_url: Optional[str] = None) -> Report:
     """What AQE did: in `df`'s executed plan, or, with `query`, in every SQL execution the
-    session recorded (the expectations' scope then picks among them)."""
+    session recorded (the expectations' scope then picks among them). A Spark Connect
+    DataFrame: see `connect.py`."""
     __tracebackhide__ = True
+    from . import connect
+
+    if event_log is not None or ui_url is not None:
+        return connect.server_report(df, query, event_log, ui_url)
+    if df is not None and connect.is_connect(df):
+        if query is not None:
+            raise TypeError(f"assert_aqe: {connect.QUERY_NEEDS_SERVER}")
+        return connect.dataframe_report(df)
     if query is not None:
         return diff_document(recorded_executions(_session_of(df)))
     _check_classic(df)
@@ -220,9 +235,6 @@ def _parse(text: str, source: str) -> Document:
 
 def _check_classic(df: Any) -> None:
     """A classic PySpark DataFrame, else a TypeError that says what was given and why not."""
-    module = type(df).__module__ or ""
-    if module.startswith("pyspark.sql.connect"):
-        raise TypeError(f"assert_aqe: {CONNECT}")
     if not hasattr(df, "_jdf"):
         raise TypeError(f"assert_aqe takes a PySpark DataFrame, got {type(df).__module__}."
                         f"{type(df).__qualname__}")
@@ -238,8 +250,10 @@ def _session_of(df: Any) -> Any:
         if session is None:
             raise TypeError("assert_aqe(None, query=...): there is no active SparkSession")
         return session
-    if (type(df).__module__ or "").startswith("pyspark.sql.connect"):
-        raise TypeError(f"assert_aqe: {CONNECT}")
+    from .connect import connect_session, is_connect
+
+    if is_connect(df):
+        return connect_session(df)
     if hasattr(df, "_jsparkSession"):
         return df
     if hasattr(df, "_jdf"):

@@ -103,11 +103,12 @@ class AqeFixture:
     # ---- assertions ------------------------------------------------------------------------
     def assert_aqe(self, df: Any = None, expect: Iterable[str] = (),
                    forbid: Iterable[str] = (), query: Optional[str] = None,
-                   each: Optional[bool] = None):
+                   each: Optional[bool] = None, event_log: Optional[str] = None,
+                   ui_url: Optional[str] = None):
         """`aqe_inspect.testing.assert_aqe`; without `expect` and `forbid`, the test's
         `@pytest.mark.aqe(...)` says what to expect (and its `query`/`each`, unless given)."""
         __tracebackhide__ = True
-        from .assertions import expectations, hold_expectations, plan_report
+        from .assertions import _session_of, expectations, hold_expectations, plan_report
 
         expect, forbid = list(_listed(expect)), list(_listed(forbid))
         origin = "aqe.assert_aqe"
@@ -123,11 +124,13 @@ class AqeFixture:
             each = each if each is not None else options["each"]
             origin = f"@pytest.mark.{MARKER}"
         wanted = expectations(expect, forbid, query, bool(each), origin)
-        return hold_expectations(plan_report(df, query), wanted)
+        return hold_expectations(plan_report(df, query, event_log, ui_url), wanted,
+                                 session=_session_of(df) if df is not None else None)
 
     # ---- snapshots -------------------------------------------------------------------------
     def snapshot(self, df: Any = None, name: Optional[str] = None,
-                 query: Optional[str] = None) -> str:
+                 query: Optional[str] = None, event_log: Optional[str] = None,
+                 ui_url: Optional[str] = None) -> str:
         """Compare `df`'s final plan and rewrites (or, with `query`, the SQL executions it
         selects) with the stored snapshot; write it when missing. Returns the snapshot text."""
         __tracebackhide__ = True
@@ -135,7 +138,9 @@ class AqeFixture:
         from ..expectations.snapshot import SnapshotModeError, compare, load, take_all
         from .assertions import plan_report, selected
 
-        actual = take_all(selected(plan_report(df, query), query))
+        report = plan_report(df, query, event_log, ui_url)
+        # The server's record was chosen by tag already: query= is no selector on it.
+        actual = take_all(report if event_log or ui_url else selected(report, query))
         path = self.snapshot_path(name)
         shown = _shown_path(path, self._request.config)
         update = self._request.config.getoption(UPDATE_OPTION)

@@ -5,6 +5,7 @@
     events.py    chunks -> SQL executions (raw events), streamed; one execution -> Query
     runtime.py   stage and task events -> SQL metric totals and spreads (Node.spreads)
     planinfo.py  sparkPlanInfo -> Node trees; run-time SQL metrics onto parsed trees
+    connect_labels.py  a Spark Connect server's executions labelled by tags, not protobuf
     history.py   the History Server's (or live UI's) `/sql` JSON -> Queries; `--url`
 
 Each execution is one `Query` whose `execution` holds its id, description, re-plans, times

@@ -40,6 +40,7 @@ from ...plan.model import Application, Execution, Query
 from ..reading import DEFAULT_MAX_SIZE, over_max_size
 from . import files
 from .planinfo import adaptive_tree, attach_metrics, build_tree, info_carriers, read_description
+from .connect_labels import connect_description
 from .runtime import (COMPLETED, STAGE_EVENT, SUBMITTED, TASK_END, Evidence, RunTime, stage_head,
                       submitted_stage, task_result)
 
@@ -621,6 +622,7 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     if isinstance(modified, dict):
         configs.update(aqe_configs(modified))
     description = start.get("description")
+    description = connect_description(start, description)  # a Connect server's protobuf dump
     execution = Execution(
         execution_id=raw.execution_id,
         description=deepjson.text(description) if description is not None else "",
