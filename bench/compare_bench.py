@@ -19,20 +19,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from eventlog import _tree_rss  # noqa: E402
+from eventlog import run_measured  # noqa: E402
 from eventlog_build import build  # noqa: E402
 from run import cli_command  # noqa: E402
 
@@ -54,29 +51,7 @@ def _plain_copy(source: Path, out: Path) -> Path:
 
 def measure(args, out: Path):
     """(seconds, peak RSS of the largest process, peak RSS of the process tree, exit code)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    peak_tree = 0
-    with out.open("wb") as sink:
-        started = time.perf_counter()
-        process = subprocess.Popen([*cli_command(), *args], stdout=sink,
-                                   stderr=subprocess.PIPE)
-        done = threading.Event()
-
-        def sample():
-            nonlocal peak_tree
-            while not done.wait(0.02):
-                peak_tree = max(peak_tree, _tree_rss(process.pid))
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        _, stderr = process.communicate()
-        elapsed = time.perf_counter() - started
-        done.set()
-        sampler.join()
-    if process.returncode not in (0, 1):
-        raise SystemExit(f"aqe-inspect failed: {stderr.decode(errors='replace')}")
-    largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    return elapsed, max(largest, before * 1024), peak_tree, process.returncode
+    return run_measured([*cli_command(), *args], out, ok=(0, 1))[:4]
 
 
 def main(argv=None) -> int:

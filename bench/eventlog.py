@@ -85,8 +85,10 @@ CLI = None  # the aqe-inspect command (--cli), else the one on PATH
 LAST_CPU = 0.0
 
 
-def run_diff(path: Path, out: Path):
-    """(seconds, peak RSS of the largest process, peak RSS of the process tree)."""
+def run_measured(argv, out: Path, ok=(0,)):
+    """Run `argv` with its output to `out`: (seconds, peak RSS of the largest process, peak RSS
+    of the process tree, exit code, CPU seconds of the children). An exit code not in `ok`
+    ends the bench with the command's error."""
     import resource
 
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -95,8 +97,7 @@ def run_diff(path: Path, out: Path):
     peak_tree = 0
     with out.open("wb") as sink:
         started = time.perf_counter()
-        process = subprocess.Popen([*(CLI or cli_command()), "diff", str(path), "--format", "json"],
-                                   stdout=sink, stderr=subprocess.PIPE)
+        process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE)
         done = threading.Event()
 
         def sample():
@@ -110,13 +111,20 @@ def run_diff(path: Path, out: Path):
         elapsed = time.perf_counter() - started
         done.set()
         sampler.join()
-    if process.returncode != 0:
+    if process.returncode not in ok:
         raise SystemExit(f"aqe-inspect failed: {stderr.decode(errors='replace')}")
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    largest = usage.ru_maxrss * 1024
+    largest = max(usage.ru_maxrss, before) * 1024
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before
+    return elapsed, largest, peak_tree, process.returncode, cpu
+
+
+def run_diff(path: Path, out: Path):
+    """(seconds, peak RSS of the largest process, peak RSS of the process tree)."""
     global LAST_CPU
-    LAST_CPU = usage.ru_utime + usage.ru_stime - cpu_before
-    return elapsed, max(largest, before * 1024), peak_tree
+    elapsed, largest, peak_tree, _, LAST_CPU = run_measured(
+        [*(CLI or cli_command()), "diff", str(path), "--format", "json"], out)
+    return elapsed, largest, peak_tree
 
 
 def zstd_copy(plain: Path, out: Path, lines_per_frame: int = 1000) -> None:

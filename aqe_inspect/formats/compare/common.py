@@ -114,3 +114,9 @@ def versions_line(comparison) -> Optional[str]:
 
 def rate_text(rate: Optional[float]) -> str:
     return "-" if rate is None else f"{100 * rate:.0f}%"
+
+
+def why_not_lines(pair) -> List[str]:
+    """The why-not of each rewrite the new run lost, a line per reason."""
+    return [f"why not {kind}: {reason}" for kind, reasons in pair.new.why_not
+            if pair.lost.get(kind) for reason in reasons]

@@ -13,7 +13,7 @@ from typing import TextIO
 from ...rewrites.locations import Location
 from ..github import _plain, command
 from .common import differences, headline, kinds_text, pair_title, settings_lines, \
-    versions_line
+    versions_line, why_not_lines
 
 
 def _message(pair) -> str:
@@ -24,9 +24,7 @@ def _message(pair) -> str:
         lines.append(f"gained: {kinds_text(pair.gained)}")
     lines.extend(f"{what}: {old} -> {new}" for what, old, new in differences(pair))
     lines.extend(f"setting: {line}" for line in settings_lines(pair))
-    for kind, reasons in pair.new.why_not:
-        if pair.lost.get(kind):
-            lines.extend(f"why not {kind}: {reason}" for reason in reasons)
+    lines.extend(why_not_lines(pair))
     return "\n".join(lines)
 
 

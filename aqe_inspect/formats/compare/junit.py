@@ -9,7 +9,7 @@ from typing import TextIO
 
 from ..junit import _element, _suite, _write
 from .common import differences, duration_line, kinds_text, pair_title, settings_lines, \
-    shorten
+    shorten, why_not_lines
 
 
 def _detail(pair) -> str:
@@ -19,9 +19,7 @@ def _detail(pair) -> str:
     lines.extend(f"{what}: {old} -> {new}" for what, old, new in differences(pair))
     lines.append(f"duration: {duration_line(pair)}")
     lines.extend(f"setting: {line}" for line in settings_lines(pair))
-    for kind, reasons in pair.new.why_not:
-        if pair.lost.get(kind):
-            lines.extend(f"why not {kind}: {reason}" for reason in reasons)
+    lines.extend(why_not_lines(pair))
     return "\n".join(lines)
 
 
