@@ -85,6 +85,17 @@ JOIN_KEYS_NOTE = (
     "metrics")
 
 
+#: The kinds the metrics tree cannot show: a scan's pruning filter and an exchange's origin
+#: (REBALANCE) are operator arguments, which the tree leaves out, and an operator the final
+#: plan lacks cannot be told apart from one the tree does not list (reused exchanges,
+#: subqueries). They are not judged from the tree (see UNSHOWN_NOTE).
+UNSHOWN_KINDS = ("dpp", "dpp-dropped", "rebalance-skew", "one-row", "limit-removed")
+UNSHOWN_NOTE = (
+    "not judged from the Spark Connect metrics tree: " + ", ".join(UNSHOWN_KINDS) + " (they "
+    "rest on operator arguments and on operators the tree does not list); pass event_log= or "
+    "ui_url= to read the server's whole plan text")
+
+
 class MetricRow(NamedTuple):
     """One operator as `executionInfo.metrics` lists it: node name, plan id, the parent's
     plan id (the root's own id), and its metrics as (key, value, type)."""

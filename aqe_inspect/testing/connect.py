@@ -18,6 +18,7 @@ PySpark is never imported here: the DataFrame brings its own client.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import urllib.parse
@@ -59,8 +60,8 @@ def dataframe_report(df: Any) -> Report:
     """What AQE did when `df`'s last action ran, from the client alone: the metrics tree of
     the final plan against the initial plan `explain("formatted")` prints now."""
     from ..parsing import parse_text
-    from ..sources.connect import (initial_tree, metrics_tree, rows_from, unseen_notes,
-                                   with_initial_plan)
+    from ..sources.connect import (UNSHOWN_KINDS, UNSHOWN_NOTE, initial_tree, metrics_tree,
+                                   rows_from, unseen_notes, with_initial_plan)
 
     info = getattr(df, "executionInfo", None)
     metrics = getattr(info, "metrics", None) if info is not None else None
@@ -74,10 +75,17 @@ def dataframe_report(df: Any) -> Report:
     if document is not None:
         notes = (*notes, *unseen_notes(document))
     if initial is None or not final.adaptive:
-        return diff_document(Document((final,), CONNECT_SOURCE, notes))
-    final, carried = with_initial_plan(final, initial)
-    report = diff_initial_final(initial, final, "1", (*notes, *carried))
-    return Report(queries=(report,), source=CONNECT_SOURCE)
+        report = diff_document(Document((final,), CONNECT_SOURCE, notes))
+    else:
+        final, carried = with_initial_plan(final, initial)
+        report = Report(queries=(diff_initial_final(initial, final, "1", (*notes, *carried)),),
+                        source=CONNECT_SOURCE)
+    # What the tree cannot show is said, not guessed: those kinds' findings are left out.
+    return dataclasses.replace(report, queries=tuple(
+        dataclasses.replace(query, rewrites=tuple(rewrite for rewrite in query.rewrites
+                                                  if rewrite.kind not in UNSHOWN_KINDS),
+                            notes=(*query.notes, UNSHOWN_NOTE))
+        for query in report.queries))
 
 
 def _metric_items(metrics: Any) -> List[Any]:
