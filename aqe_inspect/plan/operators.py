@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .model import MAX_DIGITS, Node
 
@@ -222,3 +222,15 @@ def node_summary(node: Node) -> str:
         if piece and not any(piece in seen for seen in pieces):
             pieces.append(piece)
     return " ".join(pieces)
+
+
+def parents(root: Node) -> Dict[int, Node]:
+    """Each node's parent (by id()), walked without recursion."""
+    found: Dict[int, Node] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            found[id(child)] = node
+            stack.append(child)
+    return found

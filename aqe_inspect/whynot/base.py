@@ -9,9 +9,10 @@ from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 from ..rewrites.detectors.base import PlanPair
 from ..plan.model import Node, Query
+from ..plan.operators import parents
 from ..rewrites.findings import Rewrite, describe
 from ..plan.units import conf_bytes
-from .evidence import Fact, Side, parents
+from .evidence import Fact, Side
 from .settings import Setting, Settings
 from .verdicts import CONFIG, DEFAULT, HAPPENED, PLAN, Candidate, Reason
 

@@ -339,18 +339,6 @@ def _nonempty_bound(side: Side, count: Optional[int], origin: str) -> Optional[S
 # ---- the plan around an operator --------------------------------------------------------------
 
 
-def parents(root: Node) -> Dict[int, Node]:
-    """Each node's parent (by id()), walked without recursion."""
-    found: Dict[int, Node] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for child in node.children:
-            found[id(child)] = node
-            stack.append(child)
-    return found
-
-
 #: Operators that start a stage of their own: what is above them ran after another shuffle.
 STAGE_BOUNDARIES = frozenset(("Exchange", "BroadcastExchange", "ShuffleQueryStage",
                               "BroadcastQueryStage", "ResultQueryStage", "AdaptiveSparkPlan",

@@ -7,8 +7,8 @@ from collections import Counter
 from typing import Callable, Dict, Iterator, List
 
 from ...plan.model import Node
-from ...plan.operators import VENDOR_PREFIXES, VENDOR_SUFFIXES, family, \
-    is_empty_relation, normalized_text, split_top_level
+from ...plan.operators import VENDOR_PREFIXES, VENDOR_SUFFIXES, family, is_empty_relation, \
+    normalized_text, parents, split_top_level
 from .base import Detector, PlanPair, Rewrite, describe
 
 AGGREGATES = ("HashAggregate", "ObjectHashAggregate", "SortAggregate")
@@ -145,17 +145,6 @@ def _initial_with_depth(pair: PlanPair) -> Iterator[tuple]:
                      if not child.is_adaptive_root)
 
 
-def _parents(root: Node) -> Dict[int, Node]:
-    up: Dict[int, Node] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for child in node.children:
-            up[id(child)] = node
-            stack.append(child)
-    return up
-
-
 class OneRowPlan(Detector):
     """Spark rule: OptimizeOneRowPlan (org.apache.spark.sql.catalyst.optimizer), run by AQE's
     logical re-optimizer (AQEOptimizer) from Spark 3.3.
@@ -195,7 +184,7 @@ class OneRowPlan(Detector):
         if not removed:
             return
         gone = {id(node) for node in removed}
-        up = _parents(pair.initial)
+        up = parents(pair.initial)
         for node in removed:
             parent = up.get(id(node))
             # A partial aggregate under its removed final phase is the same aggregate.
