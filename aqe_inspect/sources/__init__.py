@@ -61,8 +61,9 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False
               ) -> Optional[Document]:
     """The Document of the lines `raw`; with `skimmed` (only the lines that can hold a plan:
     skim.py), None when no plan was read, so that every line is read for the error."""
-    from ..parsing import parse_lines
+    from ..parsing.repeats import RepeatedPlans
 
+    parse_lines = RepeatedPlans().parse  # a plan printed again is parsed once
     items: List[Tuple[Query, str]] = []
     notes: List[str] = []
     errors: List[PlanSyntaxError] = []

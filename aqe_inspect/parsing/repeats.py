@@ -1,0 +1,134 @@
+"""Parse a plan text printed again in the same input once.
+
+A driver log prints one plan several times over: AQE's `Plan changed:` prints the plan after
+a re-planning, which its next `Plan changed:` prints again as the plan before, and `Final
+plan:` prints the last one once more; `df.explain()` after the action prints it again. Those
+texts are equal character for character (the same expression ids: it is the same query), only
+their place in the file differs. `RepeatedPlans.parse` parses a text once and hands out, for
+every later exact repeat of it, a copy of the Document with its line numbers moved to where
+the repeat stands: what parsing it again would give.
+
+What makes a repeat: the same lines, said to be a plan the same way (`announced`), at the
+same distances from each other (line numbers relative to the first: a JSON log record's
+message lines share one number), for the same source and origin. Only results with no note
+are kept (a note names a line inside its text), and no error (an error is raised again by
+parsing the text again). Columns only ever reach errors, never a parsed Document.
+
+The cache is bounded (entries and characters), most recent kept: repeats stand close together
+(one query's messages).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Dict, Tuple
+
+from ..plan.model import Document, Node, Query, Subquery
+
+#: The most entries kept, and the most characters of text over all of them.
+MAX_ENTRIES = 512
+MAX_CHARS = 32 << 20
+
+
+class RepeatedPlans:
+    """`parse(plan, source, origin)`: `parser.parse_lines`, each exact repeat parsed once."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES, max_chars: int = MAX_CHARS):
+        self._kept: "OrderedDict[tuple, Tuple[int, Document]]" = OrderedDict()
+        self._chars = 0
+        self.max_entries = max_entries
+        self.max_chars = max_chars
+        self.hits = 0
+
+    def parse(self, plan, source: str = "", origin: str = "") -> Document:
+        from .parser import parse_lines
+
+        numbers = plan.numbers
+        lines = plan.lines
+        if not lines or len(numbers) != len(lines):
+            return parse_lines(plan, source, origin)
+        first = numbers[0]
+        text = "\n".join(lines)
+        key = (text, plan.announced, source, origin,
+               tuple([number - first for number in numbers]))
+        kept = self._kept.get(key)
+        if kept is not None:
+            self._kept.move_to_end(key)
+            self.hits += 1
+            at, document = kept
+            return relocated(document, first - at)
+        document = parse_lines(plan, source, origin)
+        if not document.notes and not any(query.notes for query in document.queries) and \
+                len(text) <= self.max_chars:
+            self._kept[key] = (first, document)
+            self._chars += len(text)
+            while len(self._kept) > self.max_entries or self._chars > self.max_chars:
+                old = self._kept.popitem(last=False)[0][0]
+                self._chars -= len(old)
+        return document
+
+
+_new = object.__new__
+
+
+def relocated(document: Document, delta: int) -> Document:
+    """`document` with every line number moved by `delta` (the same objects when 0)."""
+    if not delta:
+        return document
+    memo: Dict[int, Node] = {}
+    queries = []
+    for query in document.queries:
+        roots = [query.root, *query.optimized_out,
+                 *(sub.tree for sub in query.subqueries if sub.tree is not None)]
+        for root in roots:
+            _move_tree(root, delta, memo)
+        copy = _new(Query)
+        copy.__dict__.update(query.__dict__)
+        copy.__dict__.update(
+            root=memo[id(query.root)], line=query.line + delta if query.line else 0,
+            optimized_out=tuple(memo[id(node)] for node in query.optimized_out),
+            subqueries=tuple(_move_subquery(sub, delta, memo) for sub in query.subqueries),
+        )
+        queries.append(copy)
+    copy = _new(Document)
+    copy.__dict__.update(document.__dict__)
+    copy.__dict__["queries"] = tuple(queries)
+    return copy
+
+
+def _move_subquery(sub: Subquery, delta: int, memo: Dict[int, Node]) -> Subquery:
+    copy = _new(Subquery)
+    copy.__dict__.update(sub.__dict__)
+    copy.__dict__.update(line=sub.line + delta if sub.line else 0,
+                         tree=memo[id(sub.tree)] if sub.tree is not None else None)
+    return copy
+
+
+def _move_tree(root: Node, delta: int, memo: Dict[int, Node]) -> None:
+    """Copy every node under `root` (children, inner plans, initial trees; a node two of them
+    share is copied once and stays shared) into `memo` by the id of the original, without
+    recursion: everything under a node is copied before it."""
+    stack = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        key = id(node)
+        if key in memo:
+            continue
+        if not ready:
+            stack.append((node, True))
+            stack.extend((child, False) for child in node.children if id(child) not in memo)
+            stack.extend((child, False) for child in node.inner if id(child) not in memo)
+            if node.initial is not None and id(node.initial) not in memo:
+                stack.append((node.initial, False))
+            continue
+        fields = dict(node.__dict__)
+        fields["line"] = node.line + delta if node.line else 0
+        if node.children:
+            fields["children"] = tuple([memo[id(child)] for child in node.children])
+        if node.inner:
+            fields["inner"] = tuple([memo[id(child)] for child in node.inner])
+        if node.initial is not None:
+            fields["initial"] = memo[id(node.initial)]
+        copy = _new(Node)
+        copy.__dict__.update(fields)
+        memo[key] = copy
