@@ -422,14 +422,56 @@ class _Tables:
                                                callbacks[arg])
                     row[symbol] = (False, reductions[id(arg)])
 
-    def parse(self, tokens: Iterator[Token]):
+    def parse(self, tokens: Iterator[Token], direct: bool = True):
         """Run the LALR automaton over `tokens` (what Lark's parser loop does, step for step);
-        raise UnexpectedToken where Lark would."""
+        raise UnexpectedToken where Lark would. With `direct`, each operator tree's node is
+        built by `_direct_tree` from its tokens, when the grammar accepts them, and the
+        automaton is put where reading them would have left it (the node's goto, then its
+        _TREE_END shifted); else the tokens run through the automaton, as without."""
         states = self.states
         state_stack = [self.start]
         value_stack: list = []
         token = None
-        for token in tokens:
+        pending: List[Token] = []  # tokens taken ahead, to run through the automaton first
+        failure: Optional[PlanSyntaxError] = None  # the lexer's error after them
+        stream = iter(tokens)
+        while True:
+            if pending:
+                token = pending.pop()
+            elif failure is not None:
+                raise failure
+            else:
+                token = next(stream, None)
+                if token is None:
+                    break
+                if direct and token.type == "OPERATOR":
+                    row = states[state_stack[-1]]
+                    after_node = row.get("node") if "tree" in row else None
+                    after_end = states[after_node[1]].get("_TREE_END") if after_node else None
+                    if after_end is not None and after_end[0] and \
+                            row.get("OPERATOR", (False,))[0]:
+                        taken = [token]
+                        try:
+                            for more in stream:
+                                taken.append(more)
+                                if more.type == "_TREE_END":
+                                    break
+                        except PlanSyntaxError as error:
+                            failure = error
+                        root = _direct_tree(taken) if failure is None else None
+                        if root is not None:
+                            # Where the automaton stands once it has read the tree's node
+                            # and shifted its _TREE_END: the rule `tree` is reduced by the
+                            # next token, as without (and a token the grammar does not take
+                            # there is refused in the same state, with the same expected).
+                            token = taken[-1]
+                            state_stack.append(after_node[1])
+                            value_stack.append(root)
+                            state_stack.append(after_end[1])
+                            value_stack.append(token)
+                            continue
+                        pending = taken[::-1]
+                        token = pending.pop()
             while True:
                 row = states[state_stack[-1]]
                 try:
@@ -463,6 +505,74 @@ class _Tables:
             values = []
         value_stack.append(callback(values))
         state_stack.append(self.states[state_stack[-1]][name][1])
+
+
+def _direct_tree(tokens: List[Token]) -> Optional[_RawNode]:
+    """The value the rule `tree` has for `tokens` (an OPERATOR up to its _TREE_END), built
+    without the automaton: what the rules `node`, `inner` and `stage` of the grammar make,
+
+        node: OPERATOR (_INDENT (node | inner | stage)+ _DEDENT)?
+        inner: _INDENT node+ _DEDENT
+        stage: STAGE_HEADER node
+
+    (an _INDENT right after an OPERATOR opens that operator's block: Lark resolves that
+    shift/reduce conflict as a shift). None when the tokens are not such a tree, or an
+    operator line cannot be read: the automaton then reads them, for its result or its error.
+    No recursion: an open block or inner plan is an entry of a stack."""
+    # Each open block: [owner, kind, items]; kind True for a node's block, False for an inner.
+    open_blocks: list = []
+    root: Optional[_RawNode] = None
+    previous = ""  # the type of the token before
+    stage: Optional[Token] = None  # a STAGE_HEADER waiting for its node
+    last: Optional[_RawNode] = None
+    try:
+        for token in tokens:
+            kind = token.type
+            if kind == "OPERATOR":
+                raw = _RawNode(_operator_line(token))
+                if not open_blocks:
+                    if root is not None:
+                        return None
+                    root = raw
+                else:
+                    block = open_blocks[-1]
+                    block[2] += 1
+                    if stage is not None:
+                        block[0].stages.append((stage.value, raw))
+                        stage = None
+                    elif block[1]:
+                        block[0].children.append(raw)
+                    else:
+                        block[0].inner.append(raw)
+                last = raw
+            elif kind == "_INDENT":
+                if previous == "OPERATOR":
+                    open_blocks.append([last, True, 0])
+                elif previous in ("_INDENT", "_DEDENT") and open_blocks and open_blocks[-1][1]:
+                    # An inner plan among the items of the open block: its nodes go to the
+                    # block's owner's inner plans.
+                    open_blocks[-1][2] += 1
+                    open_blocks.append([open_blocks[-1][0], False, 0])
+                else:
+                    return None
+            elif kind == "_DEDENT":
+                if not open_blocks or not open_blocks[-1][2] or stage is not None:
+                    return None
+                open_blocks.pop()
+            elif kind == "STAGE_HEADER":
+                if not open_blocks or not open_blocks[-1][1] or stage is not None:
+                    return None
+                stage = token
+            elif kind == "_TREE_END":
+                if open_blocks or root is None or stage is not None:
+                    return None
+                return root
+            else:
+                return None
+            previous = kind
+    except PlanSyntaxError:
+        return None
+    return None
 
 
 def _unexpected_token(token: Token, row: Dict[str, tuple]) -> UnexpectedToken:

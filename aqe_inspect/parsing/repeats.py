@@ -26,8 +26,8 @@ from typing import Dict, Tuple
 from ..plan.model import Document, Node, Query, Subquery
 
 #: The most entries kept, and the most characters of text over all of them.
-MAX_ENTRIES = 512
-MAX_CHARS = 32 << 20
+MAX_ENTRIES = 64
+MAX_CHARS = 4 << 20
 
 
 class RepeatedPlans:
