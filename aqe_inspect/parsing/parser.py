@@ -27,7 +27,9 @@ from lark.parsers.lalr_analysis import Shift
 from .codegen import NO_SUBTREE_NOTE, one_query
 from .damage import check_query
 from ..errors import PlanSyntaxError
-from .lexer import CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, _LineLexer
+from .lexer import (
+    CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, TreeTokens, _LineLexer,
+)
 from ..plan.model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
 from .operator_line import (
     DetailBlock, OperatorLine, is_final_plan, read_detail_block, read_operator_line,
@@ -250,6 +252,19 @@ def _query(body: _Body, logical: Dict[str, str], line: int) -> Query:
                  mode=body.mode, logical=logical, line=line)
 
 
+_new_object = object.__new__
+
+
+def _new_node(fields: dict) -> Node:
+    """`Node(**fields)`, `fields` naming every field: a frozen dataclass's constructor sets
+    each field through `object.__setattr__`, a few times the cost of filling its dict at once
+    (a long log's plans hold hundreds of thousands of nodes). tests/test_parser_drive.py
+    holds this to the constructor."""
+    node = _new_object(Node)
+    node.__dict__.update(fields)
+    return node
+
+
 class _Builder:
     """Builds the model's nodes of one plan body from raw tree lines and detail blocks,
     iteratively (a tree thousands of levels deep needs no recursion), and notes what the
@@ -323,16 +338,17 @@ class _Builder:
         # Operator names and titles repeat in every plan: one string each, however many
         # plans a long log holds.
         name = intern(op.name)
-        return Node(
-            name=name, args=args, id=op.id if formatted else None,
-            codegen_stage=stage, whole_stage_codegen=op.whole_stage_codegen,
-            title=intern(block.title) if block else name, details=fields,
-            children=tuple(children),
-            inner=tuple([child.node for child in raw.inner]) if raw.inner else (),
-            statistics=op.statistics, description=op.description if formatted else None,
-            initial=initial, is_final_plan=is_final_plan(args, fields) if adaptive else None,
-            line=op.line,
-        )
+        return _new_node({
+            "name": name, "args": args, "id": op.id if formatted else None,
+            "codegen_stage": stage, "whole_stage_codegen": op.whole_stage_codegen,
+            "title": intern(block.title) if block else name, "details": fields,
+            "children": tuple(children),
+            "inner": tuple([child.node for child in raw.inner]) if raw.inner else (),
+            "statistics": op.statistics, "description": op.description if formatted else None,
+            "initial": initial,
+            "is_final_plan": is_final_plan(args, fields) if adaptive else None,
+            "line": op.line, "metrics": {}, "spreads": {},
+        })
 
     def finish(self, blocks: List[DetailBlock]) -> List[Damage]:
         """The damage found over the whole body, once every tree is built."""
@@ -422,9 +438,10 @@ class _Tables:
                                                callbacks[arg])
                     row[symbol] = (False, reductions[id(arg)])
 
-    def parse(self, tokens: Iterator[Token], direct: bool = True):
-        """Run the LALR automaton over `tokens` (what Lark's parser loop does, step for step);
-        raise UnexpectedToken where Lark would. With `direct`, each operator tree's node is
+    def parse(self, tokens: "Iterator[Token | TreeTokens]", direct: bool = True):
+        """Run the LALR automaton over `tokens` (what Lark's parser loop does, step for step;
+        a tree's tokens may come as one TreeTokens list: `_LineLexer.chunks`); raise
+        UnexpectedToken where Lark would. With `direct`, each operator tree's node is
         built by `_direct_tree` from its tokens, when the grammar accepts them, and the
         automaton is put where reading them would have left it (the node's goto, then its
         _TREE_END shifted); else the tokens run through the automaton, as without."""
@@ -432,46 +449,38 @@ class _Tables:
         state_stack = [self.start]
         value_stack: list = []
         token = None
-        pending: List[Token] = []  # tokens taken ahead, to run through the automaton first
-        failure: Optional[PlanSyntaxError] = None  # the lexer's error after them
+        pending: List[Token] = []  # a tree's tokens, to run through the automaton one by one
         stream = iter(tokens)
         while True:
             if pending:
                 token = pending.pop()
-            elif failure is not None:
-                raise failure
             else:
-                token = next(stream, None)
-                if token is None:
-                    break
-                if direct and token.type == "OPERATOR":
-                    row = states[state_stack[-1]]
-                    after_node = row.get("node") if "tree" in row else None
-                    after_end = states[after_node[1]].get("_TREE_END") if after_node else None
-                    if after_end is not None and after_end[0] and \
-                            row.get("OPERATOR", (False,))[0]:
-                        taken = [token]
-                        try:
-                            for more in stream:
-                                taken.append(more)
-                                if more.type == "_TREE_END":
-                                    break
-                        except PlanSyntaxError as error:
-                            failure = error
-                        root = _direct_tree(taken) if failure is None else None
+                following = next(stream, None)
+                if following is None:
+                    break  # `token` stays the last one, for where $END stands
+                token = following
+                if token.__class__ is TreeTokens:
+                    tree = token
+                    if direct:
+                        row = states[state_stack[-1]]
+                        after_node = row.get("node") if "tree" in row else None
+                        after_end = states[after_node[1]].get("_TREE_END") \
+                            if after_node else None
+                        root = _direct_tree(tree) if after_end is not None and \
+                            after_end[0] and row.get("OPERATOR", (False,))[0] else None
                         if root is not None:
                             # Where the automaton stands once it has read the tree's node
                             # and shifted its _TREE_END: the rule `tree` is reduced by the
                             # next token, as without (and a token the grammar does not take
                             # there is refused in the same state, with the same expected).
-                            token = taken[-1]
+                            token = tree[-1]
                             state_stack.append(after_node[1])
                             value_stack.append(root)
                             state_stack.append(after_end[1])
                             value_stack.append(token)
                             continue
-                        pending = taken[::-1]
-                        token = pending.pop()
+                    pending = tree[::-1]
+                    token = pending.pop()
             while True:
                 row = states[state_stack[-1]]
                 try:
@@ -610,7 +619,7 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
     tables = _tables()
     token = CURRENT_PLAN.set(lexer)
     try:
-        document = tables.parse(lexer.tokens()) if tables else _parser().parse(text)
+        document = tables.parse(lexer.chunks()) if tables else _parser().parse(text)
     except PlanSyntaxError as error:
         raise error.located(source) from None
     except UnexpectedToken as error:
