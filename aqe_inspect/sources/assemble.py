@@ -51,23 +51,42 @@ def _overlap(a: FrozenSet[str], b: FrozenSet[str]) -> float:
 
 
 class _Plan:
-    """A tree with what comparing it needs, computed once."""
+    """A tree with what comparing it needs, computed once (its expression ids when first
+    asked: most trees are told apart by their shape alone)."""
 
     def __init__(self, root: Node):
         self.root = root
         self.shape = shape(root)
-        self.ids = tree_expression_ids(root)
+        self._ids: Optional[FrozenSet[str]] = None
+
+    @property
+    def ids(self) -> FrozenSet[str]:
+        if self._ids is None:
+            self._ids = tree_expression_ids(self.root)
+        return self._ids
 
     def same(self, other: "_Plan", shaped: bool = True) -> bool:
         return (not shaped or self.shape == other.shape) and \
             _overlap(self.ids, other.ids) >= SAME_QUERY
 
 
-def _adaptive_finals(query: Query) -> List[_Plan]:
+def _adaptive_finals(query: Query, plan_of=_Plan) -> List[_Plan]:
     """The final (current) trees of every adaptive plan the query prints."""
     trees = [query.root, *query.subquery_trees()]
-    return [_Plan(node.children[0]) for tree in trees for node in tree.walk()
+    return [plan_of(node.children[0]) for tree in trees for node in tree.walk()
             if node.is_adaptive_root and node.children]
+
+
+class _Plans(dict):
+    """`_Plan`s by the identity of their tree: a tree compared several times (a query's
+    final tree, the same tree under the adaptive root built for it) is looked at once. Holds
+    the trees, so an id stays theirs."""
+
+    def __call__(self, root: Node) -> _Plan:
+        plan = self.get(id(root))
+        if plan is None:
+            plan = self[id(root)] = _Plan(root)
+        return plan
 
 
 class _Index:
@@ -109,6 +128,7 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     """The queries to report, in order; what was put together is noted on them."""
     reported: List[Query] = []
     plans: Dict[int, Tuple[Optional[_Plan], _Plan]] = {}  # id(query) -> (initial, final)
+    plan_of = _Plans()  # one _Plan per tree
 
     def add_note(query: Query, note: str) -> Query:
         updated = dataclasses.replace(query, notes=(*query.notes, note))
@@ -134,8 +154,8 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     for query, role in items:
         if role != EXPLAIN:
             continue
-        initial = _Plan(query.initial) if query.initial is not None else None
-        final = _Plan(query.final)
+        initial = plan_of(query.initial) if query.initial is not None else None
+        final = plan_of(query.final)
         plans[id(query)] = (initial, final)
         candidates = set(by_final.get((query.is_final_plan, query.adaptive, final.shape), ()))
         if query.is_final_plan is True and initial is not None:
@@ -162,12 +182,12 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
             reported.append(query)
 
     covered = [plan for query in reported if query.is_final_plan
-               for plan in _adaptive_finals(query)]
+               for plan in _adaptive_finals(query, plan_of)]
     covered_index = _Index()
     for number, plan in enumerate(covered):
         covered_index.add(number, plan, ids_too=False)
     changes = [(query, role) for query, role in items if role in (AQE_BEFORE, AQE_AFTER)]
-    change_plans = {id(query): _Plan(query.root) for query, _ in changes}
+    change_plans = {id(query): plan_of(query.root) for query, _ in changes}
     change_index = _Index()
     for number, (query, _) in enumerate(changes):
         change_index.add(number, change_plans[id(query)], shape_too=False)
@@ -182,7 +202,7 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     for query, role in items:
         if role != AQE_FINAL:
             continue
-        final = _Plan(query.root)
+        final = plan_of(query.root)
         mine = [changes[number] for number in sorted(change_index.sharing(final))]
         mine = [(q, r) for q, r in mine if id(q) not in claimed and q.line <= query.line
                 and final.same(change_plans[id(q)], shaped=False)]
@@ -238,7 +258,7 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     # it again, nested: it is reported there.
     nested: Dict[tuple, List[Tuple[int, _Plan]]] = {}
     for query in reported:
-        for plan in _adaptive_finals(query)[1 if query.root.is_adaptive_root else 0:]:
+        for plan in _adaptive_finals(query, plan_of)[1 if query.root.is_adaptive_root else 0:]:
             nested.setdefault(plan.shape, []).append((id(query), plan))
     kept = []
     for query in reported:
