@@ -127,9 +127,9 @@ class _Peekable:
         return buffer[ahead]
 
     def next(self) -> Optional[Line]:
-        if not self._buffer and self.peek() is None:
-            return None  # the stream has ended
-        return self._buffer.popleft()
+        if self._buffer:
+            return self._buffer.popleft()
+        return next(self._it, None)  # None: the stream has ended
 
 
 class _Collect:
@@ -165,10 +165,13 @@ class _Collect:
             self.notes.append(f"line {line.number}: {line.damage}")
         self.chars += len(text) + 1
         if self.max_chars and self.chars > self.max_chars:
-            from ..errors import InspectError
-            raise InspectError(f"a plan of more than {self.max_chars:,} characters starts at "
-                               f"line {self.numbers[0]}; raise --max-size to read it",
-                               line=self.numbers[0])
+            self.refuse()
+
+    def refuse(self) -> None:
+        from ..errors import InspectError
+        raise InspectError(f"a plan of more than {self.max_chars:,} characters starts at "
+                           f"line {self.numbers[0]}; raise --max-size to read it",
+                           line=self.numbers[0])
 
 
 def _region(stream: _Peekable, role: str, max_chars: int) -> Region:
@@ -179,6 +182,7 @@ def _region(stream: _Peekable, role: str, max_chars: int) -> Region:
     state = "codegen" if CODEGEN_FOUND.match(first.text.strip()) else (
         _starts_section(first.text.strip()) or "tree")
     fits, add, take = out.fits, out.add, stream.next
+    kept_lines, kept_numbers, kept_columns = out.lines, out.numbers, out.columns
     while True:
         line = stream.peek()
         if line is None or line.message_start or not fits(line):
@@ -192,11 +196,23 @@ def _region(stream: _Peekable, role: str, max_chars: int) -> Region:
                 break
             add(take())
             continue
-        next_state = _continues(text, state)
-        if next_state is None:
-            break
-        state = next_state
-        add(take(), True)  # it fits: asked above
+        if state == "tree" and text[:1] not in SECTION_STARTS and TREE_LINE.match(text):
+            pass  # a tree line goes on with the tree (what _continues says, asked first)
+        else:
+            next_state = _continues(text, state)
+            if next_state is None:
+                break
+            state = next_state
+        take()
+        # out.add(line, True), inline: it fits (asked above)
+        kept_lines.append(text)
+        kept_numbers.append(line.number)
+        kept_columns.append(line.column + indent)
+        if line.damage:
+            out.notes.append(f"line {line.number}: {line.damage}")
+        out.chars += len(text) + 1
+        if max_chars and out.chars > max_chars:
+            out.refuse()
     while out.lines and not out.lines[-1].strip():
         out.lines.pop()
         out.numbers.pop()

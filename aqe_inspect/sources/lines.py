@@ -11,7 +11,7 @@ Everything here runs line by line over a stream: a 100 MB log is never held whol
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator, NamedTuple, Optional, Tuple
+from typing import Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from . import deepjson
 
@@ -69,8 +69,11 @@ def raw_lines(text: str, first: int = 1) -> Iterator[Tuple[int, str]]:
         yield number, line
 
 
-def logical_lines(raw: Iterable[Tuple[int, str]]) -> Iterator[Line]:
-    """The lines of a text, cleaned; JSON log records become the lines of their message."""
+def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] = None
+                  ) -> Iterator[Line]:
+    """The lines of a text, cleaned; JSON log records become the lines of their message.
+    `damaged`, when given, gets a note `line N: ...` for each line with `damage` (once for
+    the lines of one JSON record)."""
     prefix: Optional[str] = None
     numbered: Optional[int] = None
     from_message = False  # inside a `Plan changed from` message, where ` to ` starts a plan
@@ -98,6 +101,8 @@ def logical_lines(raw: Iterable[Tuple[int, str]]) -> Iterator[Line]:
             damage = "characters Spark never prints (zero-width or bidi controls) were removed"
         if "\ufffd" in text:
             damage = "bytes that are not UTF-8 were replaced"
+        if damage and damaged is not None:
+            damaged.append(f"line {number}: {damage}")
         stripped = text.lstrip()
         if stripped.startswith('{"') and stripped.rstrip().endswith("}"):
             record = _json_record(stripped)
