@@ -60,6 +60,11 @@ EXPECTED_NAMES = {
 }
 
 
+#: Whether operator trees are built straight from their tokens (`_direct_tree`) rather than
+#: through the automaton's steps (tests compare the two).
+DIRECT_TREES = True
+
+
 class _RawNode:
     """A tree line and what hangs under it, before detail blocks are joined in."""
 
@@ -619,7 +624,8 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
     tables = _tables()
     token = CURRENT_PLAN.set(lexer)
     try:
-        document = tables.parse(lexer.chunks()) if tables else _parser().parse(text)
+        document = tables.parse(lexer.chunks(), DIRECT_TREES) if tables else \
+            _parser().parse(text)
     except PlanSyntaxError as error:
         raise error.located(source) from None
     except UnexpectedToken as error:
