@@ -4,7 +4,7 @@
   instead of through the LALR automaton's steps: the same Documents and the same errors
   (message, line, column), over the whole golden corpus, every sample plan and damaged
   forms of them;
-* `parser._new_node` fills a Node as its constructor would;
+* `repeats._filled` fills a Node as its constructor would;
 * `parsing.repeats.RepeatedPlans` hands out, for a plan text printed again, what parsing it
   again gives (line numbers moved, shared trees kept shared);
 * `lines.logical_lines` takes a fast path for plain lines: the same lines as the full steps,
@@ -133,13 +133,17 @@ def test_a_deep_tree_is_built_without_recursion():
     assert seen == depth
 
 
-def test_new_node_fills_every_field_as_the_constructor_does():
+def test_filled_nodes_are_what_the_constructor_makes():
+    from aqe_inspect.parsing.repeats import _fields, _filled
+
     text = (SAMPLE_PLANS / "spark-4.3.0").glob("*/*_after.txt")
     document = parse_text(next(iter(sorted(text))).read_text("utf-8"))
     names = [field.name for field in dataclasses.fields(Node)]
     for node in document.queries[0].root.walk(initial=True):
-        assert list(vars(node)) == names
-        assert node == Node(**{name: getattr(node, name) for name in names})
+        fields = _fields(node)
+        assert list(fields) == names
+        copy = _filled(Node, fields)
+        assert copy == node == Node(**fields) and copy is not node
 
 
 # ---- parsing a repeated plan once ---------------------------------------------------------

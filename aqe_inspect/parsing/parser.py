@@ -257,19 +257,6 @@ def _query(body: _Body, logical: Dict[str, str], line: int) -> Query:
                  mode=body.mode, logical=logical, line=line)
 
 
-_new_object = object.__new__
-
-
-def _new_node(fields: dict) -> Node:
-    """`Node(**fields)`, `fields` naming every field: a frozen dataclass's constructor sets
-    each field through `object.__setattr__`, a few times the cost of filling its dict at once
-    (a long log's plans hold hundreds of thousands of nodes). tests/test_parser_drive.py
-    holds this to the constructor."""
-    node = _new_object(Node)
-    node.__dict__.update(fields)
-    return node
-
-
 class _Builder:
     """Builds the model's nodes of one plan body from raw tree lines and detail blocks,
     iteratively (a tree thousands of levels deep needs no recursion), and notes what the
@@ -343,17 +330,16 @@ class _Builder:
         # Operator names and titles repeat in every plan: one string each, however many
         # plans a long log holds.
         name = intern(op.name)
-        return _new_node({
-            "name": name, "args": args, "id": op.id if formatted else None,
-            "codegen_stage": stage, "whole_stage_codegen": op.whole_stage_codegen,
-            "title": intern(block.title) if block else name, "details": fields,
-            "children": tuple(children),
-            "inner": tuple([child.node for child in raw.inner]) if raw.inner else (),
-            "statistics": op.statistics, "description": op.description if formatted else None,
-            "initial": initial,
-            "is_final_plan": is_final_plan(args, fields) if adaptive else None,
-            "line": op.line, "metrics": {}, "spreads": {},
-        })
+        return Node(
+            name=name, args=args, id=op.id if formatted else None,
+            codegen_stage=stage, whole_stage_codegen=op.whole_stage_codegen,
+            title=intern(block.title) if block else name, details=fields,
+            children=tuple(children),
+            inner=tuple([child.node for child in raw.inner]) if raw.inner else (),
+            statistics=op.statistics, description=op.description if formatted else None,
+            initial=initial, is_final_plan=is_final_plan(args, fields) if adaptive else None,
+            line=op.line,
+        )
 
     def finish(self, blocks: List[DetailBlock]) -> List[Damage]:
         """The damage found over the whole body, once every tree is built."""

@@ -24,6 +24,7 @@ The cache is bounded (entries and characters), most recent kept: repeats stand c
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 from typing import Dict, Optional, Tuple
 
@@ -76,6 +77,30 @@ class RepeatedPlans:
 
 
 _new = object.__new__
+_set = object.__setattr__
+
+
+_NAMES: Dict[type, Tuple[str, ...]] = {}
+
+
+def _fields(instance) -> dict:
+    """The fields of a dataclass instance by name, read one by one (asking for its
+    `__dict__` would make one for it to keep)."""
+    cls = type(instance)
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = tuple(field.name for field in dataclasses.fields(cls))
+    return {name: getattr(instance, name) for name in names}
+
+
+def _filled(cls, fields: dict):
+    """An instance of the frozen dataclass `cls` holding `fields`, set one by one as its
+    constructor sets them (filling its `__dict__` at once makes a dict of its own per object,
+    twice the memory of the keys the class's instances share)."""
+    made = _new(cls)
+    for name, value in fields.items():
+        _set(made, name, value)
+    return made
 
 
 def relocated(document: Document, delta: int) -> Document:
@@ -89,26 +114,23 @@ def relocated(document: Document, delta: int) -> Document:
                  *(sub.tree for sub in query.subqueries if sub.tree is not None)]
         for root in roots:
             _move_tree(root, delta, memo)
-        copy = _new(Query)
-        copy.__dict__.update(query.__dict__)
-        copy.__dict__.update(
+        fields = _fields(query)
+        fields.update(
             root=memo[id(query.root)], line=query.line + delta if query.line else 0,
             optimized_out=tuple(memo[id(node)] for node in query.optimized_out),
             subqueries=tuple(_move_subquery(sub, delta, memo) for sub in query.subqueries),
         )
-        queries.append(copy)
-    copy = _new(Document)
-    copy.__dict__.update(document.__dict__)
-    copy.__dict__["queries"] = tuple(queries)
-    return copy
+        queries.append(_filled(Query, fields))
+    fields = _fields(document)
+    fields["queries"] = tuple(queries)
+    return _filled(Document, fields)
 
 
 def _move_subquery(sub: Subquery, delta: int, memo: Dict[int, Node]) -> Subquery:
-    copy = _new(Subquery)
-    copy.__dict__.update(sub.__dict__)
-    copy.__dict__.update(line=sub.line + delta if sub.line else 0,
-                         tree=memo[id(sub.tree)] if sub.tree is not None else None)
-    return copy
+    fields = _fields(sub)
+    fields.update(line=sub.line + delta if sub.line else 0,
+                  tree=memo[id(sub.tree)] if sub.tree is not None else None)
+    return _filled(Subquery, fields)
 
 
 def _move_tree(root: Node, delta: int, memo: Dict[int, Node]) -> None:
@@ -128,7 +150,7 @@ def _move_tree(root: Node, delta: int, memo: Dict[int, Node]) -> None:
             if node.initial is not None and id(node.initial) not in memo:
                 stack.append((node.initial, False))
             continue
-        fields = dict(node.__dict__)
+        fields = _fields(node)
         fields["line"] = node.line + delta if node.line else 0
         if node.children:
             fields["children"] = tuple([memo[id(child)] for child in node.children])
@@ -136,6 +158,4 @@ def _move_tree(root: Node, delta: int, memo: Dict[int, Node]) -> None:
             fields["inner"] = tuple([memo[id(child)] for child in node.inner])
         if node.initial is not None:
             fields["initial"] = memo[id(node.initial)]
-        copy = _new(Node)
-        copy.__dict__.update(fields)
-        memo[key] = copy
+        memo[key] = _filled(Node, fields)
