@@ -59,7 +59,8 @@ class RepeatedPlans:
         key = (text, plan.announced, source, origin,
                tuple([number - first for number in numbers]))
         kept = self._kept.get(key)
-        if kept is not None:
+        if kept is not None and kept[0] != first:  # (at the same place: parsed again, so
+            # that no two plans of the input are one object)
             self._kept.move_to_end(key)
             self.hits += 1
             at, document = kept
