@@ -109,6 +109,13 @@ class _Index:
             for found in plan.ids:
                 self.by_id.setdefault(found, []).append(key)
 
+    def remove(self, key: int, plan: _Plan) -> None:
+        """Take out what `add(key, plan, shape_too=False)` put in."""
+        if not plan.ids:
+            self.no_ids.remove(key)
+        for found in plan.ids:
+            self.by_id[found].remove(key)
+
     def shaped(self, plan: _Plan) -> List[int]:
         """The keys of the plans of `plan`'s shape, in the order they were added."""
         return self.by_shape.get(plan.shape, [])
@@ -141,15 +148,24 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     by_final: Dict[tuple, List[int]] = {}    # (is_final_plan, adaptive, shape) -> indexes
     by_initial: Dict[tuple, List[int]] = {}  # initial shape -> indexes (isFinalPlan=false)
 
+    # And by expression id: a plan can only be `same` as one sharing an id with it (or, with
+    # none, one with none), so those of the shape that share none are not compared (a long
+    # log holds the same shapes many times over, each run with its own ids).
+    final_ids, initial_ids = _Index(), _Index()
+
     def index(at: int, query: Query, initial: Optional[_Plan], final: _Plan) -> None:
         by_final.setdefault((query.is_final_plan, query.adaptive, final.shape), []).append(at)
+        final_ids.add(at, final, shape_too=False)
         if query.is_final_plan is False and initial is not None:
             by_initial.setdefault(initial.shape, []).append(at)
+            initial_ids.add(at, initial, shape_too=False)
 
     def unindex(at: int, query: Query, initial: Optional[_Plan], final: _Plan) -> None:
         by_final[(query.is_final_plan, query.adaptive, final.shape)].remove(at)
+        final_ids.remove(at, final)
         if query.is_final_plan is False and initial is not None:
             by_initial[initial.shape].remove(at)
+            initial_ids.remove(at, initial)
 
     for query, role in items:
         if role != EXPLAIN:
@@ -157,9 +173,14 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
         initial = plan_of(query.initial) if query.initial is not None else None
         final = plan_of(query.final)
         plans[id(query)] = (initial, final)
-        candidates = set(by_final.get((query.is_final_plan, query.adaptive, final.shape), ()))
+        # (Those of by_final can only be the same plan printed again, those of by_initial
+        # only the same query printed before its action: each is asked for its own ids.)
+        shared = final_ids.sharing(final)
+        candidates = {at for at in by_final.get(
+            (query.is_final_plan, query.adaptive, final.shape), ()) if at in shared}
         if query.is_final_plan is True and initial is not None:
-            candidates.update(by_initial.get(initial.shape, ()))
+            shared = initial_ids.sharing(initial)
+            candidates.update(at for at in by_initial.get(initial.shape, ()) if at in shared)
         for index_at in sorted(candidates):
             earlier = reported[index_at]
             earlier_initial, earlier_final = plans[id(earlier)]
@@ -185,7 +206,7 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
                for plan in _adaptive_finals(query, plan_of)]
     covered_index = _Index()
     for number, plan in enumerate(covered):
-        covered_index.add(number, plan, ids_too=False)
+        covered_index.add(number, plan)
     changes = [(query, role) for query, role in items if role in (AQE_BEFORE, AQE_AFTER)]
     change_plans = {id(query): plan_of(query.root) for query, _ in changes}
     change_index = _Index()
@@ -207,7 +228,9 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
         mine = [(q, r) for q, r in mine if id(q) not in claimed and q.line <= query.line
                 and final.same(change_plans[id(q)], shaped=False)]
         claimed.update(id(q) for q, _ in mine)
-        if any(final.same(covered[number]) for number in covered_index.shaped(final)):
+        shared = covered_index.sharing(final)
+        if any(final.same(covered[number]) for number in covered_index.shaped(final)
+               if number in shared):
             continue  # an explain after the action shows this plan already
         initial_tree, how = None, ""
         sharing = [key for key in waiting_index.sharing(final) if key in waiting]
@@ -234,7 +257,7 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
         built = _aqe_query(query, query.root, initial_tree, True, note)
         plans[id(built)] = (None, final)
         reported.append(built)
-        covered_index.add(len(covered), final, ids_too=False)
+        covered_index.add(len(covered), final)
         covered.append(final)
     # Re-planning AQE logged for a plan that never logged its final plan (the log was cut, or
     # the query failed): the latest state it logged.
