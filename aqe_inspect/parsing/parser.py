@@ -3,7 +3,10 @@
 `grammars/explain.lark` is compiled once into an LALR parser whose tables Lark caches on disk,
 so a run of the CLI loads them instead of building them. `_Tables` runs those tables over the
 lexer's tokens with Lark's own callbacks (Lark's results and errors, without the cost of its
-general parser loop). The transformer runs inside the parser (no parse tree is built) and
+general parser loop); each operator tree, the bulk of a plan, is built from its tokens
+without the tables' steps (`_direct_tree`), the tables put where reading them leaves them, and
+goes through the tables token by token only when the grammar would refuse it (for the
+error). The transformer runs inside the parser (no parse tree is built) and
 turns each rule into model objects; formatted mode's detail blocks are joined to their tree
 lines by operator id once a plan's body is complete.
 """
