@@ -6,6 +6,8 @@
     parser.py         the cached Lark parser (grammars/explain.lark), its LALR tables driven
                       over the lexer's tokens, and the transformer into the model, building
                       nodes without recursion
+    repeats.py        a plan text printed again in the same input parsed once (its Document
+                      copied, line numbers moved)
     damage.py         the signs of a plan cut short, as notes on its query
     codegen.py        a codegen-mode explain's WholeStageCodegen subtrees as the one query
                       they come from

@@ -81,6 +81,10 @@ class BlockToken(Token):
     __slots__ = ("blocks",)
 
 
+class TreeTokens(list):
+    """The tokens of one operator tree, from its root's OPERATOR to its _TREE_END, in order."""
+
+
 _new_str = str.__new__
 
 
@@ -205,6 +209,15 @@ class _LineLexer:
 
     # ---- the document --------------------------------------------------------------------------
     def tokens(self) -> Iterator[Token]:
+        """The tokens, one by one."""
+        for chunk in self.chunks():
+            if chunk.__class__ is TreeTokens:
+                yield from chunk
+            else:
+                yield chunk
+
+    def chunks(self) -> "Iterator[Token | TreeTokens]":
+        """The tokens, a tree's as one `TreeTokens` list."""
         index = self._skip_blank(0)
         if index >= len(self.lines):
             raise self._error(0, 0, "expected a Spark plan, found an empty text")
@@ -352,7 +365,23 @@ class _LineLexer:
 
     # ---- trees --------------------------------------------------------------------------------
     def _tree(self, index: int) -> Iterator[Token]:
-        """Lex the tree whose root is at `index`; return the index of the first line after it."""
+        """Lex the tree whose root is at `index`; return the index of the first line after it.
+
+        The tree's tokens are handed over as one `TreeTokens` list (`chunks()`; `tokens()`
+        hands them on one by one); when the tree cannot be read, the tokens before the error,
+        then the error."""
+        out = TreeTokens()
+        try:
+            index = self._tree_tokens(index, out)
+        except PlanSyntaxError:
+            yield from out
+            raise
+        yield out
+        return index
+
+    def _tree_tokens(self, index: int, out: List[Token]) -> int:
+        """`_tree`'s tokens appended to `out`."""
+        emit = out.append
         root = self._line(index)
         first_tree = TREE_LINE.match(root)
         first_stage = STAGE_HEADER.match(root)
@@ -369,17 +398,17 @@ class _LineLexer:
                 which = first_stage["which"]
                 flag = {"Final": "true", "Current": "false"}.get(which)
                 value = ADAPTIVE_ROOT_TEXT + (f" isFinalPlan={flag}" if flag else "")
-                yield self._token("OPERATOR", value, index, pre)
+                emit(self._token("OPERATOR", value, index, pre))
                 last_level, last_adaptive = 0, True
             else:
-                yield self._token("OPERATOR", CUT_ROOT, index, pre)
+                emit(self._token("OPERATOR", CUT_ROOT, index, pre))
                 last_level, last_adaptive = 0, False
         else:
             root_column = len(root) - len(root.lstrip(" "))
             if root_column % 3:
                 raise self._error(index, 0, "expected an operator tree indented in steps of three")
             base = root_column // 3
-            yield self._token("OPERATOR", root[root_column:], index, root_column)
+            emit(self._token("OPERATOR", root[root_column:], index, root_column))
             last_level, last_adaptive = 0, bool(ADAPTIVE_OPERATOR.match(root[root_column:]))
             index += 1
         pending_stage: Optional[_StageFrame] = None
@@ -400,7 +429,7 @@ class _LineLexer:
                 pending_stage.offset = raw - (pending_stage.adaptive_level + 1)
                 frames.append(pending_stage)
                 pending_stage = None
-                yield self._token("OPERATOR", match["rest"], index, len(match["pre"]))
+                emit(self._token("OPERATOR", match["rest"], index, len(match["pre"])))
                 last_level = level
                 last_adaptive = bool(ADAPTIVE_OPERATOR.match(match["rest"]))
                 last_glyphs, last_operator = match["pre"], index
@@ -430,9 +459,9 @@ class _LineLexer:
                             "AdaptiveSparkPlan operator",
                         )
                     adaptive_level, kind = last_level, "final"
-                yield from self._move(level, adaptive_level + 1, index)
+                self._move_into(out, level, adaptive_level + 1, index)
                 level = adaptive_level + 1
-                yield self._token("STAGE_HEADER", stage["which"], index, len(stage["pre"]))
+                emit(self._token("STAGE_HEADER", stage["which"], index, len(stage["pre"])))
                 pending_stage = _StageFrame(kind, adaptive_level, 0, 0)
                 index += 1
                 continue
@@ -472,11 +501,11 @@ class _LineLexer:
                 raise self._error(index, content_column, "expected an operator name, found "
                                   + _quote(rest))
             if logical != level:
-                yield from self._move(level, logical, index)
+                self._move_into(out, level, logical, index)
             level = last_level = logical
             last_adaptive = ADAPTIVE_ROOT_TEXT in rest and bool(ADAPTIVE_OPERATOR.match(rest))
             last_glyphs, last_operator = pre + connector, index
-            yield self._token("OPERATOR", rest, index, content_column)
+            emit(self._token("OPERATOR", rest, index, content_column))
             index += 1
 
         if pending_stage is not None:
@@ -488,8 +517,8 @@ class _LineLexer:
             # `:- ` and `:  ` say more children follow below: the text stopped before them.
             self._damaged(last_operator, "the tree stops where its last line says more "
                           "operators follow; the plan looks cut short")
-        yield from self._move(level, 0, index)
-        yield self._token("_TREE_END", "", index)
+        self._move_into(out, level, 0, index)
+        emit(self._token("_TREE_END", "", index))
         return index
 
     def _skip_inserted(self, index: int, content: str) -> None:
@@ -498,13 +527,12 @@ class _LineLexer:
         else:
             self._damaged(index, f"skipped a comment line {_quote(content)}", incomplete=False)
 
-    def _move(self, level: int, target: int, index: int) -> Iterator[Token]:
+    def _move_into(self, out: List[Token], level: int, target: int, index: int) -> None:
         if target == level:
             return
         # One token for every step: they are the same token, at the same place.
         token = self._token("_INDENT" if target > level else "_DEDENT", "", index)
-        for _ in range(abs(target - level)):
-            yield token
+        out.extend([token] * abs(target - level))
 
 
 #: The root Spark's stage headers hang under, when a pasted tree begins with one.

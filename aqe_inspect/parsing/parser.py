@@ -3,7 +3,10 @@
 `grammars/explain.lark` is compiled once into an LALR parser whose tables Lark caches on disk,
 so a run of the CLI loads them instead of building them. `_Tables` runs those tables over the
 lexer's tokens with Lark's own callbacks (Lark's results and errors, without the cost of its
-general parser loop). The transformer runs inside the parser (no parse tree is built) and
+general parser loop); each operator tree, the bulk of a plan, is built from its tokens
+without the tables' steps (`_direct_tree`), the tables put where reading them leaves them, and
+goes through the tables token by token only when the grammar would refuse it (for the
+error). The transformer runs inside the parser (no parse tree is built) and
 turns each rule into model objects; formatted mode's detail blocks are joined to their tree
 lines by operator id once a plan's body is complete.
 """
@@ -27,7 +30,9 @@ from lark.parsers.lalr_analysis import Shift
 from .codegen import NO_SUBTREE_NOTE, one_query
 from .damage import check_query
 from ..errors import PlanSyntaxError
-from .lexer import CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, _LineLexer
+from .lexer import (
+    CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, TreeTokens, _LineLexer,
+)
 from ..plan.model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
 from .operator_line import (
     DetailBlock, OperatorLine, is_final_plan, read_detail_block, read_operator_line,
@@ -56,6 +61,11 @@ EXPECTED_NAMES = {
     "GENERATED_CODE": "'Generated code:'",
     "$END": "the end of the text",
 }
+
+
+#: Whether operator trees are built straight from their tokens (`_direct_tree`) rather than
+#: through the automaton's steps (tests compare the two).
+DIRECT_TREES = True
 
 
 class _RawNode:
@@ -422,14 +432,49 @@ class _Tables:
                                                callbacks[arg])
                     row[symbol] = (False, reductions[id(arg)])
 
-    def parse(self, tokens: Iterator[Token]):
-        """Run the LALR automaton over `tokens` (what Lark's parser loop does, step for step);
-        raise UnexpectedToken where Lark would."""
+    def parse(self, tokens: "Iterator[Token | TreeTokens]", direct: bool = True):
+        """Run the LALR automaton over `tokens` (what Lark's parser loop does, step for step;
+        a tree's tokens may come as one TreeTokens list: `_LineLexer.chunks`); raise
+        UnexpectedToken where Lark would. With `direct`, each operator tree's node is
+        built by `_direct_tree` from its tokens, when the grammar accepts them, and the
+        automaton is put where reading them would have left it (the node's goto, then its
+        _TREE_END shifted); else the tokens run through the automaton, as without."""
         states = self.states
         state_stack = [self.start]
         value_stack: list = []
         token = None
-        for token in tokens:
+        pending: List[Token] = []  # a tree's tokens, to run through the automaton one by one
+        stream = iter(tokens)
+        while True:
+            if pending:
+                token = pending.pop()
+            else:
+                following = next(stream, None)
+                if following is None:
+                    break  # `token` stays the last one, for where $END stands
+                token = following
+                if token.__class__ is TreeTokens:
+                    tree = token
+                    if direct:
+                        row = states[state_stack[-1]]
+                        after_node = row.get("node") if "tree" in row else None
+                        after_end = states[after_node[1]].get("_TREE_END") \
+                            if after_node else None
+                        root = _direct_tree(tree) if after_end is not None and \
+                            after_end[0] and row.get("OPERATOR", (False,))[0] else None
+                        if root is not None:
+                            # Where the automaton stands once it has read the tree's node
+                            # and shifted its _TREE_END: the rule `tree` is reduced by the
+                            # next token, as without (and a token the grammar does not take
+                            # there is refused in the same state, with the same expected).
+                            token = tree[-1]
+                            state_stack.append(after_node[1])
+                            value_stack.append(root)
+                            state_stack.append(after_end[1])
+                            value_stack.append(token)
+                            continue
+                    pending = tree[::-1]
+                    token = pending.pop()
             while True:
                 row = states[state_stack[-1]]
                 try:
@@ -463,6 +508,74 @@ class _Tables:
             values = []
         value_stack.append(callback(values))
         state_stack.append(self.states[state_stack[-1]][name][1])
+
+
+def _direct_tree(tokens: List[Token]) -> Optional[_RawNode]:
+    """The value the rule `tree` has for `tokens` (an OPERATOR up to its _TREE_END), built
+    without the automaton: what the rules `node`, `inner` and `stage` of the grammar make,
+
+        node: OPERATOR (_INDENT (node | inner | stage)+ _DEDENT)?
+        inner: _INDENT node+ _DEDENT
+        stage: STAGE_HEADER node
+
+    (an _INDENT right after an OPERATOR opens that operator's block: Lark resolves that
+    shift/reduce conflict as a shift). None when the tokens are not such a tree, or an
+    operator line cannot be read: the automaton then reads them, for its result or its error.
+    No recursion: an open block or inner plan is an entry of a stack."""
+    # Each open block: [owner, kind, items]; kind True for a node's block, False for an inner.
+    open_blocks: list = []
+    root: Optional[_RawNode] = None
+    previous = ""  # the type of the token before
+    stage: Optional[Token] = None  # a STAGE_HEADER waiting for its node
+    last: Optional[_RawNode] = None
+    try:
+        for token in tokens:
+            kind = token.type
+            if kind == "OPERATOR":
+                raw = _RawNode(_operator_line(token))
+                if not open_blocks:
+                    if root is not None:
+                        return None
+                    root = raw
+                else:
+                    block = open_blocks[-1]
+                    block[2] += 1
+                    if stage is not None:
+                        block[0].stages.append((stage.value, raw))
+                        stage = None
+                    elif block[1]:
+                        block[0].children.append(raw)
+                    else:
+                        block[0].inner.append(raw)
+                last = raw
+            elif kind == "_INDENT":
+                if previous == "OPERATOR":
+                    open_blocks.append([last, True, 0])
+                elif previous in ("_INDENT", "_DEDENT") and open_blocks and open_blocks[-1][1]:
+                    # An inner plan among the items of the open block: its nodes go to the
+                    # block's owner's inner plans.
+                    open_blocks[-1][2] += 1
+                    open_blocks.append([open_blocks[-1][0], False, 0])
+                else:
+                    return None
+            elif kind == "_DEDENT":
+                if not open_blocks or not open_blocks[-1][2] or stage is not None:
+                    return None
+                open_blocks.pop()
+            elif kind == "STAGE_HEADER":
+                if not open_blocks or not open_blocks[-1][1] or stage is not None:
+                    return None
+                stage = token
+            elif kind == "_TREE_END":
+                if open_blocks or root is None or stage is not None:
+                    return None
+                return root
+            else:
+                return None
+            previous = kind
+    except PlanSyntaxError:
+        return None
+    return None
 
 
 def _unexpected_token(token: Token, row: Dict[str, tuple]) -> UnexpectedToken:
@@ -500,7 +613,8 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
     tables = _tables()
     token = CURRENT_PLAN.set(lexer)
     try:
-        document = tables.parse(lexer.tokens()) if tables else _parser().parse(text)
+        document = tables.parse(lexer.chunks(), DIRECT_TREES) if tables else \
+            _parser().parse(text)
     except PlanSyntaxError as error:
         raise error.located(source) from None
     except UnexpectedToken as error:

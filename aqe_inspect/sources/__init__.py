@@ -61,8 +61,9 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False
               ) -> Optional[Document]:
     """The Document of the lines `raw`; with `skimmed` (only the lines that can hold a plan:
     skim.py), None when no plan was read, so that every line is read for the error."""
-    from ..parsing import parse_lines
+    from ..parsing.repeats import RepeatedPlans
 
+    parse_lines = RepeatedPlans().parse  # a plan printed again is parsed once
     items: List[Tuple[Query, str]] = []
     notes: List[str] = []
     errors: List[PlanSyntaxError] = []
@@ -83,8 +84,11 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False
                 damaged.append(f"line {line.number}: {line.damage}")
             yield line
 
+    # Read skimmed, a text with no plan is read again whole for its error: only the notes on
+    # damaged lines are needed from this reading, not the counts.
+    lines = logical_lines(raw, damaged) if skimmed else counted(logical_lines(raw))
     try:
-        for region in find_plans(counted(logical_lines(raw)), max_chars=max_size):
+        for region in find_plans(lines, max_chars=max_size):
             if not region.plan.lines:
                 notes.extend(region.notes)
                 continue

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from ..plan.align import expression_ids, shape
+from ..plan.align import EXPRESSION_ID, shape
 from ..plan.model import ADAPTIVE_ROOT, Node, Query
 from .extract import AQE_AFTER, AQE_BEFORE, AQE_FINAL, EXPLAIN
 
@@ -32,10 +32,16 @@ SAME_QUERY = 0.5
 
 
 def tree_expression_ids(root: Node) -> FrozenSet[str]:
-    ids: set = set()
+    """The expression ids every operator of the tree names (`align.expression_ids` of each),
+    found in one search over all their texts: an id never runs across two of them."""
+    parts: List[str] = []
+    add, extend = parts.append, parts.extend
     for node in root.walk(inner=False):
-        ids.update(expression_ids(node))
-    return frozenset(ids)
+        add(node.args)
+        if node.description:
+            add(node.description)
+        extend(node.details.values())
+    return frozenset(EXPRESSION_ID.findall("\n".join(parts)))
 
 
 def _overlap(a: FrozenSet[str], b: FrozenSet[str]) -> float:
@@ -45,23 +51,42 @@ def _overlap(a: FrozenSet[str], b: FrozenSet[str]) -> float:
 
 
 class _Plan:
-    """A tree with what comparing it needs, computed once."""
+    """A tree with what comparing it needs, computed once (its expression ids when first
+    asked: most trees are told apart by their shape alone)."""
 
     def __init__(self, root: Node):
         self.root = root
         self.shape = shape(root)
-        self.ids = tree_expression_ids(root)
+        self._ids: Optional[FrozenSet[str]] = None
+
+    @property
+    def ids(self) -> FrozenSet[str]:
+        if self._ids is None:
+            self._ids = tree_expression_ids(self.root)
+        return self._ids
 
     def same(self, other: "_Plan", shaped: bool = True) -> bool:
         return (not shaped or self.shape == other.shape) and \
             _overlap(self.ids, other.ids) >= SAME_QUERY
 
 
-def _adaptive_finals(query: Query) -> List[_Plan]:
+def _adaptive_finals(query: Query, plan_of=_Plan) -> List[_Plan]:
     """The final (current) trees of every adaptive plan the query prints."""
     trees = [query.root, *query.subquery_trees()]
-    return [_Plan(node.children[0]) for tree in trees for node in tree.walk()
+    return [plan_of(node.children[0]) for tree in trees for node in tree.walk()
             if node.is_adaptive_root and node.children]
+
+
+class _Plans(dict):
+    """`_Plan`s by the identity of their tree: a tree compared several times (a query's
+    final tree, the same tree under the adaptive root built for it) is looked at once. Holds
+    the trees, so an id stays theirs."""
+
+    def __call__(self, root: Node) -> _Plan:
+        plan = self.get(id(root))
+        if plan is None:
+            plan = self[id(root)] = _Plan(root)
+        return plan
 
 
 class _Index:
@@ -84,6 +109,13 @@ class _Index:
             for found in plan.ids:
                 self.by_id.setdefault(found, []).append(key)
 
+    def remove(self, key: int, plan: _Plan) -> None:
+        """Take out what `add(key, plan, shape_too=False)` put in."""
+        if not plan.ids:
+            self.no_ids.remove(key)
+        for found in plan.ids:
+            self.by_id[found].remove(key)
+
     def shaped(self, plan: _Plan) -> List[int]:
         """The keys of the plans of `plan`'s shape, in the order they were added."""
         return self.by_shape.get(plan.shape, [])
@@ -103,6 +135,7 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     """The queries to report, in order; what was put together is noted on them."""
     reported: List[Query] = []
     plans: Dict[int, Tuple[Optional[_Plan], _Plan]] = {}  # id(query) -> (initial, final)
+    plan_of = _Plans()  # one _Plan per tree
 
     def add_note(query: Query, note: str) -> Query:
         updated = dataclasses.replace(query, notes=(*query.notes, note))
@@ -115,25 +148,39 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     by_final: Dict[tuple, List[int]] = {}    # (is_final_plan, adaptive, shape) -> indexes
     by_initial: Dict[tuple, List[int]] = {}  # initial shape -> indexes (isFinalPlan=false)
 
+    # And by expression id: a plan can only be `same` as one sharing an id with it (or, with
+    # none, one with none), so those of the shape that share none are not compared (a long
+    # log holds the same shapes many times over, each run with its own ids).
+    final_ids, initial_ids = _Index(), _Index()
+
     def index(at: int, query: Query, initial: Optional[_Plan], final: _Plan) -> None:
         by_final.setdefault((query.is_final_plan, query.adaptive, final.shape), []).append(at)
+        final_ids.add(at, final, shape_too=False)
         if query.is_final_plan is False and initial is not None:
             by_initial.setdefault(initial.shape, []).append(at)
+            initial_ids.add(at, initial, shape_too=False)
 
     def unindex(at: int, query: Query, initial: Optional[_Plan], final: _Plan) -> None:
         by_final[(query.is_final_plan, query.adaptive, final.shape)].remove(at)
+        final_ids.remove(at, final)
         if query.is_final_plan is False and initial is not None:
             by_initial[initial.shape].remove(at)
+            initial_ids.remove(at, initial)
 
     for query, role in items:
         if role != EXPLAIN:
             continue
-        initial = _Plan(query.initial) if query.initial is not None else None
-        final = _Plan(query.final)
+        initial = plan_of(query.initial) if query.initial is not None else None
+        final = plan_of(query.final)
         plans[id(query)] = (initial, final)
-        candidates = set(by_final.get((query.is_final_plan, query.adaptive, final.shape), ()))
+        # (Those of by_final can only be the same plan printed again, those of by_initial
+        # only the same query printed before its action: each is asked for its own ids.)
+        shared = final_ids.sharing(final)
+        candidates = {at for at in by_final.get(
+            (query.is_final_plan, query.adaptive, final.shape), ()) if at in shared}
         if query.is_final_plan is True and initial is not None:
-            candidates.update(by_initial.get(initial.shape, ()))
+            shared = initial_ids.sharing(initial)
+            candidates.update(at for at in by_initial.get(initial.shape, ()) if at in shared)
         for index_at in sorted(candidates):
             earlier = reported[index_at]
             earlier_initial, earlier_final = plans[id(earlier)]
@@ -156,12 +203,12 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
             reported.append(query)
 
     covered = [plan for query in reported if query.is_final_plan
-               for plan in _adaptive_finals(query)]
+               for plan in _adaptive_finals(query, plan_of)]
     covered_index = _Index()
     for number, plan in enumerate(covered):
-        covered_index.add(number, plan, ids_too=False)
+        covered_index.add(number, plan)
     changes = [(query, role) for query, role in items if role in (AQE_BEFORE, AQE_AFTER)]
-    change_plans = {id(query): _Plan(query.root) for query, _ in changes}
+    change_plans = {id(query): plan_of(query.root) for query, _ in changes}
     change_index = _Index()
     for number, (query, _) in enumerate(changes):
         change_index.add(number, change_plans[id(query)], shape_too=False)
@@ -176,12 +223,14 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     for query, role in items:
         if role != AQE_FINAL:
             continue
-        final = _Plan(query.root)
+        final = plan_of(query.root)
         mine = [changes[number] for number in sorted(change_index.sharing(final))]
         mine = [(q, r) for q, r in mine if id(q) not in claimed and q.line <= query.line
                 and final.same(change_plans[id(q)], shaped=False)]
         claimed.update(id(q) for q, _ in mine)
-        if any(final.same(covered[number]) for number in covered_index.shaped(final)):
+        shared = covered_index.sharing(final)
+        if any(final.same(covered[number]) for number in covered_index.shaped(final)
+               if number in shared):
             continue  # an explain after the action shows this plan already
         initial_tree, how = None, ""
         sharing = [key for key in waiting_index.sharing(final) if key in waiting]
@@ -208,7 +257,7 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
         built = _aqe_query(query, query.root, initial_tree, True, note)
         plans[id(built)] = (None, final)
         reported.append(built)
-        covered_index.add(len(covered), final, ids_too=False)
+        covered_index.add(len(covered), final)
         covered.append(final)
     # Re-planning AQE logged for a plan that never logged its final plan (the log was cut, or
     # the query failed): the latest state it logged.
@@ -232,7 +281,7 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     # it again, nested: it is reported there.
     nested: Dict[tuple, List[Tuple[int, _Plan]]] = {}
     for query in reported:
-        for plan in _adaptive_finals(query)[1 if query.root.is_adaptive_root else 0:]:
+        for plan in _adaptive_finals(query, plan_of)[1 if query.root.is_adaptive_root else 0:]:
             nested.setdefault(plan.shape, []).append((id(query), plan))
     kept = []
     for query in reported:

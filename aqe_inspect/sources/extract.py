@@ -35,6 +35,9 @@ ORIGIN = {EXPLAIN: "explain output", AQE_BEFORE: "AQE log 'Plan changed' (before
 PLAN_HEADERS = {"Final plan:": AQE_FINAL, "Plan changed from": AQE_BEFORE, "to": AQE_AFTER,
                 "Transformed Plan:": EXPLAIN}
 GENERATED_LINE_START = "/* "
+#: The first characters of what `_starts_section` recognises: `== ...`, `===== ...`, `(N) `,
+#: `Subquery:`, `Subplan:`, `Generated code:`. (An empty text starts nothing.)
+SECTION_STARTS = frozenset("=(SG")
 
 
 @dataclass
@@ -124,9 +127,9 @@ class _Peekable:
         return buffer[ahead]
 
     def next(self) -> Optional[Line]:
-        if not self._buffer and self.peek() is None:
-            return None  # the stream has ended
-        return self._buffer.popleft()
+        if self._buffer:
+            return self._buffer.popleft()
+        return next(self._it, None)  # None: the stream has ended
 
 
 class _Collect:
@@ -142,21 +145,33 @@ class _Collect:
         self.max_chars = max_chars
 
     def fits(self, line: Line) -> bool:
-        return line.text[: self.indent].strip() == "" or not line.text.strip()
+        indent = self.indent
+        return not indent or line.text[:indent].strip() == "" or not line.text.strip()
 
-    def add(self, line: Line) -> None:
-        text = line.text[self.indent:] if self.fits(line) else line.text
+    def add(self, line: Line, fits: Optional[bool] = None) -> None:
+        """Keep `line` (`fits`: whether it holds the region's indentation, when known)."""
+        indent = self.indent
+        if fits is None:
+            fits = self.fits(line)
+        if fits and indent:
+            text = line.text[indent:]
+            self.columns.append(line.column + indent)
+        else:
+            text = line.text
+            self.columns.append(line.column)
         self.lines.append(text)
         self.numbers.append(line.number)
-        self.columns.append(line.column + (self.indent if self.fits(line) else 0))
         if line.damage:
             self.notes.append(f"line {line.number}: {line.damage}")
         self.chars += len(text) + 1
         if self.max_chars and self.chars > self.max_chars:
-            from ..errors import InspectError
-            raise InspectError(f"a plan of more than {self.max_chars:,} characters starts at "
-                               f"line {self.numbers[0]}; raise --max-size to read it",
-                               line=self.numbers[0])
+            self.refuse()
+
+    def refuse(self) -> None:
+        from ..errors import InspectError
+        raise InspectError(f"a plan of more than {self.max_chars:,} characters starts at "
+                           f"line {self.numbers[0]}; raise --max-size to read it",
+                           line=self.numbers[0])
 
 
 def _region(stream: _Peekable, role: str, max_chars: int) -> Region:
@@ -166,24 +181,38 @@ def _region(stream: _Peekable, role: str, max_chars: int) -> Region:
     out.add(stream.next())
     state = "codegen" if CODEGEN_FOUND.match(first.text.strip()) else (
         _starts_section(first.text.strip()) or "tree")
+    fits, add, take = out.fits, out.add, stream.next
+    kept_lines, kept_numbers, kept_columns = out.lines, out.numbers, out.columns
     while True:
         line = stream.peek()
-        if line is None or line.message_start or not out.fits(line):
+        if line is None or line.message_start or not fits(line):
             break
-        text = line.text[indent:]
-        if not text.strip():
+        text = line.text[indent:] if indent else line.text
+        if not text or text.isspace():
             following = _next_content(stream)
-            if following is None or following.message_start or not out.fits(following):
+            if following is None or following.message_start or not fits(following):
                 break
             if not _continues_after_blank(following.text[indent:], state):
                 break
-            out.add(stream.next())
+            add(take())
             continue
-        next_state = _continues(text, state)
-        if next_state is None:
-            break
-        state = next_state
-        out.add(stream.next())
+        if state == "tree" and text[:1] not in SECTION_STARTS and TREE_LINE.match(text):
+            pass  # a tree line goes on with the tree (what _continues says, asked first)
+        else:
+            next_state = _continues(text, state)
+            if next_state is None:
+                break
+            state = next_state
+        take()
+        # out.add(line, True), inline: it fits (asked above)
+        kept_lines.append(text)
+        kept_numbers.append(line.number)
+        kept_columns.append(line.column + indent)
+        if line.damage:
+            out.notes.append(f"line {line.number}: {line.damage}")
+        out.chars += len(text) + 1
+        if max_chars and out.chars > max_chars:
+            out.refuse()
     while out.lines and not out.lines[-1].strip():
         out.lines.pop()
         out.numbers.pop()
@@ -210,6 +239,8 @@ def _is_section_header(text: str) -> bool:
 
 def _starts_section(text: str) -> Optional[str]:
     """A line after which a plan goes on past a blank line, and the state it puts us in."""
+    if text[:1] not in SECTION_STARTS:
+        return None  # each pattern below starts with one of these characters
     if PHYSICAL_HEADER.match(text):
         return "tree-next"
     if LOGICAL_HEADER.match(text):

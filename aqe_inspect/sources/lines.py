@@ -11,7 +11,7 @@ Everything here runs line by line over a stream: a 100 MB log is never held whol
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator, NamedTuple, Optional, Tuple
+from typing import Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from . import deepjson
 
@@ -41,6 +41,13 @@ PROMPT = re.compile(r"(?:In|Out)\s?\[\d{1,6}\]:\s?|\s{0,8}\.\.\.:\s|>>> |scala> 
 PROMPT_STARTS = "IO>s."
 #: `00 AdaptiveSparkPlan`, `01 +- ...`: Spark's numberedTreeString.
 NUMBERED = re.compile(r"(?P<number>\d{2,6}) (?P<rest>.*)")
+#: The first characters of a line that `logical_lines` may do more with than strip its end:
+#: what a log prefix, a JSON record, a rule heading, a block marker, a prompt or a numbered
+#: line starts with, and every blank character but the space.
+SLOW_FIRST = frozenset("0123456789[{=-#/>IO.s\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0")
+#: Whether `logical_lines` takes its fast path for plain lines (tests compare it with the
+#: steps it stands for).
+FAST_PATH = True
 #: Characters Spark never prints, that hide inside pasted text: zero-width and bidi controls.
 INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
@@ -65,12 +72,29 @@ def raw_lines(text: str, first: int = 1) -> Iterator[Tuple[int, str]]:
         yield number, line
 
 
-def logical_lines(raw: Iterable[Tuple[int, str]]) -> Iterator[Line]:
-    """The lines of a text, cleaned; JSON log records become the lines of their message."""
+def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] = None
+                  ) -> Iterator[Line]:
+    """The lines of a text, cleaned; JSON log records become the lines of their message.
+    `damaged`, when given, gets a note `line N: ...` for each line with `damage` (once for
+    the lines of one JSON record)."""
     prefix: Optional[str] = None
     numbered: Optional[int] = None
     from_message = False  # inside a `Plan changed from` message, where ` to ` starts a plan
+    new_line = tuple.__new__
+    fast = FAST_PATH
     for number, text in raw:
+        # Most lines of a plan need none of what follows: nothing begins there (a log prefix,
+        # a JSON record, a rule heading, a block marker, a prompt, a numbered line: each
+        # starts with a character of SLOW_FIRST, or with blanks before `{"` or `...:`), and
+        # there is nothing to clean (plain ASCII, no carriage return, no tab). Such a line is
+        # what the steps below would make of it, with no state left behind.
+        first = text[:1]
+        if fast and prefix is None and not from_message and first not in SLOW_FIRST and \
+                text.isascii() and "\r" not in text and "\t" not in text and \
+                (first != " " or ("...:" not in text[:12] and text.lstrip()[:2] != '{"')):
+            numbered = None
+            yield new_line(Line, (text.rstrip(), number, 0, False, "", ""))
+            continue
         damage = ""
         if text.endswith("\r"):
             text = text[:-1]
@@ -81,6 +105,8 @@ def logical_lines(raw: Iterable[Tuple[int, str]]) -> Iterator[Line]:
             damage = "characters Spark never prints (zero-width or bidi controls) were removed"
         if "\ufffd" in text:
             damage = "bytes that are not UTF-8 were replaced"
+        if damage and damaged is not None:
+            damaged.append(f"line {number}: {damage}")
         stripped = text.lstrip()
         if stripped.startswith('{"') and stripped.rstrip().endswith("}"):
             record = _json_record(stripped)

@@ -29,7 +29,7 @@ with N messages and no plan, an empty text) count every line.
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import InspectError
 from .lines import message_header
@@ -147,14 +147,15 @@ class Skimmer:
         reader = self.reader
         handle = reader._open()
         try:
-            yield from self._lines(handle)
+            for batch in self._lines(handle):  # the lines of one run handed on, a list
+                yield from batch
         except OSError as error:
             raise InspectError(f"cannot read: {error.strerror or error}",
                                source=reader.name) from None
         finally:
             handle.close()
 
-    def _lines(self, handle) -> Iterator[Tuple[int, str]]:
+    def _lines(self, handle) -> "Iterator[Sequence[Tuple[int, str]]]":
         reader = self.reader
         buffer = b""
         number = 1  # the number of buffer's first line
@@ -208,7 +209,7 @@ class Skimmer:
                 every_line = True
 
     def _search(self, buffer: bytes, number: int, final: bool
-                ) -> Iterator[Tuple[int, str]]:
+                ) -> "Iterator[Sequence[Tuple[int, str]]]":
         """Hand on the lines of `buffer` (its first line is line `number`, a message start or
         the file's first) that can hold a plan. Returns where the text not handled yet
         begins (a message start, read again with the next buffer): `len(buffer)` when
@@ -229,10 +230,10 @@ class Skimmer:
                     if finder.__class__ is bytes:
                         at = buffer.find(finder, pos)
                     else:
-                        first, pattern = finder
-                        at = buffer.find(first, pos)
-                        while at >= 0 and not pattern.match(buffer, at):
-                            at = buffer.find(first, at + 1)
+                        # The pattern starts with its first bytes: the regex engine scans
+                        # for them itself, with no Python step per occurrence.
+                        found = finder[1].search(buffer, pos)
+                        at = found.start() if found else -1
                     entry[0] = at
                     if at < 0:
                         continue
@@ -278,14 +279,14 @@ class Skimmer:
         return keep
 
     def _every_line(self, buffer: bytes, number: int, final: bool
-                    ) -> Iterator[Tuple[int, str]]:
+                    ) -> "Iterator[Sequence[Tuple[int, str]]]":
         """Every line of `buffer` handed on (the last, not whole yet, kept unless `final`)."""
         keep = len(buffer) if final else buffer.rfind(b"\n") + 1
         yield from self._hand_on(buffer, 0, keep, number)
         return keep
 
     def _pass(self, buffer: bytes, start: int, stop: int, line: int
-              ) -> Iterator[Tuple[int, str]]:
+              ) -> "Iterator[Sequence[Tuple[int, str]]]":
         """Pass over buffer[start:stop] (whole messages, no plan start in them; `line` is the
         number of its first) unless it is not plain ASCII or holds a NUL byte: then hand it
         on. Returns the number of the line at `stop`."""
@@ -303,20 +304,24 @@ class Skimmer:
         return piece.isascii() and b"\x00" not in piece
 
     def _hand_on(self, buffer: bytes, start: int, stop: int, line: int
-                 ) -> Iterator[Tuple[int, str]]:
-        """The lines of buffer[start:stop], decoded; returns the number of the line after."""
+                 ) -> "Iterator[Sequence[Tuple[int, str]]]":
+        """The lines of buffer[start:stop], decoded, in batches (all at once when plain
+        ASCII, else one by one, each decoded as it is asked for); returns the number of the
+        line after."""
         if start >= stop:
             return line
         piece = buffer[start:stop]
         if piece.isascii() and b"\x00" not in piece:  # as reader._decode would, at once
             texts = piece.decode("ascii").split("\n")
-            decode = None
-        else:
-            texts = piece.split(b"\n")  # type: ignore[assignment]
-            decode = self.reader._decode
+            if piece.endswith(b"\n"):
+                texts.pop()
+            yield list(zip(range(line, line + len(texts)), texts))
+            return line + len(texts)
+        pieces = piece.split(b"\n")
         if piece.endswith(b"\n"):
-            texts.pop()
-        for text in texts:
-            yield line, (text if decode is None else decode(text, line))
+            pieces.pop()
+        decode = self.reader._decode
+        for text in pieces:
+            yield ((line, decode(text, line)),)
             line += 1
         return line
