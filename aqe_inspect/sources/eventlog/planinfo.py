@@ -60,8 +60,12 @@ def read_description(text: Any, source: str, what: str, fallback: str
     `fallback` where the tree comes from instead) when it is unreadable, cut or empty; None
     and no note when there is no description."""
     from ...parsing import parse_text
+    from ...parsing.formatted_plan import parse_formatted
 
     if usable_description(text):
+        query = parse_formatted(text, source)  # the plain shape, without the grammar
+        if query is not None:
+            return query, None
         try:
             document = parse_text(text, source)
         except PlanSyntaxError as error:
