@@ -32,10 +32,12 @@ parses the text with the grammar, which reads and notes every such case.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from sys import intern
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ..plan.model import ADAPTIVE_ROOT, Node, Query
+from ..plan.model import ADAPTIVE_ROOT, Node, Query, Subquery
 from .operator_line import DetailBlock, OperatorLine, is_final_plan, read_detail_block, \
     read_operator_line
 
@@ -47,6 +49,16 @@ STAGES = {"+- == Final Plan ==": "Final", "+- == Current Plan ==": "Current",
           "+- == Initial Plan ==": "Initial"}
 #: The glyphs a tree line's indentation is made of, three characters a level.
 GLYPHS = frozenset(" :|")
+#: As the lexer and the parser read them (lexer.py, parser.py).
+DETAIL_HEADER = re.compile(r"\(\d+\) \S")
+SUBQUERIES_HEADER = re.compile(r"=+ Subqueries =+\s*$")
+SUBQUERY_HEADER = re.compile(
+    r"Subquery:(?P<index>\d{1,9}) Hosting operator id = (?P<host>-?\d{1,9})?"
+    r"(?: Hosting Expression = (?P<expr>.*))?"
+)
+OPERATOR_START = re.compile(r"(?:[*^]\(\d+\) |[*^] ?|!)?[A-Za-z_][\w$]*")
+#: A tree line's indentation: whole groups of a glyph and two spaces.
+GLYPH_RUN = re.compile(r"(?:[ :|]  )*")
 #: What may start an operator's name (after an optional codegen marker `* `).
 NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
@@ -60,6 +72,44 @@ class _Line:
         self.op = op
         self.children: List["_Line"] = []
         self.stages: List[Tuple[str, "_Line"]] = []
+
+
+# ---- nodes made quickly ------------------------------------------------------------------------
+#
+# A frozen dataclass's constructor sets each field through object.__setattr__: some 4.5 us a
+# Node, a sixth of this reader's time over a long event log. A Node has no __post_init__ and no
+# __slots__, so the same object is made by filling its __dict__: the fields given, every other
+# field at its default (each default_factory called, as the constructor does).
+
+_FIELDS = dataclasses.fields(Node)
+_DEFAULTS = {f.name: f.default for f in _FIELDS if f.default is not dataclasses.MISSING}
+_FACTORIES = [(f.name, f.default_factory) for f in _FIELDS
+              if f.default_factory is not dataclasses.MISSING]  # type: ignore[misc]
+_FAST = not hasattr(Node, "__slots__") and not hasattr(Node, "__post_init__")
+
+
+def new_node(values: Mapping[str, Any]) -> Node:
+    """`Node(**values)`, made faster (see above)."""
+    if not _FAST:  # pragma: no cover - a Node made otherwise
+        return Node(**values)
+    node = object.__new__(Node)
+    fields = node.__dict__
+    fields.update(_DEFAULTS)
+    for name, factory in _FACTORIES:
+        fields[name] = factory()
+    fields.update(values)
+    return node
+
+
+def node_with(node: Node, values: Mapping[str, Any]) -> Node:
+    """`dataclasses.replace(node, **values)`, made faster (see above)."""
+    if not _FAST:  # pragma: no cover
+        return dataclasses.replace(node, **values)
+    new = object.__new__(Node)
+    fields = new.__dict__
+    fields.update(node.__dict__)
+    fields.update(values)
+    return new
 
 
 def read_formatted(text: str) -> Optional[Query]:
@@ -76,45 +126,75 @@ def read_formatted(text: str) -> Optional[Query]:
     if index >= count or lines[index].rstrip() != HEADER:
         return None
     header_line = index + 1
-    index += 1
-    tree = _read_tree(lines, index)
+    tree = _read_tree(lines, index + 1)
     if tree is None:
         return None
     root, index = tree
     blocks: Dict[int, DetailBlock] = {}
+    #: The subquery section's entries: (header match, its line, its tree or None).
+    entries: List[Tuple[Any, int, Optional[_Line]]] = []
+    in_subqueries = False
     while True:
         while index < count and not lines[index].strip():
             index += 1
         if index >= count:
             break
         line = lines[index]
-        if line[:1] != "(" or not _detail_header(line):
-            return None  # a subquery section, optimized-out exchanges, or stray text
-        start = index
-        index += 1
-        while index < count:
-            following = lines[index]
-            if not following.strip() or following[:1] == "(" and _detail_header(following) \
-                    or following[:1] == "=":
-                break
+        if line[:1] == "(" and DETAIL_HEADER.match(line):
+            if in_subqueries and not entries:
+                return None
+            start = index
             index += 1
-        block = read_detail_block(line, lines[start + 1:index], start + 1)
-        if block.id in blocks:
-            return None
-        blocks[block.id] = block
-    if not blocks:
+            while index < count:
+                following = lines[index]
+                if not following.strip() or following[:1] == "(" and \
+                        DETAIL_HEADER.match(following) or \
+                        following[:1] == "=" and SUBQUERIES_HEADER.match(following):
+                    break
+                index += 1
+            block = read_detail_block(line, lines[start + 1:index], start + 1)
+            if block.id in blocks:
+                return None
+            blocks[block.id] = block
+        elif not in_subqueries and line[:1] == "=" and SUBQUERIES_HEADER.match(line):
+            in_subqueries = True
+            index += 1
+        elif in_subqueries and line.startswith("Subquery:"):
+            header = SUBQUERY_HEADER.match(line)
+            if header is None or header["host"] is None:
+                return None  # the grammar's parse notes a header without its host
+            at = index + 1
+            index += 1
+            while index < count and not lines[index].strip():
+                index += 1
+            sub_root = None
+            if index < count and _starts_tree(lines[index]):
+                sub_tree = _read_tree(lines, index)
+                if sub_tree is None:
+                    return None
+                sub_root, index = sub_tree
+            entries.append((header, at, sub_root))
+        else:
+            return None  # optimized-out exchanges, a codegen section, stray text
+    if not blocks or in_subqueries and not entries:
         return None
-    built = _build(root, blocks)
+    roots = [sub_root for _, _, sub_root in entries if sub_root is not None]
+    built = _build([*roots, root], blocks)
     if built is None:
         return None
-    return Query(root=built, mode="formatted", line=header_line)
+    trees = iter(built)
+    subqueries = tuple(
+        Subquery(index=int(header["index"]), hosting_operator_id=int(header["host"]),
+                 hosting_expression=(header["expr"] or "").strip(),
+                 tree=next(trees) if sub_root is not None else None, line=at)
+        for header, at, sub_root in entries)
+    return Query(root=built[-1], subqueries=subqueries, mode="formatted", line=header_line)
 
 
-def _detail_header(line: str) -> bool:
-    """`(N) X...`: what the lexer's DETAIL_HEADER matches (`\\(\\d+\\) \\S`)."""
-    close = line.find(") ", 1)
-    return close > 1 and line[1:close].isdigit() and line[1:close].isascii() and \
-        len(line) > close + 2 and not line[close + 2].isspace()
+def _starts_tree(line: str) -> bool:
+    """An operator line at column 0, as the lexer asks after a subquery's header (the rest is
+    checked as the tree is read)."""
+    return bool(OPERATOR_START.match(line)) and not line.startswith(("Subquery:", "Subplan:"))
 
 
 def _operator(rest: str, line: int, column: int) -> Optional[OperatorLine]:
@@ -178,7 +258,7 @@ def _read_tree(lines: List[str], index: int) -> Optional[Tuple[_Line, int]]:
         if at < 0 or at % 3:
             return None
         pre = line[:at]
-        if pre and not _glyph_run(pre):
+        if pre and not GLYPH_RUN.fullmatch(pre):
             return None
         level = at // 3 + 1
         if staged and level < 2 or level > len(path):
@@ -201,20 +281,12 @@ def _read_tree(lines: List[str], index: int) -> Optional[Tuple[_Line, int]]:
     return root, index
 
 
-def _glyph_run(pre: str) -> bool:
-    """`pre` is whole groups of a glyph and two spaces (`:  `, `   `, `|  `)."""
-    for at in range(0, len(pre), 3):
-        if pre[at] not in GLYPHS or pre[at + 1:at + 3] != "  ":
-            return False
-    return True
-
-
-def _build(root: _Line, blocks: Dict[int, DetailBlock]) -> Optional[Node]:
+def _build(roots: List[_Line], blocks: Dict[int, DetailBlock]) -> Optional[List[Node]]:
     """The model's nodes, made as the grammar's builder makes a formatted plan's (children
     first, without recursion); None when a line has no block or a block no line. (Lines may
     share a block: the initial plan prints the operators AQE left alone with their final ids.)"""
     order: List[_Line] = []
-    stack = [root]
+    stack = list(reversed(roots))
     while stack:
         raw = stack.pop()
         order.append(raw)
@@ -243,23 +315,22 @@ def _build(root: _Line, blocks: Dict[int, DetailBlock]) -> Optional[Node]:
             initial = children[0]
         stage = op.codegen_stage if op.codegen_stage is not None else block.codegen_stage
         name = intern(op.name)
-        built[id(raw)] = Node(
-            name=name, args=op.args, id=op.id, codegen_stage=stage,
-            whole_stage_codegen=op.whole_stage_codegen, title=intern(block.title),
-            details=fields, children=tuple(children), inner=(), statistics=op.statistics,
-            description=op.description, initial=initial,
-            is_final_plan=is_final_plan(op.args, fields) if adaptive else None, line=op.line)
+        built[id(raw)] = new_node({
+            "name": name, "args": op.args, "id": op.id, "codegen_stage": stage,
+            "whole_stage_codegen": op.whole_stage_codegen, "title": intern(block.title),
+            "details": fields, "children": tuple(children), "statistics": op.statistics,
+            "description": op.description, "initial": initial,
+            "is_final_plan": is_final_plan(op.args, fields) if adaptive else None,
+            "line": op.line})
     if len(used) != len(blocks):
         return None
-    return built[id(root)]
+    return [built[id(root)] for root in roots]
 
 
 def parse_formatted(text: str, source: str = "") -> Optional[Query]:
     """`parse_text(text, source).queries[0]` for a formatted plan description in the plain
     shape (its notes on signs of a cut text included, `damage.check_query`); None for any
     other text (then parse it with the grammar)."""
-    import dataclasses
-
     from .damage import check_query
     from .lexer import PlanLines
 
