@@ -30,6 +30,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ..deepjson import text as text_of
 from ...errors import PlanSyntaxError
+from ...parsing.formatted_plan import node_with
 from ...plan.model import ADAPTIVE_ROOT, Node, Query, Spread
 from ...plan.operators import (PLAN_IDS, QUERY_STAGES, family, is_query_stage, is_shuffle_read,
                           name_family)
@@ -316,8 +317,8 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
             if len(mine) == len(theirs):
                 figures = theirs[position[id(node)]]
         if figures and (figures[0] or figures[1]) and id(node) not in changes:
-            changes[id(node)] = dataclasses.replace(node, metrics=dict(figures[0]),
-                                                    spreads=dict(figures[1]))
+            changes[id(node)] = node_with(node, {"metrics": dict(figures[0]),
+                                                 "spreads": dict(figures[1])})
     return replace_nodes(root, changes) if changes else root
 
 
@@ -338,7 +339,7 @@ def replace_nodes(root: Node, changes: Mapping[int, Node]) -> Node:
             first = done[id(initial)] if initial is not None else None
             if first is not initial or any(map(is_not, kids, children)) or \
                     any(map(is_not, inside, inner)):
-                new = dataclasses.replace(new, children=kids, inner=inside, initial=first)
+                new = node_with(new, {"children": kids, "inner": inside, "initial": first})
             done[id(node)] = new
         elif id(item) not in done:
             stack.append((item,))
