@@ -42,8 +42,6 @@ from .operator_line import DetailBlock, OperatorLine, is_final_plan, read_detail
     read_operator_line
 
 HEADER = "== Physical Plan =="
-#: A tree line's connector: `+- ` (last child) or `:- ` (more follow).
-CONNECTORS = ("+- ", ":- ")
 #: What a stage header line holds: `+- == Final Plan ==`, at the root's level only.
 STAGES = {"+- == Final Plan ==": "Final", "+- == Current Plan ==": "Current",
           "+- == Initial Plan ==": "Initial"}
@@ -57,8 +55,8 @@ SUBQUERY_HEADER = re.compile(
     r"(?: Hosting Expression = (?P<expr>.*))?"
 )
 OPERATOR_START = re.compile(r"(?:[*^]\(\d+\) |[*^] ?|!)?[A-Za-z_][\w$]*")
-#: A tree line's indentation: whole groups of a glyph and two spaces.
-GLYPH_RUN = re.compile(r"(?:[ :|]  )*")
+#: A tree line's glyphs: whole groups of a glyph and two spaces, then its connector.
+TREE_LINE = re.compile(r"(?:[ :|]  )*[+:]- ")
 #: What may start an operator's name (after an optional codegen marker `* `).
 NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
@@ -230,7 +228,7 @@ def _read_tree(lines: List[str], index: int) -> Optional[Tuple[_Line, int]]:
         line = lines[index]
         if not line.strip():
             break
-        stage = STAGES.get(line.rstrip())
+        stage = STAGES.get(line.rstrip()) if line[:5] == "+- ==" else None
         if stage is not None:
             if not adaptive or (not staged and root.children):
                 return None
@@ -250,16 +248,10 @@ def _read_tree(lines: List[str], index: int) -> Optional[Tuple[_Line, int]]:
             last_glyphs = "   "
             index += 1
             continue
-        at = -1
-        for connector in CONNECTORS:
-            found = line.find(connector)
-            if found >= 0 and (at < 0 or found < at):
-                at = found
-        if at < 0 or at % 3:
+        glyphs = TREE_LINE.match(line)
+        if glyphs is None:
             return None
-        pre = line[:at]
-        if pre and not GLYPH_RUN.fullmatch(pre):
-            return None
+        at = glyphs.end() - 3
         level = at // 3 + 1
         if staged and level < 2 or level > len(path):
             return None  # back at the root's level under stages, or a jump (an inner plan)
