@@ -6,7 +6,6 @@ None only where the text is not in its plain shape."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Iterator, List, Tuple
 
@@ -21,9 +20,6 @@ from aqe_inspect.sources.eventlog.events import Scanner, _load
 from aqe_inspect.sources.eventlog.files import search_event_logs
 
 from .conftest import ROOT, SAMPLE_PLANS
-
-#: Plan trees compared with `==` recurse through their nodes.
-sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
 
 FIXTURES = ROOT / "tests" / "fixtures"
 
