@@ -3,6 +3,7 @@ the same run.
 
     python bench/eventlog.py [--size-mb 1024] [--driver-mb 100] [--source LOG] [--cache DIR]
                              [--runs 3] [--zstd] [--only single,mixed,driver] [--no-repeats]
+                             [--no-fallbacks]
 
 Three inputs, built once and cached in `--cache`:
 
@@ -26,6 +27,9 @@ For each:
   200 MB);
 - with `--no-repeats`, the driver log again with parsing/repeats.py's cache off (each plan
   text printed again parsed again), with the Python running the bench;
+- for the event logs, how many executions' final plans the reader took in the plain formatted
+  shape and how many went to the grammar's parse (the fallbacks), counted in-process after
+  the measured run (`--no-fallbacks` leaves it out);
 - with `--zstd`: the same log compressed as Spark's zstd codec writes it (a frame per flush;
   here a frame per 1,000 lines, written with the zstandard library), read the same way.
 """
@@ -169,6 +173,30 @@ def measure(label: str, path: Path, baseline: list, runs: int, cache: Path,
           f"(all processes); {reported} queries reported; peak "
           f"memory {largest / 1e6:.0f} MB largest process, {tree / 1e6:.0f} MB process tree "
           f"(goal < 200 MB); load average {_load():.1f}")
+    print(f"  CPU per query reported {statistics.median(cpus) / max(reported, 1) * 1000:.2f} ms")
+
+
+def plain_shape_count(path: Path) -> None:
+    """How many executions' final plan descriptions the event-log reader takes in the plain
+    formatted shape (parsing/formatted_plan.py) and how many go to the grammar's parse (the
+    fallbacks), counted here in one process over the same log."""
+    from aqe_inspect.parsing.formatted_plan import read_formatted
+    from aqe_inspect.sources.eventlog.events import Scanner, _load
+    from aqe_inspect.sources.eventlog.files import search_event_logs
+
+    plain = grammar = none = 0
+    for log in search_event_logs(str(path)).logs:
+        for raw in Scanner(log, []).executions():
+            event = _load(raw.update or raw.start, raw.part, 0, [])
+            text = event.get("physicalPlanDescription") if event else None
+            if not isinstance(text, str) or not text.strip():
+                none += 1
+            elif read_formatted(text) is not None:
+                plain += 1
+            else:
+                grammar += 1
+    print(f"  final plans read in the plain formatted shape: {plain}; by the grammar "
+          f"(fallbacks): {grammar}; without a description: {none}")
 
 
 def main(argv=None) -> int:
@@ -181,6 +209,9 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--zstd", action="store_true")
     parser.add_argument("--cli", help="the aqe-inspect to measure (default: on PATH)")
+    parser.add_argument("--no-fallbacks", dest="fallbacks", action="store_false",
+                        help="do not count the plans read by the grammar (an in-process scan "
+                        "of each event log after its measured run)")
     parser.add_argument("--only", default="single,mixed,driver",
                         help="the inputs to measure, comma-separated (default: all)")
     parser.add_argument("--no-repeats", action="store_true",
@@ -203,6 +234,8 @@ def main(argv=None) -> int:
         print(f"[one query] {starts} SQL executions, {_count(log, UPDATE)} AQE updates")
         measure("event log, one query repeated", log, ["grep", "-c", UPDATE, str(log)],
                 args.runs, args.cache, "goal <= 10x grep")
+        if args.fallbacks:
+            plain_shape_count(log)
         if args.zstd:
             compressed = log.with_suffix(".zstd")
             if not compressed.exists():
@@ -220,6 +253,8 @@ def main(argv=None) -> int:
               f"{_count(log, UPDATE)} AQE updates")
         measure("event log, every sample 4.3 application in turn", log,
                 ["grep", "-c", UPDATE, str(log)], args.runs, args.cache, "goal <= 10x grep")
+        if args.fallbacks:
+            plain_shape_count(log)
     if "driver" in only:
         log = args.cache / f"driver-{int(args.driver_mb)}mb.log"
         if not log.exists():

@@ -35,19 +35,27 @@ def _final_nodes(query: Query) -> Iterable[Node]:
         yield from tree.walk()
 
 
+def _mentions(node: Node, word: str) -> bool:
+    """`word in node.text` for a word without a space (the text joins its parts with spaces,
+    so no match spans two), without joining the text."""
+    if word in node.args or (node.description and word in node.description):
+        return True
+    return any(word in value for value in node.details.values())
+
+
 def _observations(query: Query) -> List[Observation]:
     seen: List[Observation] = []
     for node in _final_nodes(query):
-        text = node.text
-        if family(node) == "ReusedExchange":
+        kind = family(node)  # once a node: it is asked of every operator
+        if kind == "ReusedExchange":
             seen.append(Observation("reused-exchange", node,
                                     f"{describe(node)} reuses an exchange computed once"))
-        elif family(node) == "SubqueryBroadcast" or "dynamicpruning#" in text:
+        elif kind == "SubqueryBroadcast" or _mentions(node, "dynamicpruning#"):
             # A pruning filter with its subquery; `dynamicpruningexpression(true)` is one AQE
             # dropped (the dpp-dropped kind), no pruning at all.
             seen.append(Observation("dynamic-pruning", node,
                                     f"{describe(node)} uses dynamic partition pruning"))
-        elif family(node) == "ReusedSubquery":
+        elif kind == "ReusedSubquery":
             seen.append(Observation("reused-subquery", node,
                                     f"{describe(node)} reuses a subquery's result"))
         elif is_query_stage(node):

@@ -30,6 +30,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ..deepjson import text as text_of
 from ...errors import PlanSyntaxError
+from ...parsing.formatted_plan import node_with
 from ...plan.model import ADAPTIVE_ROOT, Node, Query, Spread
 from ...plan.operators import (PLAN_IDS, QUERY_STAGES, family, is_query_stage, is_shuffle_read,
                           name_family)
@@ -60,8 +61,12 @@ def read_description(text: Any, source: str, what: str, fallback: str
     `fallback` where the tree comes from instead) when it is unreadable, cut or empty; None
     and no note when there is no description."""
     from ...parsing import parse_text
+    from ...parsing.formatted_plan import parse_formatted
 
     if usable_description(text):
+        query = parse_formatted(text, source)  # the plain shape, without the grammar
+        if query is not None:
+            return query, None
         try:
             document = parse_text(text, source)
         except PlanSyntaxError as error:
@@ -312,8 +317,8 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
             if len(mine) == len(theirs):
                 figures = theirs[position[id(node)]]
         if figures and (figures[0] or figures[1]) and id(node) not in changes:
-            changes[id(node)] = dataclasses.replace(node, metrics=dict(figures[0]),
-                                                    spreads=dict(figures[1]))
+            changes[id(node)] = node_with(node, {"metrics": dict(figures[0]),
+                                                 "spreads": dict(figures[1])})
     return replace_nodes(root, changes) if changes else root
 
 
@@ -334,7 +339,7 @@ def replace_nodes(root: Node, changes: Mapping[int, Node]) -> Node:
             first = done[id(initial)] if initial is not None else None
             if first is not initial or any(map(is_not, kids, children)) or \
                     any(map(is_not, inside, inner)):
-                new = dataclasses.replace(new, children=kids, inner=inside, initial=first)
+                new = node_with(new, {"children": kids, "inner": inside, "initial": first})
             done[id(node)] = new
         elif id(item) not in done:
             stack.append((item,))

@@ -1,0 +1,162 @@
+"""The plain-shape reader of formatted plan descriptions (parsing/formatted_plan.py) against the
+grammar's parse it stands in for: on every plan description of every sample event log (every
+codec, the compare runs), of the published logs, on every golden explain of Spark's own, and on
+damaged and altered forms of them, it gives the grammar's Query (notes included) or None, and
+None only where the text is not in its plain shape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator, List, Tuple
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aqe_inspect.errors import InspectError, PlanSyntaxError
+from aqe_inspect.parsing import parse_text
+from aqe_inspect.parsing.formatted_plan import parse_formatted, read_formatted
+from aqe_inspect.sources.eventlog.events import Scanner, _load
+from aqe_inspect.sources.eventlog.files import search_event_logs
+
+from .conftest import ROOT, SAMPLE_PLANS
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def _event_logs() -> List[Path]:
+    logs = sorted(SAMPLE_PLANS.glob("spark-*/*/eventlog*"))
+    logs += sorted(p for p in (SAMPLE_PLANS / "compare").rglob("eventlog*") if p.is_file())
+    logs += sorted(p for p in (FIXTURES / "published_eventlogs").rglob("*")
+                   if p.is_file() and p.name not in ("SOURCES.json", "README.md", "survey.py"))
+    logs += sorted(p for p in (FIXTURES / "eventlogs").rglob("*") if p.is_file())
+    return logs
+
+
+def _descriptions(path: Path) -> Iterator[str]:
+    """Every plan description the log holds for its executions: the start's, each update's."""
+    try:
+        found = search_event_logs(str(path))
+    except InspectError:
+        return
+    for log in found.logs:
+        try:
+            for raw in Scanner(log, [], keep_replans=True).executions():
+                if raw.start is not None:
+                    event = _load(raw.start, raw.part, raw.start_line, [])
+                    text = event.get("physicalPlanDescription") if event else None
+                    if isinstance(text, str):
+                        yield text
+                for _, text in raw.replans:
+                    if text:
+                        yield text
+        except InspectError:
+            continue
+
+
+def _grammar(text: str):
+    try:
+        document = parse_text(text, "log")
+    except PlanSyntaxError:
+        return None
+    return document.queries[0] if document.queries else None
+
+
+@pytest.fixture(scope="module")
+def descriptions() -> List[Tuple[str, str]]:
+    found = []
+    for path in _event_logs():
+        found.extend((str(path.relative_to(ROOT)), text) for text in _descriptions(path))
+    assert len(found) > 500, "the sample event logs are not beside the tests"
+    return found
+
+
+def test_every_sample_description_reads_as_the_grammar_reads_it(descriptions):
+    plain = 0
+    for where, text in descriptions:
+        query = parse_formatted(text, "log")
+        if query is None:
+            continue
+        plain += 1
+        assert query == _grammar(text), where
+    # Most descriptions are in the plain shape (the rest: simple and extended modes, cached
+    # plans printed inside their scan, logical plans under an EmptyRelation, commands).
+    assert plain >= 0.8 * len(descriptions), (plain, len(descriptions))
+
+
+def test_the_golden_explains_read_as_the_grammar_reads_them(corpus):
+    checked = 0
+    for path in sorted(corpus.rglob("*.txt")):
+        text = path.read_text("utf-8", errors="replace")
+        query = parse_formatted(text, "log")
+        if query is None:
+            continue
+        checked += 1
+        assert query == _grammar(text), path
+    assert checked > 100
+
+
+def _altered(text: str, how: str, at: int, extra: str) -> str:
+    lines = text.split("\n")
+    at %= max(len(lines), 1)
+    if how == "drop":
+        del lines[at]
+    elif how == "insert":
+        lines.insert(at, extra)
+    elif how == "duplicate":
+        lines.insert(at, lines[at])
+    elif how == "cut":
+        return "\n".join(lines[:at]) + extra[:1]
+    elif how == "indent":
+        lines[at] = " " + lines[at]
+    elif how == "glyph":
+        lines[at] = lines[at].replace("+- ", ":- ", 1) if "+- " in lines[at] else \
+            lines[at].replace(":- ", "+- ", 1)
+    elif how == "id":
+        lines[at] = lines[at].replace("(", "(9", 1)
+    return "\n".join(lines)
+
+
+SAMPLES = [p for p in sorted(SAMPLE_PLANS.glob("spark-4.3.0/*/eventlog.json"))][:12]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(sample=st.sampled_from(SAMPLES) if SAMPLES else st.nothing(),
+       how=st.sampled_from(["drop", "insert", "duplicate", "cut", "indent", "glyph", "id"]),
+       at=st.integers(min_value=0, max_value=10_000),
+       extra=st.sampled_from(["", "   +- * Project (999)", "(999) Project", "...",
+                              "===== Subqueries =====", "Subquery:9 Hosting operator id = 1",
+                              "   +- == Final Plan ==", "\x00", "garbage line", "(1) Range",
+                              "+- == Initial Plan ==", "   :  +- Exchange (4)"]))
+def test_altered_descriptions_read_as_the_grammar_reads_them_or_go_to_it(sample, how, at,
+                                                                         extra):
+    texts = list(_cached_descriptions(sample))
+    text = _altered(texts[at % len(texts)], how, at // 7, extra)
+    query = parse_formatted(text, "log")
+    if query is not None:
+        assert query == _grammar(text)
+
+
+_CACHE: dict = {}
+
+
+def _cached_descriptions(path: Path) -> List[str]:
+    if path not in _CACHE:
+        _CACHE[path] = list(_descriptions(path)) or ["== Physical Plan ==\n"]
+    return _CACHE[path]
+
+
+def test_an_event_log_reads_the_same_by_either_route(monkeypatch):
+    """The whole reader (metrics attached, notes) gives the same queries when every
+    description goes to the grammar."""
+    from aqe_inspect.sources.eventlog import read_event_logs
+    from aqe_inspect.parsing import formatted_plan
+
+    logs = [SAMPLE_PLANS / "spark-4.3.0" / "five_way_join" / "eventlog.json",
+            *sorted(SAMPLE_PLANS.glob("spark-3.5*/*/eventlog*"))[:6]]
+    for log in logs:
+        fast = read_event_logs(str(log), workers=1)
+        monkeypatch.setattr(formatted_plan, "read_formatted", lambda text: None)
+        grammar = read_event_logs(str(log), workers=1)
+        monkeypatch.undo()
+        assert fast == grammar, log
