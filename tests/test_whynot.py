@@ -22,7 +22,7 @@ TEXT_FORMS = ("formatted_after.txt", "simple_after.txt", "extended_after.txt", "
 EVENT_LOG = "eventlog.json"
 #: Reasons a formatted plan's statistics settle once the settings are given (--conf).
 SETTLED_BY_PLAN_AND_CONF = ("disabled", "above-broadcast-threshold", "user-repartition",
-                            "aqe-disabled")
+                            "aqe-disabled", "kept-by-cost")
 
 
 def why(capsys, path: Path, *args: str) -> List[dict]:
