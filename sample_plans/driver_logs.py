@@ -122,6 +122,8 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=600, help="seconds per spark-submit")
     args = parser.parse_args(argv)
 
+    if os.sep in args.spark_submit:  # a path: the jobs run from a temporary directory
+        args.spark_submit = str(Path(args.spark_submit).resolve())
     python = args.python or str(Path(args.spark_submit).with_name("python"))
     version = pyspark_version(python)
     if args.json and int(version.split(".")[0]) < 4:

@@ -373,6 +373,8 @@ def main(argv=None) -> int:
     parser.add_argument("--keep-failed", type=Path, help="copy a failed run's temporary directory here")
     args = parser.parse_args(argv)
 
+    if os.sep in args.spark_submit:  # a path: the jobs run from a temporary directory
+        args.spark_submit = str(Path(args.spark_submit).resolve())
     python = args.python or str(Path(args.spark_submit).with_name("python"))
     version = pyspark_version(python)
     names = scenario_names(python)
