@@ -81,19 +81,29 @@ def submit_command(spark_submit: str, scenario: str, variant: str) -> list[str]:
     return command
 
 
+def partial_path(log_path: Path) -> Path:
+    """Where a run writes before its log is known good: a dot-file beside the log, which is
+    no sample input."""
+    return log_path.with_name(f".{log_path.name}.partial")
+
+
 def run_one(
     spark_submit: str, python: str, scenario: str, variant: str, log_path: Path, timeout: float
 ) -> int:
     """Run one spark-submit with its output going straight into ``log_path``.
 
-    The working directory is a fresh temporary one, so Spark's default
-    warehouse and any stray files stay out of the repository.
+    The output goes to ``.<name>.partial`` beside it first and replaces ``log_path``
+    only when the job exits 0, so a failed run leaves a committed log as it was
+    (and its own output beside it).  The working directory is a fresh temporary
+    one, so Spark's default warehouse and any stray files stay out of the
+    repository.
     """
     env = {**os.environ, "PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python}
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="aqe-driver-log-") as cwd, log_path.open("wb") as log:
+    partial = partial_path(log_path)
+    with tempfile.TemporaryDirectory(prefix="aqe-driver-log-") as cwd, partial.open("wb") as log:
         try:
-            return subprocess.run(
+            code = subprocess.run(
                 submit_command(spark_submit, scenario, variant),
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -103,7 +113,10 @@ def run_one(
                 timeout=timeout,
             ).returncode
         except subprocess.TimeoutExpired:
-            return -1
+            code = -1
+    if code == 0:
+        os.replace(partial, log_path)
+    return code
 
 
 def main(argv=None) -> int:
@@ -122,6 +135,8 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=600, help="seconds per spark-submit")
     args = parser.parse_args(argv)
 
+    if os.sep in args.spark_submit:  # a path: the jobs run from a temporary directory
+        args.spark_submit = str(Path(args.spark_submit).resolve())
     python = args.python or str(Path(args.spark_submit).with_name("python"))
     version = pyspark_version(python)
     if args.json and int(version.split(".")[0]) < 4:
@@ -142,12 +157,13 @@ def main(argv=None) -> int:
             log_path = Path(args.out) / f"spark-{version}" / name / VARIANTS[variant][0]
             started = time.monotonic()
             code = run_one(args.spark_submit, python, name, variant, log_path, args.timeout)
-            size = log_path.stat().st_size
+            written = log_path if code == 0 else partial_path(log_path)
+            size = written.stat().st_size
             total += size
             note = " LARGE" if size > LARGE_LOG_BYTES else ""
             print(
                 f"{name} {variant}: exit {code}, {time.monotonic() - started:.1f}s, "
-                f"{size} bytes{note} -> {log_path}",
+                f"{size} bytes{note} -> {written}",
                 file=sys.stderr,
                 flush=True,
             )

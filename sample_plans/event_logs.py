@@ -11,7 +11,8 @@ Variants (see ``VARIANTS``; README.md, "Event logs", says what each file is):
 - ``plain``: every scenario, uncompressed, one file -> ``eventlog.json``;
   the UI is on and the live ``/sql`` REST answer goes to ``history_sql.json``.
 - ``zstd``, ``lz4``, ``snappy``, ``lzf``: ``spark.eventLog.compress=true`` with
-  that codec, for one scenario each -> ``eventlog.<codec>``.
+  that codec, for two scenarios each (one of the first six kinds, one of the kinds added
+  later: rebalance-skew, a join kept by the cost evaluator) -> ``eventlog.<codec>``.
 - ``rolling``: ``spark.eventLog.rolling.enabled=true`` (10m files, zstd), the
   scenario followed by filler queries until Spark rolls to a second file ->
   ``eventlog_v2_<appid>/`` as Spark named it.
@@ -80,9 +81,9 @@ class Variant:
     mode: str = "normal"  # event_log_job.py --mode
 
 
-def _codec(codec: str, scenario: str) -> Variant:
+def _codec(codec: str, *scenarios: str) -> Variant:
     return Variant(
-        codec, "single", (scenario,),
+        codec, "single", scenarios,
         {"spark.eventLog.compress": "true", "spark.eventLog.compression.codec": codec},
         file_name=f"eventlog.{codec}", codec=codec,
     )
@@ -92,10 +93,11 @@ VARIANTS = {
     variant.name: variant
     for variant in (
         Variant("plain", "single", (), history=True),
-        _codec("zstd", "skew_join"),
-        _codec("lz4", "smj_to_bhj"),
-        _codec("snappy", "coalesced_aggregation"),
-        _codec("lzf", "empty_relation"),
+        # each codec once on a kind of the first six and once on a kind issue 26 added
+        _codec("zstd", "skew_join", "rebalance_skew_none"),
+        _codec("lz4", "smj_to_bhj", "kept_by_cost"),
+        _codec("snappy", "coalesced_aggregation", "rebalance_skew_none"),
+        _codec("lzf", "empty_relation", "kept_by_cost"),
         Variant(
             "rolling", "rolling", ("multi_rewrite",),
             {
@@ -371,6 +373,8 @@ def main(argv=None) -> int:
     parser.add_argument("--keep-failed", type=Path, help="copy a failed run's temporary directory here")
     args = parser.parse_args(argv)
 
+    if os.sep in args.spark_submit:  # a path: the jobs run from a temporary directory
+        args.spark_submit = str(Path(args.spark_submit).resolve())
     python = args.python or str(Path(args.spark_submit).with_name("python"))
     version = pyspark_version(python)
     names = scenario_names(python)

@@ -97,6 +97,7 @@ CONTROL_REASONS = (
     "too-many-empty-partitions",
     "user-repartition",
     "aqe-disabled",
+    "kept-by-cost",  # a switch would add a shuffle: AQE's cost evaluator keeps the plan
 )
 CONTROL_KINDS = REWRITE_KEYS + ("adaptive",)
 
@@ -329,6 +330,29 @@ def _build_rebalance_skew(spark: SparkSession, _: Path) -> DataFrame:
     far above the advisory size, so AQE splits it (a hint, as a write would add)."""
     return spark.sql("SELECT /*+ REBALANCE(k) */ k, v * 2 AS w FROM {rows}",
                      rows=_skewed_rows(spark))
+
+
+def _build_rebalance_skew_none(spark: SparkSession, _: Path) -> DataFrame:
+    """``REBALANCE`` with no columns over the same rows (key 0 holds 90%): the shuffle is
+    round-robin (REBALANCE_PARTITIONS_BY_NONE), so the hot key does not pick a partition; every
+    partition gets its share of both map tasks' rows, and each one above the advisory size
+    (set under a partition's size) is split by map ranges."""
+    return spark.sql("SELECT /*+ REBALANCE */ k, v * 2 AS w FROM {rows}",
+                     rows=_skewed_rows(spark))
+
+
+def _build_kept_by_cost(spark: SparkSession, _: Path) -> DataFrame:
+    """Spark's own AdaptiveQueryExecSuite "Avoid plan change if cost is greater", over ranges:
+    ``t JOIN t2 ON key = t2.a JOIN t3 ON t2.a = t3.a WHERE t2.b < 20``. At run time t2 is 400
+    rows over 20 keys (so most shuffle partitions hold some), under the broadcast threshold, but a broadcast join's output is partitioned by its
+    streamed side's key only (the expand limit is 0), so the upper join on ``a`` would need a
+    new shuffle: AQE's cost evaluator keeps both sort-merge joins."""
+    t = _range(spark, 20_000).select((F.col("id") % 500).alias("key"), F.col("id").alias("v"))
+    t2 = (_range(spark, 20_000)
+          .select((F.col("id") % 500).alias("a"), (F.col("id") % 1000).alias("b"))
+          .where(F.col("b") < 20))
+    t3 = _range(spark, 20_000).select((F.col("id") % 500).alias("a3"), F.col("id").alias("c"))
+    return t.join(t2, t["key"] == t2["a"]).join(t3, t2["a"] == t3["a3"])
 
 
 def _build_one_row_sort(spark: SparkSession, _: Path) -> DataFrame:
@@ -657,6 +681,18 @@ def _rebalance_facts(truth: dict, conf: ConfLookup) -> dict:
     }
 
 
+EXPAND_LIMIT_KEY = "spark.sql.execution.broadcastHashJoin.outputPartitioningExpandLimit"
+
+
+def _cost_kept_facts(truth: dict, conf: ConfLookup) -> dict:
+    """The lower join's smaller side against the broadcast threshold and the non-empty ratio
+    (both allow a broadcast), the expand limit, and the joins the final plan kept."""
+    return {
+        **_broadcast_facts(truth, conf),
+        "final_joins": [j["operator"] for j in truth["joins"] if j["location"] == "main"],
+    }
+
+
 def _logical_rule_facts(truth: dict, conf: ConfLookup) -> dict:
     """What the AQE logical rules had before them: the operators of the main plan's initial
     and final physical plans (global sorts, final aggregates, limits)."""
@@ -957,6 +993,55 @@ SCENARIOS: tuple[Scenario, ...] = (
              ("a partition is above the advisory size",
               lambda f: f["partitions_above_advisory"] > 0)),
             twin="rebalance_skew",
+        ),
+    ),
+    Scenario(
+        "rebalance_skew_none",
+        "REBALANCE with no columns (round-robin, REBALANCE_PARTITIONS_BY_NONE) over the rows where key 0 holds 90%: every partition is above the advisory size and AQE splits each by map ranges.",
+        _build_rebalance_skew_none,
+        confs={ADVISORY_KEY: "2KB"},
+        expect={"rebalance-skew": True, "skew-join": False},
+        min_spark=(3, 3),
+        min_spark_reason="spark.sql() takes DataFrame arguments from PySpark 3.3",
+    ),
+    Scenario(
+        "rebalance_skew_none_off",
+        "Same rebalance without columns with skew splitting in rebalances switched off: each partition above the advisory size is read by one task.",
+        _build_rebalance_skew_none,
+        confs={ADVISORY_KEY: "2KB", REBALANCE_SKEW_KEY: "false"},
+        expect={"rebalance-skew": False},
+        min_spark=(3, 3),
+        min_spark_reason="spark.sql() takes DataFrame arguments from PySpark 3.3",
+        control=Control(
+            "rebalance-skew", "disabled", REBALANCE_SKEW_KEY,
+            "Skew splitting in rebalance shuffles is switched off, so the partitions of the round-robin rebalance above the advisory size are read whole.",
+            _rebalance_facts,
+            (_value_is("false"),
+             ("the shuffle is a rebalance without columns",
+              lambda f: f["shuffle_origin"] == "REBALANCE_PARTITIONS_BY_NONE"),
+             ("a partition is above the advisory size",
+              lambda f: f["partitions_above_advisory"] > 0)),
+            twin="rebalance_skew_none",
+        ),
+    ),
+    Scenario(
+        "kept_by_cost",
+        "Three-way join (Spark's 'Avoid plan change if cost is greater'): the lower join's filtered side fits AQE's broadcast threshold at run time, but with the output partitioning expand limit at 0 a broadcast would add a shuffle under the upper join, so AQE's cost evaluator keeps both sort-merge joins.",
+        _build_kept_by_cost,
+        confs={**_RUNTIME_BROADCAST_CONFS, EXPAND_LIMIT_KEY: "0"},
+        expect={"smj-to-bhj": False, "smj-to-shj": False},
+        control=Control(
+            "smj-to-bhj", "kept-by-cost", EXPAND_LIMIT_KEY,
+            "The lower join's side fits the broadcast threshold, but a broadcast join's output is not partitioned by that side's key (expand limit 0), so the upper join would need a new shuffle and AQE's cost evaluator keeps the sort-merge join.",
+            _cost_kept_facts,
+            (_value_is("0"),
+             ("the side fits the broadcast threshold",
+              lambda f: 0 <= f["side_bytes"] <= f["threshold_bytes"]),
+             ("the other side does not", lambda f: f["other_side_bytes"] > f["threshold_bytes"]),
+             ("enough of its partitions hold data",
+              lambda f: f["non_empty_ratio"] >= f["ratio_threshold"]),
+             ("both joins stay sort-merge",
+              lambda f: f["final_joins"] == ["SortMergeJoin", "SortMergeJoin"])),
         ),
     ),
     Scenario(

@@ -25,9 +25,10 @@ from .schemas import validate_junit, validate_sarif
 
 SCENARIOS = sorted(p.parent for p in SAMPLE_PLANS.glob("spark-*/*/truth.json"))
 #: Every input of a scenario that shows the plan after the action: explain output of each
-#: mode, the driver log, the event log and the History Server's answer.
+#: mode, the driver logs (4.x also with structured JSON logging), the event log and the History
+#: Server's answer.
 INPUTS = ("formatted_after.txt", "simple_after.txt", "extended_after.txt", "cost_after.txt",
-          "driver.log", "eventlog.json", "history_sql.json")
+          "driver.log", "driver_json.log", "eventlog.json", "history_sql.json")
 CASES = [(scenario, name) for scenario in SCENARIOS for name in INPUTS
          if (scenario / name).is_file()]
 

@@ -13,9 +13,9 @@ from .conftest import AQE_INSPECT, SAMPLE_PLANS
 
 NEW_KINDS = ("dpp", "dpp-dropped", "rebalance-skew", "one-row", "limit-removed")
 POSITIVE = ("dynamic_partition_pruning", "dpp_subquery", "dpp_dropped", "rebalance_skew",
-            "one_row_sort", "one_row_aggregate", "limit_removed")
-CONTROLS = ("dynamic_partition_pruning_off", "rebalance_skew_off", "one_row_off",
-            "limit_removed_off")
+            "rebalance_skew_none", "one_row_sort", "one_row_aggregate", "limit_removed")
+CONTROLS = ("dynamic_partition_pruning_off", "rebalance_skew_off", "rebalance_skew_none_off",
+            "one_row_off", "limit_removed_off", "kept_by_cost")
 LINES = ("spark-3.5.9", "spark-4.3.0")
 
 

@@ -19,7 +19,7 @@ from .conftest import SAMPLE_PLANS
 TRUTHS = sorted(SAMPLE_PLANS.glob("spark-*/*/truth.json"))
 CONTROLS = [p for p in TRUTHS if json.loads(p.read_text("utf-8"))["control"] is not None]
 REASONS = {"disabled", "above-broadcast-threshold", "below-skew-factor", "unsplittable-join-side",
-           "too-many-empty-partitions", "user-repartition", "aqe-disabled"}
+           "too-many-empty-partitions", "user-repartition", "aqe-disabled", "kept-by-cost"}
 KINDS = {"coalesced", "skew-join", "smj-to-bhj", "smj-to-shj", "empty-relation", "local-read",
          "dpp", "dpp-dropped", "rebalance-skew", "one-row", "limit-removed", "adaptive"}
 # The reason each control sets up, and the setting that decides it (None: the query does).
@@ -44,6 +44,10 @@ EXPECTED = {
                            "spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled"),
     "one_row_off": ("disabled", "spark.sql.adaptive.optimizer.excludedRules"),
     "limit_removed_off": ("disabled", "spark.sql.adaptive.optimizer.excludedRules"),
+    "rebalance_skew_none_off": ("disabled",
+                                "spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled"),
+    "kept_by_cost": ("kept-by-cost",
+                     "spark.sql.execution.broadcastHashJoin.outputPartitioningExpandLimit"),
 }
 # What "switched off" means for each switch a `disabled` control uses.
 OFF = {
@@ -200,6 +204,22 @@ def test_the_stage_sizes_show_the_reason(path):
         assert side["size_in_bytes"] <= byte_conf(
             confs["spark.sql.adaptive.autoBroadcastJoinThreshold"])
         assert facts["non_empty_ratio"] == round(ratio, 3)
+    elif reason == "kept-by-cost":
+        # The lower join's smaller side passes both of DynamicJoinSelection's tests (the
+        # threshold, the non-empty ratio), yet every join of the final plan is sort-merge: with
+        # the expand limit 0 a broadcast would add a shuffle under the upper join.
+        sides = join_sides(truth)
+        side = min(sides["left"], sides["right"], key=lambda s: s["size_in_bytes"])
+        other = max(sides["left"], sides["right"], key=lambda s: s["size_in_bytes"])
+        threshold = byte_conf(confs["spark.sql.adaptive.autoBroadcastJoinThreshold"])
+        assert side["size_in_bytes"] <= threshold < other["size_in_bytes"]
+        sizes = side["bytes_by_partition"]
+        ratio = sum(1 for size in sizes if size > 0) / len(sizes)
+        assert ratio >= float(confs.get(
+            "spark.sql.adaptive.nonEmptyPartitionRatioForBroadcastJoin", "0.2"))
+        assert int(confs[control["config"]]) == 0
+        assert [j["operator"] for j in truth["joins"]] == ["SortMergeJoin"] * 2
+        assert truth["join_switches"] == [] and facts["side_bytes"] == side["size_in_bytes"]
     elif reason == "user-repartition":
         (stage,) = truth["stages"]
         assert stage["shuffle_origin"] == "REPARTITION_BY_NUM"

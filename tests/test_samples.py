@@ -54,7 +54,8 @@ def test_samples_cover_two_spark_lines_and_every_scenario():
         "skew_unsplittable_side", "user_repartition", "repartition_by_column",
         "dynamic_partition_pruning_off", "dpp_subquery", "dpp_dropped", "rebalance_skew",
         "rebalance_skew_off", "one_row_sort", "one_row_aggregate", "one_row_off",
-        "limit_removed", "limit_removed_off",
+        "limit_removed", "limit_removed_off", "rebalance_skew_none", "rebalance_skew_none_off",
+        "kept_by_cost",
     }
 
 

@@ -309,17 +309,22 @@ def _one_sided_read_spread(exchange: Optional[Node]) -> Optional[Tuple[str, Spre
 
 def _nonempty_bound(side: Side, count: Optional[int], origin: str) -> Optional[Size]:
     """How many partitions hold data: exactly, where the AQE shuffle read counts the empty
-    ones (`number of empty partitions`, Spark 4); else at most the shuffle blocks the readers
-    fetched (Spark fetches no empty block) and the rows written, at least one if any was."""
+    ones (`number of empty partitions`, Spark 4); else at most the rows written, at least one
+    if any was, and at most the shuffle blocks the readers fetched (Spark fetches no empty
+    block) where each reading task read one partition: a coalesced or local read fetches a
+    map's blocks of a range of partitions as one batch block
+    (`spark.sql.adaptive.fetchShuffleBlocksInBatch`), so its block count says nothing of how
+    many partitions hold data."""
     read = side.read
+    modes = shuffle_read_modes(read) if read is not None else ()
     if read is not None and count and "number of empty partitions" in read.metrics and \
-            "skewed" not in shuffle_read_modes(read):
+            "skewed" not in modes:
         empty = read.metrics["number of empty partitions"]
         if 0 <= empty <= count:
             return exact(count - empty)
     bounds: List[int] = []
     exchange = side.exchange
-    if exchange is not None:
+    if exchange is not None and "coalesced" not in modes and "local" not in modes:
         local, remote = (exchange.metrics.get(n) for n in ("local blocks read",
                                                            "remote blocks read"))
         if local is not None or remote is not None:  # a metric no task updated is absent

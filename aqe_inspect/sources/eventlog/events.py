@@ -91,6 +91,7 @@ AQE_CONFIGS = frozenset((
     "spark.sql.shuffle.partitions", "spark.sql.optimizer.excludedRules",
     "spark.sql.exchange.reuse", "spark.sql.optimizer.dynamicPartitionPruning.enabled",
     "spark.sql.ui.explainMode", "spark.sql.maxPlanStringLength",
+    "spark.sql.execution.broadcastHashJoin.outputPartitioningExpandLimit",
 ))
 
 
