@@ -321,3 +321,15 @@ def test_damaged_logs_read_with_task_metrics_never_fail_otherwise(tmp_path, data
         _read(tmp_path, lines)
     except InspectError:
         pass
+
+
+def test_every_setting_the_why_not_reads_is_kept_from_an_event_log():
+    """An execution's settings are filtered when read; every setting the why-not explainers look
+    up (whynot.defaults.KEYS) must pass the filter, or a setting the user changed is lost and
+    its default assumed (as happened to outputPartitioningExpandLimit and reuseBroadcastOnly)."""
+    from aqe_inspect.sources.eventlog.events import aqe_configs
+    from aqe_inspect.whynot.defaults import KEYS
+
+    assert KEYS
+    kept = aqe_configs({key: "set" for key in KEYS})
+    assert sorted(set(KEYS) - set(kept)) == []

@@ -92,6 +92,7 @@ AQE_CONFIGS = frozenset((
     "spark.sql.exchange.reuse", "spark.sql.optimizer.dynamicPartitionPruning.enabled",
     "spark.sql.ui.explainMode", "spark.sql.maxPlanStringLength",
     "spark.sql.execution.broadcastHashJoin.outputPartitioningExpandLimit",
+    "spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly",
 ))
 
 
