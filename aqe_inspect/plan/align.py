@@ -13,12 +13,16 @@ import re
 from typing import Callable, Dict, Hashable, List, Optional, Tuple
 
 from .model import Node
-from .operators import family, is_query_stage, is_shuffle_read, normalized_text
+from .operators import QUERY_STAGES, family, normalized_text
+
+
+#: The operators only AQE puts in: query stages and shuffle reads.
+_AQE_FAMILIES = frozenset((*QUERY_STAGES, "AQEShuffleRead"))
 
 
 def _through_aqe(node: Node) -> Node:
     """Below the query stages and shuffle reads AQE put in: the operator the initial plan had."""
-    while (is_query_stage(node) or is_shuffle_read(node)) and node.children:
+    while node.children and family(node) in _AQE_FAMILIES:
         node = node.children[0]
     return node
 
@@ -61,8 +65,10 @@ class Alignment:
     plan is built when a lookup first needs it: in one formatted explain ids pair many
     operators, and structural signatures most of the rest."""
 
-    def __init__(self, initial: Optional[Node], final: Node, same_ids: bool = True):
-        self._texts: Dict[int, str] = {}  # normalized_text by node, computed once a node
+    def __init__(self, initial: Optional[Node], final: Node, same_ids: bool = True,
+                 texts: Optional[Dict[int, str]] = None):
+        #: normalized_text by node, computed once a node (shared with the caller's, if given)
+        self._texts: Dict[int, str] = {} if texts is None else texts
         self._signatures = _Signatures(self._text)
         self._shapes = _Signatures()
         self._nodes = list(initial.walk(inner=False)) if initial is not None else []

@@ -47,12 +47,20 @@ BUILD_SIDE = re.compile(r"\bBuild(Left|Right)\b")
 SHUFFLE_READ_MODES = {mode: re.compile(rf"\b{mode}\b") for mode in ("coalesced", "skewed", "local")}
 
 
+#: `family` by operator name, for names of a sane length: every detector asks of every node,
+#: and names repeat (the cache outlives the plan it read, so it is bounded).
+_FAMILIES: Dict[str, str] = {}
+
+
 def family(node: Node) -> str:
     """The Spark operator `node` stands for: `AQEShuffleRead` for a GpuCustomShuffleReader."""
     name = node.name
-    # Every detector asks of every node, and names repeat: remember the answers, for names of
-    # a sane length (the cache outlives the plan it read).
-    return _family(name) if len(name) <= 100 else _family.__wrapped__(name)
+    found = _FAMILIES.get(name)
+    if found is None:
+        found = _family.__wrapped__(name)
+        if len(name) <= 100 and len(_FAMILIES) < 4096:
+            _FAMILIES[name] = found
+    return found
 
 
 def name_family(name: str) -> str:

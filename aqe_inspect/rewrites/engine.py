@@ -8,7 +8,7 @@ from typing import Iterable, Iterator, List, Tuple
 from .detectors import DETECTORS
 from .detectors.base import PlanPair, plan_pairs
 from ..plan.model import Document, Node, Query
-from ..plan.operators import family, is_empty_relation, is_query_stage
+from ..plan.operators import QUERY_STAGES, family, is_empty_relation, is_query_stage
 from .findings import Observation, QueryReport, Report, Rewrite, describe
 
 def _initial_only_note() -> str:
@@ -38,19 +38,19 @@ def _final_nodes(query: Query) -> Iterable[Node]:
 def _observations(query: Query) -> List[Observation]:
     seen: List[Observation] = []
     for node in _final_nodes(query):
-        text = node.text
-        if family(node) == "ReusedExchange":
+        name = family(node)
+        if name == "ReusedExchange":
             seen.append(Observation("reused-exchange", node,
                                     f"{describe(node)} reuses an exchange computed once"))
-        elif family(node) == "SubqueryBroadcast" or "dynamicpruning#" in text:
+        elif name == "SubqueryBroadcast" or "dynamicpruning#" in node.text:
             # A pruning filter with its subquery; `dynamicpruningexpression(true)` is one AQE
             # dropped (the dpp-dropped kind), no pruning at all.
             seen.append(Observation("dynamic-pruning", node,
                                     f"{describe(node)} uses dynamic partition pruning"))
-        elif family(node) == "ReusedSubquery":
+        elif name == "ReusedSubquery":
             seen.append(Observation("reused-subquery", node,
                                     f"{describe(node)} reuses a subquery's result"))
-        elif is_query_stage(node):
+        elif name in QUERY_STAGES:
             seen.append(Observation("query-stage", node,
                                     f"{describe(node)} is a query stage AQE ran on its own"))
     return seen

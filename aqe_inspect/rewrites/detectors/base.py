@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
 
 from ...plan.align import Alignment
 from ...plan.model import Node, Query, Subquery
 from ...plan.operators import family, is_join, is_query_stage, is_shuffle_read, join_keys, \
-    join_type, partition_count, partitioning
+    join_type, normalized_text, partition_count, partitioning
+
+T = TypeVar("T")
 
 
 def describe(node: Optional[Node]) -> Optional[str]:
@@ -56,7 +58,31 @@ class PlanPair:
 
     @functools.cached_property
     def alignment(self) -> Alignment:
-        return Alignment(self.initial, self.final, self.same_ids)
+        return Alignment(self.initial, self.final, self.same_ids, texts=self._texts)
+
+    def normalized_text(self, node: Node) -> str:
+        """`normalized_text` of a node of this pair, computed once for every detector and the
+        alignment alike."""
+        text = self._texts.get(id(node))
+        if text is None:
+            text = self._texts[id(node)] = normalized_text(node)
+        return text
+
+    def shared(self, key: str, compute: Callable[["PlanPair"], T]) -> T:
+        """What several detectors derive from this pair (an index of its trees), computed by
+        the first that asks and kept for the others: per diff, never across plans."""
+        memo = self._shared
+        if key not in memo:
+            memo[key] = compute(self)
+        return memo[key]
+
+    @functools.cached_property
+    def _texts(self) -> Dict[int, str]:
+        return {}
+
+    @functools.cached_property
+    def _shared(self) -> Dict[str, object]:
+        return {}
 
     @functools.cached_property
     def sort_merge_joins(self) -> Tuple[Tuple[Node, Node], ...]:

@@ -4,7 +4,7 @@ removed once a query stage had proved how few rows reach them."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Dict, Iterator, List
+from typing import Callable, Dict, Iterator, List, Tuple
 
 from ...plan.model import Node
 from ...plan.operators import VENDOR_PREFIXES, VENDOR_SUFFIXES, family, is_empty_relation, \
@@ -32,7 +32,7 @@ def is_limit(node: Node) -> bool:
     return family(node) in LIMITS
 
 
-def _aggregate_key(node: Node) -> str:
+def _aggregate_key(node: Node, text: Callable[[Node], str] = normalized_text) -> str:
     """What an aggregate computes, whichever implementation runs it: re-planning may turn a
     SortAggregate into a HashAggregate (4.x) over the same keys and functions."""
     keys = node.details.get("Keys")
@@ -45,7 +45,7 @@ def _aggregate_key(node: Node) -> str:
             elif part.startswith("functions=") and functions is None:
                 functions = part.split("=", 1)[1]
     if keys is None and functions is None:
-        return normalized_text(node)
+        return text(node)
     return " ".join(f"Aggregate keys={keys} functions={functions}".split())
 
 
@@ -55,8 +55,56 @@ def is_group_only(node: Node) -> bool:
     return is_aggregate(node) and "functions=[]" in _aggregate_key(node)
 
 
-def _operator_key(node: Node) -> str:
-    return _aggregate_key(node) if is_aggregate(node) else normalized_text(node)
+def _operator_key(node: Node, text: Callable[[Node], str] = normalized_text) -> str:
+    return _aggregate_key(node, text) if is_aggregate(node) else text(node)
+
+
+class _Index:
+    """What both detectors read of one plan pair, built once (`PlanPair.shared`): whether the
+    final plan can say what went missing at all, its reuse, the initial operators with whether
+    an exchange is above each, and each operator's key and category, computed once a node."""
+
+    def __init__(self, pair: PlanPair):
+        self.pair = pair
+        self.finals = pair._final_nodes
+        self.blocked = pair.initial is None or _cannot_tell(pair, self.finals)
+        self._keys: Dict[int, str] = {}
+        self._categories: Dict[int, str] = {}
+        if self.blocked:
+            return
+        self.reuse = any(family(node) == "ReusedExchange" for node in self.finals)
+        self.initial_with_depth = tuple(_initial_with_depth(pair))
+        self.spare = Counter(c for c in map(self.category, self.finals) if c)
+
+    def key(self, node: Node) -> str:
+        key = self._keys.get(id(node))
+        if key is None:
+            key = self._keys[id(node)] = _operator_key(node, self.pair.normalized_text)
+        return key
+
+    def category(self, node: Node) -> str:
+        category = self._categories.get(id(node))
+        if category is None:
+            category = self._categories[id(node)] = _category(node)
+        return category
+
+
+def _cannot_tell(pair: PlanPair, finals: Tuple[Node, ...]) -> bool:
+    """Whether the final plan hides what went missing: a vendor's operators in it, or an empty
+    relation AQE made (no static one of the initial plan accounts for it)."""
+    if any(_is_vendor(node) for node in finals):
+        # A vendor's engine (Gluten, RAPIDS, Photon) replaces and fuses Spark's operators in
+        # the final plan: what went missing cannot be told from what was replaced.
+        return True
+    text = pair.normalized_text
+    static_empty = Counter(text(n) for n in pair.initial_nodes() if is_empty_relation(n))
+    for node in finals:
+        if is_empty_relation(node):
+            found = text(node)
+            if static_empty[found] <= 0:
+                return True
+            static_empty[found] -= 1
+    return False
 
 
 def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[Node]:
@@ -65,45 +113,38 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[No
     initial one). Nothing when AQE replaced part of the plan by an empty relation (that is
     empty-relation's work), and, when the final plan reuses an exchange (whose subtree it does
     not print again), nothing from below an exchange."""
-    if pair.initial is None:
+    index = pair.shared("logical_rules", _Index)
+    if index.blocked:
         return []
-    finals = [node for node in pair.final_nodes()]
-    if any(_is_vendor(node) for node in finals):
-        # A vendor's engine (Gluten, RAPIDS, Photon) replaces and fuses Spark's operators in
-        # the final plan: what went missing cannot be told from what was replaced.
-        return []
-    static_empty = Counter(normalized_text(n) for n in pair.initial_nodes() if is_empty_relation(n))
-    for node in finals:
-        if is_empty_relation(node):
-            text = normalized_text(node)
-            if static_empty[text] <= 0:
-                return []
-            static_empty[text] -= 1
-    kept = Counter(_operator_key(node) for node in finals if wanted(node))
-    reuse = any(family(node) == "ReusedExchange" for node in finals)
+    key = index.key
+    kept = Counter(key(node) for node in index.finals if wanted(node))
+    reuse = index.reuse
     unmatched: List[Node] = []
-    for node, under_exchange in _initial_with_depth(pair):
+    for node, under_exchange in index.initial_with_depth:
         if not wanted(node):
             continue
-        text = _operator_key(node)
+        text = key(node)
         if kept[text] > 0:
             kept[text] -= 1
             continue
         if reuse and under_exchange:
             continue
         unmatched.append(node)
+    if not unmatched:
+        return []
     # An operator the final plan prints another way (two explain modes paired, a vendor's
     # replacement such as `HashAggregateExecTransformer`) is still there: each final operator
     # of the same category that no initial one matched stands for one of them.
-    spare = Counter(_category(node) for node in finals if _category(node))
+    category_of = index.category
+    spare = Counter(index.spare)
     removed: List[Node] = []
     left = {id(node) for node in unmatched}
-    matched_final = Counter(_category(node) for node in pair.initial_nodes()
-                            if wanted(node) and id(node) not in left and _category(node))
+    matched_final = Counter(category_of(node) for node in pair.initial_nodes()
+                            if wanted(node) and id(node) not in left and category_of(node))
     for category, count in matched_final.items():
         spare[category] = max(0, spare[category] - count)
     for node in unmatched:
-        category = _category(node)
+        category = category_of(node)
         if category and spare[category] > 0:
             spare[category] -= 1
             continue
@@ -113,8 +154,13 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[No
 
 def _is_vendor(node: Node) -> bool:
     name = node.name
-    return any(name.startswith(prefix) and len(name) > len(prefix) for prefix in VENDOR_PREFIXES) \
-        or any(name.endswith(suffix) and len(name) > len(suffix) for suffix in VENDOR_SUFFIXES)
+    # The tuple tests first (one C call each): most names neither start nor end so.
+    return (name.startswith(VENDOR_PREFIXES)
+            and any(name.startswith(prefix) and len(name) > len(prefix)
+                    for prefix in VENDOR_PREFIXES)) \
+        or (name.endswith(VENDOR_SUFFIXES)
+            and any(name.endswith(suffix) and len(name) > len(suffix)
+                    for suffix in VENDOR_SUFFIXES))
 
 
 def _category(node: Node) -> str:
