@@ -71,7 +71,14 @@ class Alignment:
         self._texts: Dict[int, str] = {} if texts is None else texts
         self._signatures = _Signatures(self._text)
         self._shapes = _Signatures()
-        self._nodes = list(initial.walk(inner=False)) if initial is not None else []
+        self._nodes: List[Node] = []
+        if initial is not None:  # initial.walk(inner=False), without a generator's cost
+            stack = [initial]
+            while stack:
+                node = stack.pop()
+                self._nodes.append(node)
+                stack.extend(reversed(node.children))
+        self._same_text: Dict[Tuple[str, str], List[Node]] = {}
         self._by_id: Dict[int, Node] = {}
         if same_ids:
             for node in self._nodes:
@@ -86,12 +93,36 @@ class Alignment:
         return index
 
     @functools.cached_property
-    def _by_signature(self) -> Dict[int, List[Node]]:
-        return self._grouped(self._signatures.of)
+    def _by_family(self) -> Dict[Hashable, List[Node]]:
+        return self._grouped(family)
 
-    @functools.cached_property
-    def _by_shallow(self) -> Dict[Tuple[str, str], List[Node]]:
-        return self._grouped(lambda node: (family(node), self._text(node)))
+    def _with_text(self, name: str, text: str) -> List[Node]:
+        """The initial plan's nodes of family `name` and normalised text `text`, in printed
+        order: only the nodes of that family have their text computed."""
+        found = self._same_text.get((name, text))
+        if found is None:
+            found = self._same_text[(name, text)] = [
+                node for node in self._by_family.get(name, ()) if self._text(node) == text]
+        return found
+
+    def _same_signature(self, target: Node, text: str) -> Optional[Node]:
+        """The first initial node (in printed order) whose structural signature is the
+        target's. Equal signatures start with equal shape families and texts, so only the
+        nodes that agree on those have their subtrees' signatures computed."""
+        name = family(target)
+        if _shape_family(target) == "Scan":  # FileScan and Scan are one shape family
+            candidates = sorted(self._with_text("Scan", text) + self._with_text("FileScan", text),
+                                key=lambda node: self._order[id(node)])
+        else:
+            candidates = self._with_text(name, text)
+        if not candidates:
+            return None
+        signatures = self._signatures
+        wanted = signatures.of(target)
+        for node in candidates:
+            if signatures.of(node) == wanted:
+                return node
+        return None
 
     @functools.cached_property
     def _by_shape(self) -> Dict[int, List[Node]]:
@@ -121,10 +152,11 @@ class Alignment:
         target = _through_aqe(final_node)
         if target.id is not None and target.id in self._by_id:
             return self._by_id[target.id]
-        same = self._by_signature.get(self._signatures.of(target))
-        if same:
-            return same[0]
-        shallow = self._by_shallow.get((family(target), self._text(target)))
+        text = self._text(target)
+        same = self._same_signature(target, text)
+        if same is not None:
+            return same
+        shallow = self._with_text(family(target), text)
         if shallow:
             return shallow[0]
         # Printed in another explain mode (formatted against simple): the same shape, and of
