@@ -60,6 +60,10 @@ class _Signatures:
         return memo[id(root)]
 
 
+#: How many node pairs one lookup compares directly before it computes signatures instead.
+_COMPARE_BUDGET = 256
+
+
 class Alignment:
     """Answers `initial_for(final_node)` for one adaptive plan. Each index of the initial
     plan is built when a lookup first needs it: in one formatted explain ids pair many
@@ -118,11 +122,42 @@ class Alignment:
         if not candidates:
             return None
         signatures = self._signatures
-        wanted = signatures.of(target)
+        memo = signatures._memo
+        budget = [_COMPARE_BUDGET]
+        wanted = memo.get(id(target))
         for node in candidates:
-            if signatures.of(node) == wanted:
+            known = memo.get(id(node))
+            if wanted is not None and known is not None:
+                equal: Optional[bool] = known == wanted
+            else:
+                equal = self._equal_subtrees(target, node, budget) if budget[0] > 0 else None
+            if equal is None:  # too large to compare pair by pair: by signature
+                if wanted is None:
+                    wanted = signatures.of(target)
+                equal = signatures.of(node) == wanted
+            if equal:
                 return node
         return None
+
+    def _equal_subtrees(self, target: Node, node: Node, budget: List[int]) -> Optional[bool]:
+        """Whether two subtrees have equal signatures, compared node pair by node pair (the
+        same family, text and children looked through AQE's operators) and stopping at the
+        first difference; None when the comparison runs out of `budget` (node pairs, shared
+        by one lookup), so that large equal subtrees go to the memoised signatures."""
+        text = self._text
+        stack = [(target, node)]
+        while stack:
+            if budget[0] <= 0:
+                return None
+            budget[0] -= 1
+            left, right = stack.pop()
+            if left is right:
+                continue
+            if _shape_family(left) != _shape_family(right) \
+                    or len(left.children) != len(right.children) or text(left) != text(right):
+                return False
+            stack.extend(zip(map(_through_aqe, left.children), map(_through_aqe, right.children)))
+        return True
 
     @functools.cached_property
     def _by_shape(self) -> Dict[int, List[Node]]:
