@@ -4,7 +4,7 @@ removed once a query stage had proved how few rows reach them."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Dict, Iterator, List, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from ...plan.model import Node
 from ...plan.operators import VENDOR_PREFIXES, VENDOR_SUFFIXES, family, is_empty_relation, \
@@ -13,6 +13,8 @@ from .base import Detector, PlanPair, Rewrite, describe
 
 AGGREGATES = ("HashAggregate", "ObjectHashAggregate", "SortAggregate")
 LIMITS = ("CollectLimit", "GlobalLimit", "TakeOrderedAndProject")
+#: The families one-row can pick: global sorts and aggregates.
+ONE_ROW_FAMILIES = frozenset(("Sort", *AGGREGATES))
 
 
 def is_global_sort(node: Node) -> bool:
@@ -72,8 +74,11 @@ class _Index:
         self._categories: Dict[int, str] = {}
         if self.blocked:
             return
-        self.reuse = any(family(node) == "ReusedExchange" for node in self.finals)
-        self.initial_with_depth = tuple(_initial_with_depth(pair))
+        self.final_families = tuple(map(family, self.finals))
+        self.reuse = "ReusedExchange" in self.final_families
+        self.initial_with_depth = tuple((node, under, family(node))
+                                        for node, under in _initial_with_depth(pair))
+        self.initial_own = tuple((node, family(node)) for node in pair.initial_nodes())
         self.spare = Counter(c for c in map(self.category, self.finals) if c)
 
     def key(self, node: Node) -> str:
@@ -107,21 +112,28 @@ def _cannot_tell(pair: PlanPair, finals: Tuple[Node, ...]) -> bool:
     return False
 
 
-def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[Node]:
+def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool],
+                      families: Optional[FrozenSet[str]] = None) -> List[Node]:
     """The operators of the initial plan that `wanted` picks and the final plan no longer
     holds (matched by what they compute, `normalized_text`, each final one standing for one
     initial one). Nothing when AQE replaced part of the plan by an empty relation (that is
     empty-relation's work), and, when the final plan reuses an exchange (whose subtree it does
-    not print again), nothing from below an exchange."""
+    not print again), nothing from below an exchange. `families`, when given, holds every
+    family `wanted` can pick: the others are not asked."""
     index = pair.shared("logical_rules", _Index)
     if index.blocked:
         return []
+
+    def picks(node: Node, name: str) -> bool:
+        return (families is None or name in families) and wanted(node)
+
     key = index.key
-    kept = Counter(key(node) for node in index.finals if wanted(node))
+    kept = Counter(key(node) for node, name in zip(index.finals, index.final_families)
+                   if picks(node, name))
     reuse = index.reuse
     unmatched: List[Node] = []
-    for node, under_exchange in index.initial_with_depth:
-        if not wanted(node):
+    for node, under_exchange, name in index.initial_with_depth:
+        if not picks(node, name):
             continue
         text = key(node)
         if kept[text] > 0:
@@ -139,8 +151,9 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[No
     spare = Counter(index.spare)
     removed: List[Node] = []
     left = {id(node) for node in unmatched}
-    matched_final = Counter(category_of(node) for node in pair.initial_nodes()
-                            if wanted(node) and id(node) not in left and category_of(node))
+    matched_final = Counter(category_of(node) for node, name in index.initial_own
+                            if picks(node, name) and id(node) not in left
+                            and category_of(node))
     for category, count in matched_final.items():
         spare[category] = max(0, spare[category] - count)
     for node in unmatched:
@@ -226,7 +239,8 @@ class OneRowPlan(Detector):
     initial_group = "operators AQE's optimizer removed"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        removed = removed_operators(pair, lambda n: is_global_sort(n) or is_aggregate(n))
+        removed = removed_operators(pair, lambda n: is_global_sort(n) or is_aggregate(n),
+                                    ONE_ROW_FAMILIES)
         if not removed:
             return
         gone = {id(node) for node in removed}
@@ -273,7 +287,7 @@ class LimitRemoved(Detector):
     initial_group = "operators AQE's optimizer removed"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        for node in removed_operators(pair, is_limit):
+        for node in removed_operators(pair, is_limit, frozenset(LIMITS)):
             yield Rewrite(
                 kind=self.kind, final_node=None, initial_node=node,
                 message=(f"{describe(node)} was removed, a limit of the initial plan: a query "
