@@ -106,6 +106,10 @@ def shuffle_read_modes(node: Node) -> Tuple[str, ...]:
     return tuple(mode for mode, word in SHUFFLE_READ_MODES.items() if word.search(text))
 
 
+#: The families `is_empty_relation` can hold true of.
+EMPTY_RELATION_FAMILIES = ("EmptyRelation", "LocalTableScan")
+
+
 def is_empty_relation(node: Node) -> bool:
     """AQE's empty relation: `EmptyRelation` (4.x), or `LocalTableScan <empty>` (3.x)."""
     fam = family(node)

@@ -9,7 +9,7 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from ...plan.align import Alignment
 from ...plan.model import Node, Query, Subquery
-from ...plan.operators import family, is_join, is_query_stage, is_shuffle_read, join_keys, \
+from ...plan.operators import JOINS, family, is_query_stage, is_shuffle_read, join_keys, \
     join_type, normalized_text, partition_count, partitioning
 
 T = TypeVar("T")
@@ -100,10 +100,39 @@ class PlanPair:
     def initial_nodes(self) -> Iterator[Node]:
         return iter(self._initial_nodes)
 
-    # Walked once for all detectors.
+    def final_of(self, *families: str) -> Iterator[Node]:
+        """The operators of the final plan of these families (`family`), in printed order."""
+        if len(families) == 1:
+            return iter(self._final_by_family.get(families[0], ()))
+        wanted = set(families)
+        return (node for node, name in zip(self._final_nodes, self._final_families)
+                if name in wanted)
+
+    def initial_of(self, *families: str) -> Iterator[Node]:
+        """The operators of the initial plan of these families, in printed order."""
+        wanted = set(families)
+        return (node for node, name in zip(self._initial_nodes, self._initial_families)
+                if name in wanted)
+
+    # Walked once for all detectors, each operator's family asked once.
     @functools.cached_property
     def _final_nodes(self) -> Tuple[Node, ...]:
         return tuple(walk_own(self.final))
+
+    @functools.cached_property
+    def _final_families(self) -> Tuple[str, ...]:
+        return tuple(map(family, self._final_nodes))
+
+    @functools.cached_property
+    def _initial_families(self) -> Tuple[str, ...]:
+        return tuple(map(family, self._initial_nodes))
+
+    @functools.cached_property
+    def _final_by_family(self) -> Dict[str, List[Node]]:
+        index: Dict[str, List[Node]] = {}
+        for node, name in zip(self._final_nodes, self._final_families):
+            index.setdefault(name, []).append(node)
+        return index
 
     @functools.cached_property
     def _initial_nodes(self) -> Tuple[Node, ...]:
@@ -189,12 +218,13 @@ def pair_sort_merge_joins(pair: PlanPair) -> Iterator[Tuple[Node, Node]]:
     """
     if pair.initial is None:
         return
-    final_joins = [node for node in pair.final_nodes() if is_join(node)]
+    initial_joins = list(pair.initial_of("SortMergeJoin"))
+    if not initial_joins:
+        return
+    final_joins = list(pair.final_of(*JOINS))
     by_id: Dict[int, Node] = {j.id: j for j in final_joins if j.id is not None}
     unmatched = _Unmatched(final_joins)
-    for initial in pair.initial_nodes():
-        if family(initial) != "SortMergeJoin":
-            continue
+    for initial in initial_joins:
         counterpart = by_id.get(initial.id) if initial.id is not None and pair.same_ids \
             else None
         if counterpart is None or unmatched.is_taken(counterpart):

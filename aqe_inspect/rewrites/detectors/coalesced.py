@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...plan.operators import is_shuffle_read, shuffle_read_modes
+from ...plan.operators import shuffle_read_modes
 from .base import Detector, PlanPair, Rewrite, describe, exchange_below, exchange_numbers
 
 
@@ -36,9 +36,7 @@ class Coalesced(Detector):
     spark_rule = "CoalesceShufflePartitions"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        for node in pair.final_nodes():
-            if not is_shuffle_read(node):
-                continue
+        for node in pair.final_of("AQEShuffleRead"):  # every shuffle read (is_shuffle_read)
             modes = shuffle_read_modes(node)
             if "coalesced" not in modes or "local" in modes:
                 continue

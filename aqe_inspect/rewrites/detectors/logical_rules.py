@@ -7,8 +7,8 @@ from collections import Counter
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from ...plan.model import Node
-from ...plan.operators import VENDOR_PREFIXES, VENDOR_SUFFIXES, family, is_empty_relation, \
-    normalized_text, parents, split_top_level
+from ...plan.operators import EMPTY_RELATION_FAMILIES, VENDOR_PREFIXES, VENDOR_SUFFIXES, \
+    family, is_empty_relation, normalized_text, parents, split_top_level
 from .base import Detector, PlanPair, Rewrite, describe
 
 AGGREGATES = ("HashAggregate", "ObjectHashAggregate", "SortAggregate")
@@ -102,8 +102,9 @@ def _cannot_tell(pair: PlanPair, finals: Tuple[Node, ...]) -> bool:
         # the final plan: what went missing cannot be told from what was replaced.
         return True
     text = pair.normalized_text
-    static_empty = Counter(text(n) for n in pair.initial_nodes() if is_empty_relation(n))
-    for node in finals:
+    static_empty = Counter(text(n) for n in pair.initial_of(*EMPTY_RELATION_FAMILIES)
+                           if is_empty_relation(n))
+    for node in pair.final_of(*EMPTY_RELATION_FAMILIES):
         if is_empty_relation(node):
             found = text(node)
             if static_empty[found] <= 0:

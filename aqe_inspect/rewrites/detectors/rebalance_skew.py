@@ -6,7 +6,7 @@ import re
 from typing import Iterator, Optional
 
 from ...plan.model import Node
-from ...plan.operators import is_shuffle_read, shuffle_read_modes
+from ...plan.operators import shuffle_read_modes
 from .base import Detector, PlanPair, Rewrite, describe, exchange_below, exchange_numbers
 
 #: The shuffle origins of a rebalance (a `REBALANCE` hint, or the rebalance a write adds).
@@ -57,9 +57,7 @@ class RebalanceSkew(Detector):
     spark_rule = "OptimizeSkewInRebalancePartitions"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        for node in pair.final_nodes():
-            if not is_shuffle_read(node):
-                continue
+        for node in pair.final_of("AQEShuffleRead"):  # every shuffle read (is_shuffle_read)
             modes = shuffle_read_modes(node)
             if "skewed" not in modes or "local" in modes:
                 continue
