@@ -132,9 +132,12 @@ def build_side(node: Node) -> Optional[str]:
     return None
 
 
-def split_top_level(text: str) -> List[str]:
-    """Split at commas outside brackets and quotes: `[a#1, b#2], [c#3], Inner`."""
+def split_top_level(text: str, first: Optional[int] = None) -> List[str]:
+    """Split at commas outside brackets and quotes: `[a#1, b#2], [c#3], Inner`. With `first`,
+    only the first parts that many (the same as `split_top_level(text)[:first]`), reading
+    no further than they end."""
     parts, depth, quote, start = [], 0, "", 0
+    found = 0
     for match in SPLIT_MARKS.finditer(text):  # only the characters that matter
         char = match.group()
         if quote:
@@ -148,10 +151,16 @@ def split_top_level(text: str) -> List[str]:
             depth = max(0, depth - 1)
         elif depth == 0:  # a comma
             index = match.start()
-            parts.append(text[start:index].strip())
+            part = text[start:index].strip()
+            parts.append(part)
             start = index + 1
+            if first is not None and part:
+                found += 1
+                if found >= first:
+                    return [p for p in parts if p]
     parts.append(text[start:].strip())
-    return [p for p in parts if p]
+    parts = [p for p in parts if p]
+    return parts if first is None else parts[:first]
 
 
 def join_keys(node: Node) -> Optional[Tuple[str, str]]:
@@ -183,7 +192,7 @@ def partitioning(node: Node) -> Optional[str]:
     for text in (node.args, node.details.get("Arguments", "")):
         match = PARTITIONING.search(text)
         if match:
-            parts = split_top_level(text[match.start():])
+            parts = split_top_level(text[match.start():], 1)
             return parts[0] if parts else match.group(0)
     return None
 

@@ -68,6 +68,33 @@ class PlanPair:
             text = self._texts[id(node)] = normalized_text(node)
         return text
 
+    def stage_statistics(self, node: Node) -> Optional[str]:
+        """`stage_statistics(node)`, each subtree's answer computed once for the pair (the
+        first query stage with statistics in printed order, below a node or at it)."""
+        memo = self._statistics
+        if id(node) in memo:
+            return memo[id(node)]
+        stack: List[Tuple[Node, bool]] = [(node, False)]
+        while stack:  # after the children, each node: its own, or its first child's
+            below, done = stack.pop()
+            if id(below) in memo:
+                continue
+            if not done:
+                stack.append((below, True))
+                stack.extend((child, False) for child in reversed(below.children)
+                             if id(child) not in memo)
+                continue
+            found = below.statistics if below.statistics and is_query_stage(below) else None
+            if found is None:
+                found = next((memo[id(child)] for child in below.children
+                              if memo[id(child)] is not None), None)
+            memo[id(below)] = found
+        return memo[id(node)]
+
+    @functools.cached_property
+    def _statistics(self) -> Dict[int, Optional[str]]:
+        return {}
+
     def shared(self, key: str, compute: Callable[["PlanPair"], T]) -> T:
         """What several detectors derive from this pair (an index of its trees), computed by
         the first that asks and kept for the others: per diff, never across plans."""
@@ -172,9 +199,10 @@ def stage_statistics(node: Node) -> Optional[str]:
     return None
 
 
-def exchange_numbers(node: Node, exchange: Optional[Node]) -> Tuple[List[str], dict]:
+def exchange_numbers(node: Node, exchange: Optional[Node],
+                     pair: Optional[PlanPair] = None) -> Tuple[List[str], dict]:
     """Evidence and figures of the shuffle `node` reads through `exchange`: partitioning and
-    stage statistics."""
+    stage statistics (found through `pair`'s index when given)."""
     evidence, numbers = [], {}
     if exchange is not None:
         spec = partitioning(exchange)
@@ -182,7 +210,7 @@ def exchange_numbers(node: Node, exchange: Optional[Node]) -> Tuple[List[str], d
         count = partition_count(exchange)
         if count is not None:
             numbers["shuffle_partitions"] = count
-    stats = stage_statistics(node)
+    stats = pair.stage_statistics(node) if pair is not None else stage_statistics(node)
     if stats:
         evidence.append(f"Statistics({stats})")
         numbers["statistics"] = stats

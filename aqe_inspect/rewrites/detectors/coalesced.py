@@ -41,7 +41,7 @@ class Coalesced(Detector):
             if "coalesced" not in modes or "local" in modes:
                 continue
             exchange = exchange_below(node)
-            evidence, numbers = exchange_numbers(node, exchange)
+            evidence, numbers = exchange_numbers(node, exchange, pair)
             initial = pair.initial_for(exchange)
             count = numbers.get("shuffle_partitions")
             after = node.metrics.get("number of partitions")

@@ -34,7 +34,7 @@ class LocalRead(Detector):
         for node in pair.final_of("AQEShuffleRead"):  # every shuffle read (is_shuffle_read)
             if "local" in shuffle_read_modes(node):
                 exchange = exchange_below(node)
-                evidence, numbers = exchange_numbers(node, exchange)
+                evidence, numbers = exchange_numbers(node, exchange, pair)
                 initial = pair.initial_for(exchange)
                 was = f" ({describe(initial)} in the initial plan)" if initial else ""
                 yield Rewrite(

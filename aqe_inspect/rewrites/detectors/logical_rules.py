@@ -22,7 +22,7 @@ def is_global_sort(node: Node) -> bool:
     if family(node) != "Sort":
         return False
     args = node.details.get("Arguments") or node.args
-    parts = split_top_level(args)
+    parts = split_top_level(args, 2)
     return len(parts) >= 2 and parts[1] == "true"
 
 
@@ -187,7 +187,7 @@ def _category(node: Node) -> str:
         return "limit"
     if "Sort" in name and "SortMergeJoin" not in name and "SortAggregate" not in name:
         args = node.details.get("Arguments") or node.args
-        parts = split_top_level(args)
+        parts = split_top_level(args, 2)
         return "" if len(parts) >= 2 and parts[1] == "false" else "sort"
     return ""
 

@@ -65,7 +65,7 @@ class RebalanceSkew(Detector):
             origin = rebalance_origin(exchange)
             if origin is None:
                 continue
-            evidence, numbers = exchange_numbers(node, exchange)
+            evidence, numbers = exchange_numbers(node, exchange, pair)
             numbers["shuffle_origin"] = origin
             skewed = node.metrics.get("number of skewed partitions")
             splits = node.metrics.get("number of skewed partition splits")
