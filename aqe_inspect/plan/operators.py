@@ -110,6 +110,13 @@ def shuffle_read_modes(node: Node) -> Tuple[str, ...]:
 EMPTY_RELATION_FAMILIES = ("EmptyRelation", "LocalTableScan")
 
 
+def mentions(node: Node, word: str) -> bool:
+    """Whether `word` (with no space in it) stands in `node.text`, without building the text:
+    the text joins the parts with spaces, so such a word stands within one part."""
+    return word in node.args or word in (node.description or "") \
+        or any(word in value for value in node.details.values())
+
+
 def is_empty_relation(node: Node) -> bool:
     """AQE's empty relation: `EmptyRelation` (4.x), or `LocalTableScan <empty>` (3.x)."""
     fam = family(node)

@@ -8,7 +8,7 @@ from typing import Iterable, Iterator, List, Tuple
 from .detectors import DETECTORS
 from .detectors.base import PlanPair, plan_pairs
 from ..plan.model import Document, Node, Query
-from ..plan.operators import QUERY_STAGES, family, is_empty_relation, is_query_stage
+from ..plan.operators import QUERY_STAGES, family, is_empty_relation, is_query_stage, mentions
 from .findings import Observation, QueryReport, Report, Rewrite, describe
 
 def _initial_only_note() -> str:
@@ -42,7 +42,7 @@ def _observations(query: Query) -> List[Observation]:
         if name == "ReusedExchange":
             seen.append(Observation("reused-exchange", node,
                                     f"{describe(node)} reuses an exchange computed once"))
-        elif name == "SubqueryBroadcast" or "dynamicpruning#" in node.text:
+        elif name == "SubqueryBroadcast" or mentions(node, "dynamicpruning#"):
             # A pruning filter with its subquery; `dynamicpruningexpression(true)` is one AQE
             # dropped (the dpp-dropped kind), no pruning at all.
             seen.append(Observation("dynamic-pruning", node,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
 
 from ...plan.align import Alignment
-from ...plan.model import Node, Query, Subquery
+from ...plan.model import ADAPTIVE_ROOT, Node, Query, Subquery
 from ...plan.operators import JOINS, family, is_query_stage, is_shuffle_read, join_keys, \
     join_type, normalized_text, partition_count, partitioning
 
@@ -143,16 +143,28 @@ class PlanPair:
 
     # Walked once for all detectors, each operator's family asked once.
     @functools.cached_property
+    def _final_walk(self) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
+        return own_nodes(self.final)
+
+    @functools.cached_property
+    def _initial_walk(self) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
+        return own_nodes(self.initial) if self.initial is not None else ((), ())
+
+    @property
     def _final_nodes(self) -> Tuple[Node, ...]:
-        return tuple(walk_own(self.final))
+        return self._final_walk[0]
 
-    @functools.cached_property
+    @property
     def _final_families(self) -> Tuple[str, ...]:
-        return tuple(map(family, self._final_nodes))
+        return self._final_walk[1]
 
-    @functools.cached_property
+    @property
+    def _initial_nodes(self) -> Tuple[Node, ...]:
+        return self._initial_walk[0]
+
+    @property
     def _initial_families(self) -> Tuple[str, ...]:
-        return tuple(map(family, self._initial_nodes))
+        return self._initial_walk[1]
 
     @functools.cached_property
     def _final_by_family(self) -> Dict[str, List[Node]]:
@@ -161,9 +173,6 @@ class PlanPair:
             index.setdefault(name, []).append(node)
         return index
 
-    @functools.cached_property
-    def _initial_nodes(self) -> Tuple[Node, ...]:
-        return tuple(walk_own(self.initial)) if self.initial is not None else ()
 
 
 def walk_own(root: Node) -> Iterator[Node]:
@@ -177,6 +186,28 @@ def walk_own(root: Node) -> Iterator[Node]:
             continue
         below = [n for n in (*node.inner, *node.children) if not n.is_adaptive_root]
         stack.extend(reversed(below))
+
+
+def own_nodes(root: Node) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
+    """`walk_own(root)` as a tuple, with each operator's family beside it: the one walk of a
+    plan pair that every detector reads."""
+    nodes: List[Node] = []
+    families: List[str] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        name = family(node)
+        nodes.append(node)
+        families.append(name)
+        if (node is not root and node.name == ADAPTIVE_ROOT) or name == "EmptyRelation":
+            continue
+        if node.inner:
+            below = [n for n in (*node.inner, *node.children) if n.name != ADAPTIVE_ROOT]
+        else:
+            below = [n for n in node.children if n.name != ADAPTIVE_ROOT]
+        below.reverse()
+        stack.extend(below)
+    return tuple(nodes), tuple(families)
 
 
 def exchange_below(node: Node) -> Optional[Node]:
