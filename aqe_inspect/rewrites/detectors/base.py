@@ -69,31 +69,25 @@ class PlanPair:
         return text
 
     def stage_statistics(self, node: Node) -> Optional[str]:
-        """`stage_statistics(node)`, each subtree's answer computed once for the pair (the
-        first query stage with statistics in printed order, below a node or at it)."""
-        memo = self._statistics
-        if id(node) in memo:
-            return memo[id(node)]
-        stack: List[Tuple[Node, bool]] = [(node, False)]
-        while stack:  # after the children, each node: its own, or its first child's
-            below, done = stack.pop()
-            if id(below) in memo:
-                continue
-            if not done:
-                stack.append((below, True))
-                stack.extend((child, False) for child in reversed(below.children)
-                             if id(child) not in memo)
-                continue
-            found = below.statistics if below.statistics and is_query_stage(below) else None
-            if found is None:
-                found = next((memo[id(child)] for child in below.children
-                              if memo[id(child)] is not None), None)
-            memo[id(below)] = found
-        return memo[id(node)]
+        """`stage_statistics(node)`, without walking below the node when no operator of the
+        final tree prints statistics at all (event logs and History Server JSON never do)."""
+        if id(node) in self._without_statistics:
+            return None
+        return stage_statistics(node)
 
     @functools.cached_property
-    def _statistics(self) -> Dict[int, Optional[str]]:
-        return {}
+    def _without_statistics(self) -> Set[int]:
+        """Every operator of the final tree (its children, every level) when none of them
+        prints statistics; none when one does."""
+        seen: Set[int] = set()
+        stack = [self.final]
+        while stack:
+            node = stack.pop()
+            if node.statistics:
+                return set()
+            seen.add(id(node))
+            stack.extend(node.children)
+        return seen
 
     def shared(self, key: str, compute: Callable[["PlanPair"], T]) -> T:
         """What several detectors derive from this pair (an index of its trees), computed by
