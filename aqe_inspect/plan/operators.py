@@ -205,7 +205,11 @@ def partitioning(node: Node) -> Optional[str]:
 
 
 def partition_count(node: Node) -> Optional[int]:
-    spec = partitioning(node)
+    return spec_partition_count(partitioning(node))
+
+
+def spec_partition_count(spec: Optional[str]) -> Optional[int]:
+    """`partition_count` of a partitioning spec already read (`partitioning(node)`)."""
     if not spec:
         return None
     if spec.startswith("SinglePartition"):

@@ -10,7 +10,7 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 from ...plan.align import Alignment
 from ...plan.model import ADAPTIVE_ROOT, Node, Query, Subquery
 from ...plan.operators import JOINS, family, is_query_stage, is_shuffle_read, join_keys, \
-    join_type, normalized_text, partition_count, partitioning
+    join_type, normalized_text, partitioning, spec_partition_count
 
 T = TypeVar("T")
 
@@ -232,7 +232,7 @@ def exchange_numbers(node: Node, exchange: Optional[Node],
     if exchange is not None:
         spec = partitioning(exchange)
         evidence.append(f"{exchange.label}: {spec}")
-        count = partition_count(exchange)
+        count = spec_partition_count(spec)
         if count is not None:
             numbers["shuffle_partitions"] = count
     stats = pair.stage_statistics(node) if pair is not None else stage_statistics(node)

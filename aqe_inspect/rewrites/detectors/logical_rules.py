@@ -3,6 +3,7 @@ removed once a query stage had proved how few rows reach them."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
@@ -74,12 +75,16 @@ class _Index:
         self._categories: Dict[int, str] = {}
         if self.blocked:
             return
-        self.final_families = tuple(map(family, self.finals))
+        self.final_families = pair._final_families
         self.reuse = "ReusedExchange" in self.final_families
-        self.initial_with_depth = tuple((node, under, family(node))
-                                        for node, under in _initial_with_depth(pair))
-        self.initial_own = tuple((node, family(node)) for node in pair.initial_nodes())
-        self.spare = Counter(c for c in map(self.category, self.finals) if c)
+        self.initial_with_depth = tuple(_initial_with_depth(pair))
+        self.initial_own = tuple(zip(pair._initial_nodes, pair._initial_families))
+
+    @functools.cached_property
+    def spare(self) -> Counter:
+        """The final plan's operators by category (asked only when some initial operator
+        went unmatched)."""
+        return Counter(c for c in map(self.category, self.finals) if c)
 
     def key(self, node: Node) -> str:
         key = self._keys.get(id(node))
@@ -193,14 +198,16 @@ def _category(node: Node) -> str:
 
 
 def _initial_with_depth(pair: PlanPair) -> Iterator[tuple]:
-    """The initial plan's own operators, each with whether an exchange is above it."""
+    """The initial plan's own operators, each with whether an exchange is above it and its
+    family."""
     stack = [(pair.initial, False)]
     while stack:
         node, under = stack.pop()
-        yield node, under
+        name = family(node)
+        yield node, under, name
         if node is not pair.initial and node.is_adaptive_root:
             continue
-        below = under or family(node) in ("Exchange", "ShuffleExchange", "BroadcastExchange")
+        below = under or name in ("Exchange", "ShuffleExchange", "BroadcastExchange")
         stack.extend((child, below) for child in reversed(node.children)
                      if not child.is_adaptive_root)
 
