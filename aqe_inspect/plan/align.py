@@ -8,7 +8,6 @@ shuffle reads (which only the final plan has) are looked through, and plan ids (
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Callable, Dict, Hashable, List, Optional, Tuple
 
@@ -18,6 +17,27 @@ from .operators import QUERY_STAGES, family, normalized_text
 
 #: The operators only AQE puts in: query stages and shuffle reads.
 _AQE_FAMILIES = frozenset((*QUERY_STAGES, "AQEShuffleRead"))
+
+
+class computed_once:  # noqa: N801 - used as a decorator, like functools.cached_property
+    """`functools.cached_property` without its lock (Python before 3.12 takes one on every
+    first read, a cost the diff pays for each index of each plan pair): the value is
+    computed on first read and stored in the instance's `__dict__`, where later reads find
+    it. For objects one thread builds and reads (a diff's plan pairs and alignments)."""
+
+    def __init__(self, func: Callable):
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.func(instance)
+        return value
 
 
 def _through_aqe(node: Node) -> Node:
@@ -96,7 +116,7 @@ class Alignment:
             index.setdefault(key(node), []).append(node)
         return index
 
-    @functools.cached_property
+    @computed_once
     def _by_family(self) -> Dict[Hashable, List[Node]]:
         return self._grouped(family)
 
@@ -165,11 +185,11 @@ class Alignment:
             stack.extend(zip(map(_through_aqe, left.children), map(_through_aqe, right.children)))
         return True
 
-    @functools.cached_property
+    @computed_once
     def _by_shape(self) -> Dict[int, List[Node]]:
         return self._grouped(self._shapes.of)
 
-    @functools.cached_property
+    @computed_once
     def _by_expression(self) -> Dict[Tuple[str, str], List[Node]]:
         index: Dict[Tuple[str, str], List[Node]] = {}
         for node in self._nodes:
@@ -177,7 +197,7 @@ class Alignment:
                 index.setdefault((_shape_family(node), number), []).append(node)
         return index
 
-    @functools.cached_property
+    @computed_once
     def _order(self) -> Dict[int, int]:
         return {id(node): number for number, node in enumerate(self._nodes)}
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
 
-from ...plan.align import Alignment
+from ...plan.align import Alignment, computed_once
 from ...plan.model import ADAPTIVE_ROOT, Node, Query, Subquery
 from ...plan.operators import JOINS, family, is_query_stage, is_shuffle_read, join_keys, \
     join_type, normalized_text, partitioning, spec_partition_count
@@ -56,7 +55,7 @@ class PlanPair:
     #: plan: what a hosting operator's `dynamicpruning#N` ran as.
     subqueries: Tuple[Subquery, ...] = ()
 
-    @functools.cached_property
+    @computed_once
     def alignment(self) -> Alignment:
         return Alignment(self.initial, self.final, self.same_ids, texts=self._texts)
 
@@ -75,7 +74,7 @@ class PlanPair:
             return None
         return stage_statistics(node)
 
-    @functools.cached_property
+    @computed_once
     def _without_statistics(self) -> Set[int]:
         """Every operator of the final tree (its children, every level) when none of them
         prints statistics; none when one does."""
@@ -97,15 +96,15 @@ class PlanPair:
             memo[key] = compute(self)
         return memo[key]
 
-    @functools.cached_property
+    @computed_once
     def _texts(self) -> Dict[int, str]:
         return {}
 
-    @functools.cached_property
+    @computed_once
     def _shared(self) -> Dict[str, object]:
         return {}
 
-    @functools.cached_property
+    @computed_once
     def sort_merge_joins(self) -> Tuple[Tuple[Node, Node], ...]:
         """Each sort-merge join of the initial plan with the final join it became (paired once
         for both join-switch detectors)."""
@@ -136,11 +135,11 @@ class PlanPair:
                 if name in wanted)
 
     # Walked once for all detectors, each operator's family asked once.
-    @functools.cached_property
+    @computed_once
     def _final_walk(self) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
         return own_nodes(self.final)
 
-    @functools.cached_property
+    @computed_once
     def _initial_walk(self) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
         return own_nodes(self.initial) if self.initial is not None else ((), ())
 
@@ -160,7 +159,7 @@ class PlanPair:
     def _initial_families(self) -> Tuple[str, ...]:
         return self._initial_walk[1]
 
-    @functools.cached_property
+    @computed_once
     def _final_by_family(self) -> Dict[str, List[Node]]:
         index: Dict[str, List[Node]] = {}
         for node, name in zip(self._final_nodes, self._final_families):

@@ -3,13 +3,13 @@ removed once a query stage had proved how few rows reach them."""
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from ...plan.model import Node
 from ...plan.operators import EMPTY_RELATION_FAMILIES, VENDOR_PREFIXES, VENDOR_SUFFIXES, \
     family, is_empty_relation, normalized_text, parents, split_top_level
+from ...plan.align import computed_once
 from .base import Detector, PlanPair, Rewrite, describe
 
 AGGREGATES = ("HashAggregate", "ObjectHashAggregate", "SortAggregate")
@@ -80,7 +80,7 @@ class _Index:
         self.initial_with_depth = tuple(_initial_with_depth(pair))
         self.initial_own = tuple(zip(pair._initial_nodes, pair._initial_families))
 
-    @functools.cached_property
+    @computed_once
     def spare(self) -> Counter:
         """The final plan's operators by category (asked only when some initial operator
         went unmatched)."""
