@@ -35,9 +35,24 @@ def _final_nodes(query: Query) -> Iterable[Node]:
         yield from tree.walk()
 
 
+def _walked(query: Query) -> List[Node]:
+    """`_final_nodes(query)` as a list, walked without a generator per tree (the same order as
+    `Node.walk`: a node, its inner plans, then its children)."""
+    nodes: List[Node] = []
+    for tree in (query.root, *query.subquery_trees()):
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            stack.extend(reversed(node.children))
+            if node.inner:
+                stack.extend(reversed(node.inner))
+    return nodes
+
+
 def _observations(query: Query) -> List[Observation]:
     seen: List[Observation] = []
-    for node in _final_nodes(query):
+    for node in _walked(query):
         name = family(node)
         if name == "ReusedExchange":
             seen.append(Observation("reused-exchange", node,

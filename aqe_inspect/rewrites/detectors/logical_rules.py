@@ -70,15 +70,20 @@ class _Index:
     def __init__(self, pair: PlanPair):
         self.pair = pair
         self.finals = pair._final_nodes
-        self.blocked = pair.initial is None or _cannot_tell(pair, self.finals)
+        self.final_families = pair._final_families
         self._keys: Dict[int, str] = {}
         self._categories: Dict[int, str] = {}
-        if self.blocked:
-            return
-        self.final_families = pair._final_families
-        self.reuse = "ReusedExchange" in self.final_families
-        self.initial_with_depth = tuple(_initial_with_depth(pair))
+        self.initial_with_depth = tuple(_initial_with_depth(pair)) if pair.initial else ()
         self.initial_own = tuple(zip(pair._initial_nodes, pair._initial_families))
+
+    @computed_once
+    def blocked(self) -> bool:
+        """Asked only once some initial operator was picked."""
+        return self.pair.initial is None or _cannot_tell(self.pair, self.finals)
+
+    @computed_once
+    def reuse(self) -> bool:
+        return "ReusedExchange" in self.final_families
 
     @computed_once
     def spare(self) -> Counter:
@@ -126,21 +131,24 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool],
     empty-relation's work), and, when the final plan reuses an exchange (whose subtree it does
     not print again), nothing from below an exchange. `families`, when given, holds every
     family `wanted` can pick: the others are not asked."""
-    index = pair.shared("logical_rules", _Index)
-    if index.blocked:
+    if pair.initial is None:
         return []
+    index = pair.shared("logical_rules", _Index)
 
     def picks(node: Node, name: str) -> bool:
         return (families is None or name in families) and wanted(node)
 
+    # No initial operator picked: nothing removed, whatever else the plans hold.
+    picked = [(node, under) for node, under, name in index.initial_with_depth
+              if picks(node, name)]
+    if not picked or index.blocked:
+        return []
     key = index.key
     kept = Counter(key(node) for node, name in zip(index.finals, index.final_families)
                    if picks(node, name))
     reuse = index.reuse
     unmatched: List[Node] = []
-    for node, under_exchange, name in index.initial_with_depth:
-        if not picks(node, name):
-            continue
+    for node, under_exchange in picked:
         text = key(node)
         if kept[text] > 0:
             kept[text] -= 1
