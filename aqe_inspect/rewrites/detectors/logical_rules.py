@@ -4,9 +4,9 @@ removed once a query stage had proved how few rows reach them."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple
 
-from ...plan.model import Node
+from ...plan.model import ADAPTIVE_ROOT, Node
 from ...plan.operators import EMPTY_RELATION_FAMILIES, VENDOR_PREFIXES, VENDOR_SUFFIXES, \
     family, is_empty_relation, normalized_text, parents, split_top_level
 from ...plan.align import computed_once
@@ -73,7 +73,7 @@ class _Index:
         self.final_families = pair._final_families
         self._keys: Dict[int, str] = {}
         self._categories: Dict[int, str] = {}
-        self.initial_with_depth = tuple(_initial_with_depth(pair)) if pair.initial else ()
+        self.initial_with_depth = _initial_with_depth(pair) if pair.initial else ()
         self.initial_own = tuple(zip(pair._initial_nodes, pair._initial_families))
 
     @computed_once
@@ -107,7 +107,7 @@ class _Index:
 def _cannot_tell(pair: PlanPair, finals: Tuple[Node, ...]) -> bool:
     """Whether the final plan hides what went missing: a vendor's operators in it, or an empty
     relation AQE made (no static one of the initial plan accounts for it)."""
-    if any(_is_vendor(node) for node in finals):
+    if any(_is_vendor_name(name) for name in {node.name for node in finals}):
         # A vendor's engine (Gluten, RAPIDS, Photon) replaces and fuses Spark's operators in
         # the final plan: what went missing cannot be told from what was replaced.
         return True
@@ -135,17 +135,28 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool],
         return []
     index = pair.shared("logical_rules", _Index)
 
-    def picks(node: Node, name: str) -> bool:
-        return (families is None or name in families) and wanted(node)
+    answers: Dict[int, bool] = {}  # wanted(node), asked once a node
 
+    def picks(node: Node) -> bool:
+        answer = answers.get(id(node))
+        if answer is None:
+            answer = answers[id(node)] = bool(wanted(node))
+        return answer
+
+    # Only the operators of the families given are asked (all when none are given).
+    if families is None:
+        initial = [(node, under) for node, under, _ in index.initial_with_depth]
+        finals: Iterable[Node] = index.finals
+    else:
+        initial = [(node, under) for node, under, name in index.initial_with_depth
+                   if name in families]
+        finals = pair.final_of(*families)
     # No initial operator picked: nothing removed, whatever else the plans hold.
-    picked = [(node, under) for node, under, name in index.initial_with_depth
-              if picks(node, name)]
+    picked = [(node, under) for node, under in initial if picks(node)]
     if not picked or index.blocked:
         return []
     key = index.key
-    kept = Counter(key(node) for node, name in zip(index.finals, index.final_families)
-                   if picks(node, name))
+    kept = Counter(key(node) for node in finals if picks(node))
     reuse = index.reuse
     unmatched: List[Node] = []
     for node, under_exchange in picked:
@@ -166,8 +177,8 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool],
     removed: List[Node] = []
     left = {id(node) for node in unmatched}
     matched_final = Counter(category_of(node) for node, name in index.initial_own
-                            if picks(node, name) and id(node) not in left
-                            and category_of(node))
+                            if (families is None or name in families) and picks(node)
+                            and id(node) not in left and category_of(node))
     for category, count in matched_final.items():
         spare[category] = max(0, spare[category] - count)
     for node in unmatched:
@@ -180,7 +191,10 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool],
 
 
 def _is_vendor(node: Node) -> bool:
-    name = node.name
+    return _is_vendor_name(node.name)
+
+
+def _is_vendor_name(name: str) -> bool:
     # The tuple tests first (one C call each): most names neither start nor end so.
     return (name.startswith(VENDOR_PREFIXES)
             and any(name.startswith(prefix) and len(name) > len(prefix)
@@ -205,19 +219,21 @@ def _category(node: Node) -> str:
     return ""
 
 
-def _initial_with_depth(pair: PlanPair) -> Iterator[tuple]:
+def _initial_with_depth(pair: PlanPair) -> Tuple[Tuple[Node, bool, str], ...]:
     """The initial plan's own operators, each with whether an exchange is above it and its
     family."""
+    found: List[Tuple[Node, bool, str]] = []
     stack = [(pair.initial, False)]
     while stack:
         node, under = stack.pop()
         name = family(node)
-        yield node, under, name
-        if node is not pair.initial and node.is_adaptive_root:
+        found.append((node, under, name))
+        if node is not pair.initial and node.name == ADAPTIVE_ROOT:
             continue
         below = under or name in ("Exchange", "ShuffleExchange", "BroadcastExchange")
-        stack.extend((child, below) for child in reversed(node.children)
-                     if not child.is_adaptive_root)
+        stack.extend([(child, below) for child in reversed(node.children)
+                      if child.name != ADAPTIVE_ROOT])
+    return tuple(found)
 
 
 class OneRowPlan(Detector):
