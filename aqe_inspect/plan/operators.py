@@ -113,8 +113,12 @@ EMPTY_RELATION_FAMILIES = ("EmptyRelation", "LocalTableScan")
 def mentions(node: Node, word: str) -> bool:
     """Whether `word` (with no space in it) stands in `node.text`, without building the text:
     the text joins the parts with spaces, so such a word stands within one part."""
-    return word in node.args or word in (node.description or "") \
-        or any(word in value for value in node.details.values())
+    if word in node.args or (node.description and word in node.description):
+        return True
+    for value in node.details.values():
+        if word in value:
+            return True
+    return False
 
 
 def is_empty_relation(node: Node) -> bool:

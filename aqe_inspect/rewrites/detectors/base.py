@@ -9,7 +9,7 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 from ...plan.align import Alignment, computed_once
 from ...plan.model import ADAPTIVE_ROOT, Node, Query, Subquery
 from ...plan.operators import JOINS, family, is_query_stage, is_shuffle_read, join_keys, \
-    join_type, normalized_text, partitioning, spec_partition_count
+    join_type, normalized_text, partitioning, shuffle_read_modes, spec_partition_count
 
 T = TypeVar("T")
 
@@ -66,6 +66,28 @@ class PlanPair:
         if text is None:
             text = self._texts[id(node)] = normalized_text(node)
         return text
+
+    def read_modes(self, node: Node) -> Tuple[str, ...]:
+        """`shuffle_read_modes(node)`, read once a node for every detector."""
+        modes = self._read_modes.get(id(node))
+        if modes is None:
+            modes = self._read_modes[id(node)] = shuffle_read_modes(node)
+        return modes
+
+    def exchange_below(self, node: Node) -> Optional[Node]:
+        """`exchange_below(node)`, found once a node for every detector."""
+        memo = self._exchanges
+        if id(node) not in memo:
+            memo[id(node)] = exchange_below(node)
+        return memo[id(node)]
+
+    @computed_once
+    def _read_modes(self) -> Dict[int, Tuple[str, ...]]:
+        return {}
+
+    @computed_once
+    def _exchanges(self) -> Dict[int, Optional[Node]]:
+        return {}
 
     def stage_statistics(self, node: Node) -> Optional[str]:
         """`stage_statistics(node)`, without walking below the node when no operator of the

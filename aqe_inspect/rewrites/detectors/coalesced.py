@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...plan.operators import shuffle_read_modes
-from .base import Detector, PlanPair, Rewrite, describe, exchange_below, exchange_numbers
+from .base import Detector, PlanPair, Rewrite, describe, exchange_numbers
 
 
 class Coalesced(Detector):
@@ -37,10 +36,10 @@ class Coalesced(Detector):
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         for node in pair.final_of("AQEShuffleRead"):  # every shuffle read (is_shuffle_read)
-            modes = shuffle_read_modes(node)
+            modes = pair.read_modes(node)
             if "coalesced" not in modes or "local" in modes:
                 continue
-            exchange = exchange_below(node)
+            exchange = pair.exchange_below(node)
             evidence, numbers = exchange_numbers(node, exchange, pair)
             initial = pair.initial_for(exchange)
             count = numbers.get("shuffle_partitions")

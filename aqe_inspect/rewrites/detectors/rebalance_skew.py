@@ -6,8 +6,7 @@ import re
 from typing import Iterator, Optional
 
 from ...plan.model import Node
-from ...plan.operators import shuffle_read_modes
-from .base import Detector, PlanPair, Rewrite, describe, exchange_below, exchange_numbers
+from .base import Detector, PlanPair, Rewrite, describe, exchange_numbers
 
 #: The shuffle origins of a rebalance (a `REBALANCE` hint, or the rebalance a write adds).
 REBALANCE_ORIGIN = re.compile(r"\bREBALANCE_PARTITIONS_BY_(?:COL|NONE)\b")
@@ -58,10 +57,10 @@ class RebalanceSkew(Detector):
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         for node in pair.final_of("AQEShuffleRead"):  # every shuffle read (is_shuffle_read)
-            modes = shuffle_read_modes(node)
+            modes = pair.read_modes(node)
             if "skewed" not in modes or "local" in modes:
                 continue
-            exchange = exchange_below(node)
+            exchange = pair.exchange_below(node)
             origin = rebalance_origin(exchange)
             if origin is None:
                 continue
