@@ -103,7 +103,9 @@ def shuffle_read_modes(node: Node) -> Tuple[str, ...]:
                                 node.details.get("Arguments", "")) if x)
     if node.name == "LocalShuffleReader":
         text += " local"
-    return tuple(mode for mode, word in SHUFFLE_READ_MODES.items() if word.search(text))
+    # The word as a substring first: the search for it as a word only where it stands.
+    return tuple(mode for mode, word in SHUFFLE_READ_MODES.items()
+                 if mode in text and word.search(text))
 
 
 #: The families `is_empty_relation` can hold true of.

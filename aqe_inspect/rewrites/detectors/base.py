@@ -366,8 +366,7 @@ def plan_pairs(query: Query) -> List[PlanPair]:
     trees: List[Tuple[Node, str]] = [(query.root, "main")]
     trees.extend((s.tree, f"subquery {s.index}") for s in query.subqueries if s.tree is not None)
     for tree, where in trees:
-        for node in tree.walk():
-            if node.is_adaptive_root:
+        for node in _adaptive_roots(tree):
                 final = node.children[0] if node.children else node
                 place = where if node is tree else f"{where}, nested plan at {describe(node)}"
                 pairs.append(PlanPair(final=final, initial=node.initial,
@@ -377,6 +376,21 @@ def plan_pairs(query: Query) -> List[PlanPair]:
         pairs.insert(0, PlanPair(final=query.root, initial=None, is_final_plan=None,
                                  where="main (final plan only)", subqueries=query.subqueries))
     return pairs
+
+
+def _adaptive_roots(tree: Node) -> List[Node]:
+    """The `AdaptiveSparkPlan` operators of `tree.walk()`, in its order, walked without a
+    generator."""
+    found: List[Node] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if node.name == ADAPTIVE_ROOT:
+            found.append(node)
+        stack.extend(reversed(node.children))
+        if node.inner:
+            stack.extend(reversed(node.inner))
+    return found
 
 
 def _shows_aqe(root: Node) -> bool:
