@@ -111,15 +111,18 @@ def _cannot_tell(pair: PlanPair, finals: Tuple[Node, ...]) -> bool:
         # A vendor's engine (Gluten, RAPIDS, Photon) replaces and fuses Spark's operators in
         # the final plan: what went missing cannot be told from what was replaced.
         return True
+    empties = [node for node in pair.final_of(*EMPTY_RELATION_FAMILIES)
+               if is_empty_relation(node)]
+    if not empties:
+        return False
     text = pair.normalized_text
     static_empty = Counter(text(n) for n in pair.initial_of(*EMPTY_RELATION_FAMILIES)
                            if is_empty_relation(n))
-    for node in pair.final_of(*EMPTY_RELATION_FAMILIES):
-        if is_empty_relation(node):
-            found = text(node)
-            if static_empty[found] <= 0:
-                return True
-            static_empty[found] -= 1
+    for node in empties:
+        found = text(node)
+        if static_empty[found] <= 0:
+            return True
+        static_empty[found] -= 1
     return False
 
 
@@ -156,12 +159,16 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool],
     if not picked or index.blocked:
         return []
     key = index.key
-    kept = Counter(key(node) for node in finals if picks(node))
+    kept: Dict[str, int] = {}  # a Counter, counted without its cost
+    for node in finals:
+        if picks(node):
+            text = key(node)
+            kept[text] = kept.get(text, 0) + 1
     reuse = index.reuse
     unmatched: List[Node] = []
     for node, under_exchange in picked:
         text = key(node)
-        if kept[text] > 0:
+        if kept.get(text, 0) > 0:
             kept[text] -= 1
             continue
         if reuse and under_exchange:
