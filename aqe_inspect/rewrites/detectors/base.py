@@ -189,7 +189,6 @@ class PlanPair:
         return index
 
 
-
 def walk_own(root: Node) -> Iterator[Node]:
     """The physical operators of one adaptive plan: not those of nested adaptive plans, nor
     the logical plan Spark 4 prints under an EmptyRelation."""
@@ -367,11 +366,11 @@ def plan_pairs(query: Query) -> List[PlanPair]:
     trees.extend((s.tree, f"subquery {s.index}") for s in query.subqueries if s.tree is not None)
     for tree, where in trees:
         for node in _adaptive_roots(tree):
-                final = node.children[0] if node.children else node
-                place = where if node is tree else f"{where}, nested plan at {describe(node)}"
-                pairs.append(PlanPair(final=final, initial=node.initial,
-                                      is_final_plan=node.is_final_plan, where=place,
-                                      subqueries=query.subqueries if where == "main" else ()))
+            final = node.children[0] if node.children else node
+            place = where if node is tree else f"{where}, nested plan at {describe(node)}"
+            pairs.append(PlanPair(final=final, initial=node.initial,
+                                  is_final_plan=node.is_final_plan, where=place,
+                                  subqueries=query.subqueries if where == "main" else ()))
     if not query.root.is_adaptive_root and _shows_aqe(query.root):
         pairs.insert(0, PlanPair(final=query.root, initial=None, is_final_plan=None,
                                  where="main (final plan only)", subqueries=query.subqueries))

@@ -73,7 +73,7 @@ class _Index:
         self.final_families = pair._final_families
         self._keys: Dict[int, str] = {}
         self._categories: Dict[int, str] = {}
-        self.initial_with_depth = _initial_with_depth(pair) if pair.initial else ()
+        self.initial_with_depth = _initial_with_depth(pair) if pair.initial is not None else ()
         self.initial_own = tuple(zip(pair._initial_nodes, pair._initial_families))
 
     @computed_once
