@@ -8,17 +8,41 @@ shuffle reads (which only the final plan has) are looked through, and plan ids (
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Callable, Dict, Hashable, List, Optional, Tuple
 
 from .model import Node
-from .operators import family, is_query_stage, is_shuffle_read, normalized_text
+from .operators import QUERY_STAGES, family, normalized_text
+
+
+#: The operators only AQE puts in: query stages and shuffle reads.
+_AQE_FAMILIES = frozenset((*QUERY_STAGES, "AQEShuffleRead"))
+
+
+class computed_once:  # noqa: N801 - used as a decorator, like functools.cached_property
+    """`functools.cached_property` without its lock (Python before 3.12 takes one on every
+    first read, a cost the diff pays for each index of each plan pair): the value is
+    computed on first read and stored in the instance's `__dict__`, where later reads find
+    it. For objects one thread builds and reads (a diff's plan pairs and alignments)."""
+
+    def __init__(self, func: Callable):
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.func(instance)
+        return value
 
 
 def _through_aqe(node: Node) -> Node:
     """Below the query stages and shuffle reads AQE put in: the operator the initial plan had."""
-    while (is_query_stage(node) or is_shuffle_read(node)) and node.children:
+    while node.children and family(node) in _AQE_FAMILIES:
         node = node.children[0]
     return node
 
@@ -56,16 +80,29 @@ class _Signatures:
         return memo[id(root)]
 
 
+#: How many node pairs one lookup compares directly before it computes signatures instead.
+_COMPARE_BUDGET = 256
+
+
 class Alignment:
     """Answers `initial_for(final_node)` for one adaptive plan. Each index of the initial
     plan is built when a lookup first needs it: in one formatted explain ids pair many
     operators, and structural signatures most of the rest."""
 
-    def __init__(self, initial: Optional[Node], final: Node, same_ids: bool = True):
-        self._texts: Dict[int, str] = {}  # normalized_text by node, computed once a node
+    def __init__(self, initial: Optional[Node], final: Node, same_ids: bool = True,
+                 texts: Optional[Dict[int, str]] = None):
+        #: normalized_text by node, computed once a node (shared with the caller's, if given)
+        self._texts: Dict[int, str] = {} if texts is None else texts
         self._signatures = _Signatures(self._text)
         self._shapes = _Signatures()
-        self._nodes = list(initial.walk(inner=False)) if initial is not None else []
+        self._nodes: List[Node] = []
+        if initial is not None:  # initial.walk(inner=False), without a generator's cost
+            stack = [initial]
+            while stack:
+                node = stack.pop()
+                self._nodes.append(node)
+                stack.extend(reversed(node.children))
+        self._same_text: Dict[Tuple[str, str], List[Node]] = {}
         self._by_id: Dict[int, Node] = {}
         if same_ids:
             for node in self._nodes:
@@ -79,19 +116,80 @@ class Alignment:
             index.setdefault(key(node), []).append(node)
         return index
 
-    @functools.cached_property
-    def _by_signature(self) -> Dict[int, List[Node]]:
-        return self._grouped(self._signatures.of)
+    @computed_once
+    def _by_family(self) -> Dict[Hashable, List[Node]]:
+        return self._grouped(family)
 
-    @functools.cached_property
-    def _by_shallow(self) -> Dict[Tuple[str, str], List[Node]]:
-        return self._grouped(lambda node: (family(node), self._text(node)))
+    def _with_text(self, name: str, text: str) -> List[Node]:
+        """The initial plan's nodes of family `name` and normalised text `text`, in printed
+        order: only the nodes of that family have their text computed."""
+        found = self._same_text.get((name, text))
+        if found is None:
+            found = self._same_text[(name, text)] = [
+                node for node in self._by_family.get(name, ()) if self._text(node) == text]
+        return found
 
-    @functools.cached_property
+    def _same_signature(self, target: Node, text: str) -> Optional[Node]:
+        """The first initial node (in printed order) whose structural signature is the
+        target's. Equal signatures start with equal shape families and texts, so only the
+        nodes that agree on those have their subtrees' signatures computed."""
+        name = family(target)
+        if _shape_family(target) == "Scan":  # FileScan and Scan are one shape family
+            candidates = sorted(self._with_text("Scan", text) + self._with_text("FileScan", text),
+                                key=lambda node: self._order[id(node)])
+        else:
+            candidates = self._with_text(name, text)
+        if not candidates:
+            return None
+        signatures = self._signatures
+        memo = signatures._memo
+        budget = [_COMPARE_BUDGET]
+        wanted = memo.get(id(target))
+        for node in candidates:
+            known = memo.get(id(node))
+            if wanted is not None and known is not None:
+                equal: Optional[bool] = known == wanted
+            else:
+                equal = self._equal_subtrees(target, node, budget) if budget[0] > 0 else None
+            if equal is None:  # too large to compare pair by pair: by signature
+                if wanted is None:
+                    wanted = signatures.of(target)
+                equal = signatures.of(node) == wanted
+            if equal:
+                return node
+        return None
+
+    def _equal_subtrees(self, target: Node, node: Node, budget: List[int]) -> Optional[bool]:
+        """Whether two subtrees have equal signatures, compared node pair by node pair (the
+        same family, text and children looked through AQE's operators) and stopping at the
+        first difference; None when the comparison runs out of `budget` (node pairs, shared
+        by one lookup), so that large equal subtrees go to the memoised signatures."""
+        text = self._text
+        stack = [(target, node)]
+        while stack:
+            if budget[0] <= 0:
+                return None
+            budget[0] -= 1
+            left, right = stack.pop()
+            if left is right:
+                continue
+            if _shape_family(left) != _shape_family(right) \
+                    or len(left.children) != len(right.children):
+                return False
+            # The same family, arguments and detail values print the same normalised text;
+            # only when they differ is the text (without plan ids) computed and compared.
+            if not (left.args == right.args and family(left) == family(right)
+                    and tuple(left.details.values()) == tuple(right.details.values())) \
+                    and text(left) != text(right):
+                return False
+            stack.extend(zip(map(_through_aqe, left.children), map(_through_aqe, right.children)))
+        return True
+
+    @computed_once
     def _by_shape(self) -> Dict[int, List[Node]]:
         return self._grouped(self._shapes.of)
 
-    @functools.cached_property
+    @computed_once
     def _by_expression(self) -> Dict[Tuple[str, str], List[Node]]:
         index: Dict[Tuple[str, str], List[Node]] = {}
         for node in self._nodes:
@@ -99,7 +197,7 @@ class Alignment:
                 index.setdefault((_shape_family(node), number), []).append(node)
         return index
 
-    @functools.cached_property
+    @computed_once
     def _order(self) -> Dict[int, int]:
         return {id(node): number for number, node in enumerate(self._nodes)}
 
@@ -115,10 +213,11 @@ class Alignment:
         target = _through_aqe(final_node)
         if target.id is not None and target.id in self._by_id:
             return self._by_id[target.id]
-        same = self._by_signature.get(self._signatures.of(target))
-        if same:
-            return same[0]
-        shallow = self._by_shallow.get((family(target), self._text(target)))
+        text = self._text(target)
+        same = self._same_signature(target, text)
+        if same is not None:
+            return same
+        shallow = self._with_text(family(target), text)
         if shallow:
             return shallow[0]
         # Printed in another explain mode (formatted against simple): the same shape, and of

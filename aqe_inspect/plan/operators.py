@@ -47,12 +47,20 @@ BUILD_SIDE = re.compile(r"\bBuild(Left|Right)\b")
 SHUFFLE_READ_MODES = {mode: re.compile(rf"\b{mode}\b") for mode in ("coalesced", "skewed", "local")}
 
 
+#: `family` by operator name, for names of a sane length: every detector asks of every node,
+#: and names repeat (the cache outlives the plan it read, so it is bounded).
+_FAMILIES: Dict[str, str] = {}
+
+
 def family(node: Node) -> str:
     """The Spark operator `node` stands for: `AQEShuffleRead` for a GpuCustomShuffleReader."""
     name = node.name
-    # Every detector asks of every node, and names repeat: remember the answers, for names of
-    # a sane length (the cache outlives the plan it read).
-    return _family(name) if len(name) <= 100 else _family.__wrapped__(name)
+    found = _FAMILIES.get(name)
+    if found is None:
+        found = _family.__wrapped__(name)
+        if len(name) <= 100 and len(_FAMILIES) < 4096:
+            _FAMILIES[name] = found
+    return found
 
 
 def name_family(name: str) -> str:
@@ -95,7 +103,24 @@ def shuffle_read_modes(node: Node) -> Tuple[str, ...]:
                                 node.details.get("Arguments", "")) if x)
     if node.name == "LocalShuffleReader":
         text += " local"
-    return tuple(mode for mode, word in SHUFFLE_READ_MODES.items() if word.search(text))
+    # The word as a substring first: the search for it as a word only where it stands.
+    return tuple(mode for mode, word in SHUFFLE_READ_MODES.items()
+                 if mode in text and word.search(text))
+
+
+#: The families `is_empty_relation` can hold true of.
+EMPTY_RELATION_FAMILIES = ("EmptyRelation", "LocalTableScan")
+
+
+def mentions(node: Node, word: str) -> bool:
+    """Whether `word` (with no space in it) stands in `node.text`, without building the text:
+    the text joins the parts with spaces, so such a word stands within one part."""
+    if word in node.args or (node.description and word in node.description):
+        return True
+    for value in node.details.values():
+        if word in value:
+            return True
+    return False
 
 
 def is_empty_relation(node: Node) -> bool:
@@ -120,9 +145,12 @@ def build_side(node: Node) -> Optional[str]:
     return None
 
 
-def split_top_level(text: str) -> List[str]:
-    """Split at commas outside brackets and quotes: `[a#1, b#2], [c#3], Inner`."""
+def split_top_level(text: str, first: Optional[int] = None) -> List[str]:
+    """Split at commas outside brackets and quotes: `[a#1, b#2], [c#3], Inner`. With `first`,
+    only the first parts that many (the same as `split_top_level(text)[:first]`), reading
+    no further than they end."""
     parts, depth, quote, start = [], 0, "", 0
+    found = 0
     for match in SPLIT_MARKS.finditer(text):  # only the characters that matter
         char = match.group()
         if quote:
@@ -136,10 +164,16 @@ def split_top_level(text: str) -> List[str]:
             depth = max(0, depth - 1)
         elif depth == 0:  # a comma
             index = match.start()
-            parts.append(text[start:index].strip())
+            part = text[start:index].strip()
+            parts.append(part)
             start = index + 1
+            if first is not None and part:
+                found += 1
+                if found >= first:
+                    return [p for p in parts if p]
     parts.append(text[start:].strip())
-    return [p for p in parts if p]
+    parts = [p for p in parts if p]
+    return parts if first is None else parts[:first]
 
 
 def join_keys(node: Node) -> Optional[Tuple[str, str]]:
@@ -171,13 +205,17 @@ def partitioning(node: Node) -> Optional[str]:
     for text in (node.args, node.details.get("Arguments", "")):
         match = PARTITIONING.search(text)
         if match:
-            parts = split_top_level(text[match.start():])
+            parts = split_top_level(text[match.start():], 1)
             return parts[0] if parts else match.group(0)
     return None
 
 
 def partition_count(node: Node) -> Optional[int]:
-    spec = partitioning(node)
+    return spec_partition_count(partitioning(node))
+
+
+def spec_partition_count(spec: Optional[str]) -> Optional[int]:
+    """`partition_count` of a partitioning spec already read (`partitioning(node)`)."""
     if not spec:
         return None
     if spec.startswith("SinglePartition"):

@@ -8,7 +8,7 @@ from typing import Iterable, Iterator, List, Tuple
 from .detectors import DETECTORS
 from .detectors.base import PlanPair, plan_pairs
 from ..plan.model import Document, Node, Query
-from ..plan.operators import family, is_empty_relation, is_query_stage
+from ..plan.operators import QUERY_STAGES, family, is_empty_relation, is_query_stage, mentions
 from .findings import Observation, QueryReport, Report, Rewrite, describe
 
 def _initial_only_note() -> str:
@@ -35,30 +35,37 @@ def _final_nodes(query: Query) -> Iterable[Node]:
         yield from tree.walk()
 
 
-def _mentions(node: Node, word: str) -> bool:
-    """`word in node.text` for a word without a space (the text joins its parts with spaces,
-    so no match spans two), without joining the text."""
-    if word in node.args or (node.description and word in node.description):
-        return True
-    return any(word in value for value in node.details.values())
+def _walked(query: Query) -> List[Node]:
+    """`_final_nodes(query)` as a list, walked without a generator per tree (the same order as
+    `Node.walk`: a node, its inner plans, then its children)."""
+    nodes: List[Node] = []
+    for tree in (query.root, *query.subquery_trees()):
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            stack.extend(reversed(node.children))
+            if node.inner:
+                stack.extend(reversed(node.inner))
+    return nodes
 
 
 def _observations(query: Query) -> List[Observation]:
     seen: List[Observation] = []
-    for node in _final_nodes(query):
-        kind = family(node)  # once a node: it is asked of every operator
-        if kind == "ReusedExchange":
+    for node in _walked(query):
+        name = family(node)
+        if name == "ReusedExchange":
             seen.append(Observation("reused-exchange", node,
                                     f"{describe(node)} reuses an exchange computed once"))
-        elif kind == "SubqueryBroadcast" or _mentions(node, "dynamicpruning#"):
+        elif name == "SubqueryBroadcast" or mentions(node, "dynamicpruning#"):
             # A pruning filter with its subquery; `dynamicpruningexpression(true)` is one AQE
             # dropped (the dpp-dropped kind), no pruning at all.
             seen.append(Observation("dynamic-pruning", node,
                                     f"{describe(node)} uses dynamic partition pruning"))
-        elif kind == "ReusedSubquery":
+        elif name == "ReusedSubquery":
             seen.append(Observation("reused-subquery", node,
                                     f"{describe(node)} reuses a subquery's result"))
-        elif is_query_stage(node):
+        elif name in QUERY_STAGES:
             seen.append(Observation("query-stage", node,
                                     f"{describe(node)} is a query stage AQE ran on its own"))
     return seen

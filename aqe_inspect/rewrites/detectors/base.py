@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
 
-from ...plan.align import Alignment
-from ...plan.model import Node, Query, Subquery
-from ...plan.operators import family, is_join, is_query_stage, is_shuffle_read, join_keys, \
-    join_type, partition_count, partitioning
+from ...plan.align import Alignment, computed_once
+from ...plan.model import ADAPTIVE_ROOT, Node, Query, Subquery
+from ...plan.operators import JOINS, family, is_query_stage, is_shuffle_read, join_keys, \
+    join_type, normalized_text, partitioning, shuffle_read_modes, spec_partition_count
+
+T = TypeVar("T")
 
 
 def describe(node: Optional[Node]) -> Optional[str]:
@@ -54,11 +55,78 @@ class PlanPair:
     #: plan: what a hosting operator's `dynamicpruning#N` ran as.
     subqueries: Tuple[Subquery, ...] = ()
 
-    @functools.cached_property
+    @computed_once
     def alignment(self) -> Alignment:
-        return Alignment(self.initial, self.final, self.same_ids)
+        return Alignment(self.initial, self.final, self.same_ids, texts=self._texts)
 
-    @functools.cached_property
+    def normalized_text(self, node: Node) -> str:
+        """`normalized_text` of a node of this pair, computed once for every detector and the
+        alignment alike."""
+        text = self._texts.get(id(node))
+        if text is None:
+            text = self._texts[id(node)] = normalized_text(node)
+        return text
+
+    def read_modes(self, node: Node) -> Tuple[str, ...]:
+        """`shuffle_read_modes(node)`, read once a node for every detector."""
+        modes = self._read_modes.get(id(node))
+        if modes is None:
+            modes = self._read_modes[id(node)] = shuffle_read_modes(node)
+        return modes
+
+    def exchange_below(self, node: Node) -> Optional[Node]:
+        """`exchange_below(node)`, found once a node for every detector."""
+        memo = self._exchanges
+        if id(node) not in memo:
+            memo[id(node)] = exchange_below(node)
+        return memo[id(node)]
+
+    @computed_once
+    def _read_modes(self) -> Dict[int, Tuple[str, ...]]:
+        return {}
+
+    @computed_once
+    def _exchanges(self) -> Dict[int, Optional[Node]]:
+        return {}
+
+    def stage_statistics(self, node: Node) -> Optional[str]:
+        """`stage_statistics(node)`, without walking below the node when no operator of the
+        final tree prints statistics at all (event logs and History Server JSON never do)."""
+        if id(node) in self._without_statistics:
+            return None
+        return stage_statistics(node)
+
+    @computed_once
+    def _without_statistics(self) -> Set[int]:
+        """Every operator of the final tree (its children, every level) when none of them
+        prints statistics; none when one does."""
+        seen: Set[int] = set()
+        stack = [self.final]
+        while stack:
+            node = stack.pop()
+            if node.statistics:
+                return set()
+            seen.add(id(node))
+            stack.extend(node.children)
+        return seen
+
+    def shared(self, key: str, compute: Callable[["PlanPair"], T]) -> T:
+        """What several detectors derive from this pair (an index of its trees), computed by
+        the first that asks and kept for the others: per diff, never across plans."""
+        memo = self._shared
+        if key not in memo:
+            memo[key] = compute(self)
+        return memo[key]
+
+    @computed_once
+    def _texts(self) -> Dict[int, str]:
+        return {}
+
+    @computed_once
+    def _shared(self) -> Dict[str, object]:
+        return {}
+
+    @computed_once
     def sort_merge_joins(self) -> Tuple[Tuple[Node, Node], ...]:
         """Each sort-merge join of the initial plan with the final join it became (paired once
         for both join-switch detectors)."""
@@ -74,14 +142,51 @@ class PlanPair:
     def initial_nodes(self) -> Iterator[Node]:
         return iter(self._initial_nodes)
 
-    # Walked once for all detectors.
-    @functools.cached_property
-    def _final_nodes(self) -> Tuple[Node, ...]:
-        return tuple(walk_own(self.final))
+    def final_of(self, *families: str) -> Iterator[Node]:
+        """The operators of the final plan of these families (`family`), in printed order."""
+        if len(families) == 1:
+            return iter(self._final_by_family.get(families[0], ()))
+        wanted = set(families)
+        return (node for node, name in zip(self._final_nodes, self._final_families)
+                if name in wanted)
 
-    @functools.cached_property
+    def initial_of(self, *families: str) -> Iterator[Node]:
+        """The operators of the initial plan of these families, in printed order."""
+        wanted = set(families)
+        return (node for node, name in zip(self._initial_nodes, self._initial_families)
+                if name in wanted)
+
+    # Walked once for all detectors, each operator's family asked once.
+    @computed_once
+    def _final_walk(self) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
+        return own_nodes(self.final)
+
+    @computed_once
+    def _initial_walk(self) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
+        return own_nodes(self.initial) if self.initial is not None else ((), ())
+
+    @property
+    def _final_nodes(self) -> Tuple[Node, ...]:
+        return self._final_walk[0]
+
+    @property
+    def _final_families(self) -> Tuple[str, ...]:
+        return self._final_walk[1]
+
+    @property
     def _initial_nodes(self) -> Tuple[Node, ...]:
-        return tuple(walk_own(self.initial)) if self.initial is not None else ()
+        return self._initial_walk[0]
+
+    @property
+    def _initial_families(self) -> Tuple[str, ...]:
+        return self._initial_walk[1]
+
+    @computed_once
+    def _final_by_family(self) -> Dict[str, List[Node]]:
+        index: Dict[str, List[Node]] = {}
+        for node, name in zip(self._final_nodes, self._final_families):
+            index.setdefault(name, []).append(node)
+        return index
 
 
 def walk_own(root: Node) -> Iterator[Node]:
@@ -95,6 +200,28 @@ def walk_own(root: Node) -> Iterator[Node]:
             continue
         below = [n for n in (*node.inner, *node.children) if not n.is_adaptive_root]
         stack.extend(reversed(below))
+
+
+def own_nodes(root: Node) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
+    """`walk_own(root)` as a tuple, with each operator's family beside it: the one walk of a
+    plan pair that every detector reads."""
+    nodes: List[Node] = []
+    families: List[str] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        name = family(node)
+        nodes.append(node)
+        families.append(name)
+        if (node is not root and node.name == ADAPTIVE_ROOT) or name == "EmptyRelation":
+            continue
+        if node.inner:
+            below = [n for n in (*node.inner, *node.children) if n.name != ADAPTIVE_ROOT]
+        else:
+            below = [n for n in node.children if n.name != ADAPTIVE_ROOT]
+        below.reverse()
+        stack.extend(below)
+    return tuple(nodes), tuple(families)
 
 
 def exchange_below(node: Node) -> Optional[Node]:
@@ -117,17 +244,18 @@ def stage_statistics(node: Node) -> Optional[str]:
     return None
 
 
-def exchange_numbers(node: Node, exchange: Optional[Node]) -> Tuple[List[str], dict]:
+def exchange_numbers(node: Node, exchange: Optional[Node],
+                     pair: Optional[PlanPair] = None) -> Tuple[List[str], dict]:
     """Evidence and figures of the shuffle `node` reads through `exchange`: partitioning and
-    stage statistics."""
+    stage statistics (found through `pair`'s index when given)."""
     evidence, numbers = [], {}
     if exchange is not None:
         spec = partitioning(exchange)
         evidence.append(f"{exchange.label}: {spec}")
-        count = partition_count(exchange)
+        count = spec_partition_count(spec)
         if count is not None:
             numbers["shuffle_partitions"] = count
-    stats = stage_statistics(node)
+    stats = pair.stage_statistics(node) if pair is not None else stage_statistics(node)
     if stats:
         evidence.append(f"Statistics({stats})")
         numbers["statistics"] = stats
@@ -163,12 +291,13 @@ def pair_sort_merge_joins(pair: PlanPair) -> Iterator[Tuple[Node, Node]]:
     """
     if pair.initial is None:
         return
-    final_joins = [node for node in pair.final_nodes() if is_join(node)]
+    initial_joins = list(pair.initial_of("SortMergeJoin"))
+    if not initial_joins:
+        return
+    final_joins = list(pair.final_of(*JOINS))
     by_id: Dict[int, Node] = {j.id: j for j in final_joins if j.id is not None}
     unmatched = _Unmatched(final_joins)
-    for initial in pair.initial_nodes():
-        if family(initial) != "SortMergeJoin":
-            continue
+    for initial in initial_joins:
         counterpart = by_id.get(initial.id) if initial.id is not None and pair.same_ids \
             else None
         if counterpart is None or unmatched.is_taken(counterpart):
@@ -236,17 +365,31 @@ def plan_pairs(query: Query) -> List[PlanPair]:
     trees: List[Tuple[Node, str]] = [(query.root, "main")]
     trees.extend((s.tree, f"subquery {s.index}") for s in query.subqueries if s.tree is not None)
     for tree, where in trees:
-        for node in tree.walk():
-            if node.is_adaptive_root:
-                final = node.children[0] if node.children else node
-                place = where if node is tree else f"{where}, nested plan at {describe(node)}"
-                pairs.append(PlanPair(final=final, initial=node.initial,
-                                      is_final_plan=node.is_final_plan, where=place,
-                                      subqueries=query.subqueries if where == "main" else ()))
+        for node in _adaptive_roots(tree):
+            final = node.children[0] if node.children else node
+            place = where if node is tree else f"{where}, nested plan at {describe(node)}"
+            pairs.append(PlanPair(final=final, initial=node.initial,
+                                  is_final_plan=node.is_final_plan, where=place,
+                                  subqueries=query.subqueries if where == "main" else ()))
     if not query.root.is_adaptive_root and _shows_aqe(query.root):
         pairs.insert(0, PlanPair(final=query.root, initial=None, is_final_plan=None,
                                  where="main (final plan only)", subqueries=query.subqueries))
     return pairs
+
+
+def _adaptive_roots(tree: Node) -> List[Node]:
+    """The `AdaptiveSparkPlan` operators of `tree.walk()`, in its order, walked without a
+    generator."""
+    found: List[Node] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if node.name == ADAPTIVE_ROOT:
+            found.append(node)
+        stack.extend(reversed(node.children))
+        if node.inner:
+            stack.extend(reversed(node.inner))
+    return found
 
 
 def _shows_aqe(root: Node) -> bool:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...plan.operators import is_shuffle_read, shuffle_read_modes
-from .base import Detector, PlanPair, Rewrite, describe, exchange_below, exchange_numbers
+from .base import Detector, PlanPair, Rewrite, describe, exchange_numbers
 
 
 class Coalesced(Detector):
@@ -36,14 +35,12 @@ class Coalesced(Detector):
     spark_rule = "CoalesceShufflePartitions"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        for node in pair.final_nodes():
-            if not is_shuffle_read(node):
-                continue
-            modes = shuffle_read_modes(node)
+        for node in pair.final_of("AQEShuffleRead"):  # every shuffle read (is_shuffle_read)
+            modes = pair.read_modes(node)
             if "coalesced" not in modes or "local" in modes:
                 continue
-            exchange = exchange_below(node)
-            evidence, numbers = exchange_numbers(node, exchange)
+            exchange = pair.exchange_below(node)
+            evidence, numbers = exchange_numbers(node, exchange, pair)
             initial = pair.initial_for(exchange)
             count = numbers.get("shuffle_partitions")
             after = node.metrics.get("number of partitions")

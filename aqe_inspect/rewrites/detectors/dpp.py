@@ -6,7 +6,7 @@ import re
 from typing import Dict, Iterator, Optional, Tuple
 
 from ...plan.model import Node
-from ...plan.operators import family, is_query_stage
+from ...plan.operators import family, is_query_stage, mentions
 from .base import Detector, PlanPair, Rewrite, describe
 
 #: `dynamicpruningexpression(<value> IN dynamicpruning#N)`: a pruning filter with its subquery.
@@ -29,6 +29,13 @@ def pruning_names(node: Node) -> Tuple[str, ...]:
     if "dynamicpruningexpression(" not in text:
         return ()
     return tuple(dict.fromkeys(m.group(1) for m in PRUNING_SUBQUERY.finditer(text)))
+
+
+def _pruned_scans(pair: PlanPair) -> Tuple[Node, ...]:
+    """The final plan's operators with a pruning filter (`dynamicpruningexpression(`), in
+    printed order: found once for both detectors."""
+    return tuple(node for node in pair.final_nodes()
+                 if mentions(node, "dynamicpruningexpression("))
 
 
 def is_dropped(node: Node) -> bool:
@@ -159,7 +166,7 @@ class DynamicPartitionPruning(Detector):
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         if pair.is_final_plan is False:
             return  # printed before the action: AQE has not planned the filters yet
-        for node in pair.final_nodes():
+        for node in pair.shared("dpp", _pruned_scans):  # the others have no pruning_names
             names = pruning_names(node)
             if not names or any(family(inner) == "SubqueryAdaptiveBroadcast"
                                 for inner in node.inner):
@@ -215,8 +222,8 @@ class DynamicPruningDropped(Detector):
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         if pair.is_final_plan is False:
             return
-        for node in pair.final_nodes():
-            if "dynamicpruningexpression(" not in node.text or not is_dropped(node):
+        for node in pair.shared("dpp", _pruned_scans):
+            if not is_dropped(node):
                 continue
             initial = _initial_scan(pair, node)
             if pair.initial is not None:

@@ -6,8 +6,8 @@ from collections import Counter
 from typing import Dict, Iterator, Optional, Tuple
 
 from ...plan.model import Node
-from ...plan.operators import family, is_empty_relation, is_query_stage, is_shuffle_read, \
-    normalized_text
+from ...plan.operators import EMPTY_RELATION_FAMILIES, family, is_empty_relation, \
+    is_query_stage, is_shuffle_read
 from .base import Detector, PlanPair, Rewrite, describe
 
 
@@ -41,13 +41,14 @@ class EmptyRelation(Detector):
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         # How many times each empty relation of the initial plan is printed: each accounts
         # for one final empty relation of the same text.
-        static = Counter(normalized_text(node) for node in pair.initial_nodes()
+        static = Counter(pair.normalized_text(node)
+                         for node in pair.initial_of(*EMPTY_RELATION_FAMILIES)
                          if is_empty_relation(node))
         parents: Optional[Dict[int, Tuple[Node, int]]] = None
-        for node in pair.final_nodes():
+        for node in pair.final_of(*EMPTY_RELATION_FAMILIES):
             if not is_empty_relation(node):
                 continue
-            text = normalized_text(node)
+            text = pair.normalized_text(node)
             if static[text] > 0:
                 static[text] -= 1
                 continue

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...plan.operators import is_shuffle_read, shuffle_read_modes
-from .base import Detector, PlanPair, Rewrite, describe, exchange_below, exchange_numbers
+from .base import Detector, PlanPair, Rewrite, describe, exchange_numbers
 
 
 class LocalRead(Detector):
@@ -31,10 +30,10 @@ class LocalRead(Detector):
     spark_rule = "OptimizeShuffleWithLocalRead"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        for node in pair.final_nodes():
-            if is_shuffle_read(node) and "local" in shuffle_read_modes(node):
-                exchange = exchange_below(node)
-                evidence, numbers = exchange_numbers(node, exchange)
+        for node in pair.final_of("AQEShuffleRead"):  # every shuffle read (is_shuffle_read)
+            if "local" in pair.read_modes(node):
+                exchange = pair.exchange_below(node)
+                evidence, numbers = exchange_numbers(node, exchange, pair)
                 initial = pair.initial_for(exchange)
                 was = f" ({describe(initial)} in the initial plan)" if initial else ""
                 yield Rewrite(

@@ -4,15 +4,18 @@ removed once a query stage had proved how few rows reach them."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Dict, Iterator, List
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple
 
-from ...plan.model import Node
-from ...plan.operators import VENDOR_PREFIXES, VENDOR_SUFFIXES, family, is_empty_relation, \
-    normalized_text, parents, split_top_level
+from ...plan.model import ADAPTIVE_ROOT, Node
+from ...plan.operators import EMPTY_RELATION_FAMILIES, VENDOR_PREFIXES, VENDOR_SUFFIXES, \
+    family, is_empty_relation, normalized_text, parents, split_top_level
+from ...plan.align import computed_once
 from .base import Detector, PlanPair, Rewrite, describe
 
 AGGREGATES = ("HashAggregate", "ObjectHashAggregate", "SortAggregate")
 LIMITS = ("CollectLimit", "GlobalLimit", "TakeOrderedAndProject")
+#: The families one-row can pick: global sorts and aggregates.
+ONE_ROW_FAMILIES = frozenset(("Sort", *AGGREGATES))
 
 
 def is_global_sort(node: Node) -> bool:
@@ -20,7 +23,7 @@ def is_global_sort(node: Node) -> bool:
     if family(node) != "Sort":
         return False
     args = node.details.get("Arguments") or node.args
-    parts = split_top_level(args)
+    parts = split_top_level(args, 2)
     return len(parts) >= 2 and parts[1] == "true"
 
 
@@ -32,7 +35,7 @@ def is_limit(node: Node) -> bool:
     return family(node) in LIMITS
 
 
-def _aggregate_key(node: Node) -> str:
+def _aggregate_key(node: Node, text: Callable[[Node], str] = normalized_text) -> str:
     """What an aggregate computes, whichever implementation runs it: re-planning may turn a
     SortAggregate into a HashAggregate (4.x) over the same keys and functions."""
     keys = node.details.get("Keys")
@@ -45,7 +48,7 @@ def _aggregate_key(node: Node) -> str:
             elif part.startswith("functions=") and functions is None:
                 functions = part.split("=", 1)[1]
     if keys is None and functions is None:
-        return normalized_text(node)
+        return text(node)
     return " ".join(f"Aggregate keys={keys} functions={functions}".split())
 
 
@@ -55,55 +58,138 @@ def is_group_only(node: Node) -> bool:
     return is_aggregate(node) and "functions=[]" in _aggregate_key(node)
 
 
-def _operator_key(node: Node) -> str:
-    return _aggregate_key(node) if is_aggregate(node) else normalized_text(node)
+def _operator_key(node: Node, text: Callable[[Node], str] = normalized_text) -> str:
+    return _aggregate_key(node, text) if is_aggregate(node) else text(node)
 
 
-def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[Node]:
+class _Index:
+    """What both detectors read of one plan pair, built once (`PlanPair.shared`): whether the
+    final plan can say what went missing at all, its reuse, the initial operators with whether
+    an exchange is above each, and each operator's key and category, computed once a node."""
+
+    def __init__(self, pair: PlanPair):
+        self.pair = pair
+        self.finals = pair._final_nodes
+        self.final_families = pair._final_families
+        self._keys: Dict[int, str] = {}
+        self._categories: Dict[int, str] = {}
+        self.initial_with_depth = _initial_with_depth(pair) if pair.initial is not None else ()
+        self.initial_own = tuple(zip(pair._initial_nodes, pair._initial_families))
+
+    @computed_once
+    def blocked(self) -> bool:
+        """Asked only once some initial operator was picked."""
+        return self.pair.initial is None or _cannot_tell(self.pair, self.finals)
+
+    @computed_once
+    def reuse(self) -> bool:
+        return "ReusedExchange" in self.final_families
+
+    @computed_once
+    def spare(self) -> Counter:
+        """The final plan's operators by category (asked only when some initial operator
+        went unmatched)."""
+        return Counter(c for c in map(self.category, self.finals) if c)
+
+    def key(self, node: Node) -> str:
+        key = self._keys.get(id(node))
+        if key is None:
+            key = self._keys[id(node)] = _operator_key(node, self.pair.normalized_text)
+        return key
+
+    def category(self, node: Node) -> str:
+        category = self._categories.get(id(node))
+        if category is None:
+            category = self._categories[id(node)] = _category(node)
+        return category
+
+
+def _cannot_tell(pair: PlanPair, finals: Tuple[Node, ...]) -> bool:
+    """Whether the final plan hides what went missing: a vendor's operators in it, or an empty
+    relation AQE made (no static one of the initial plan accounts for it)."""
+    if any(_is_vendor_name(name) for name in {node.name for node in finals}):
+        # A vendor's engine (Gluten, RAPIDS, Photon) replaces and fuses Spark's operators in
+        # the final plan: what went missing cannot be told from what was replaced.
+        return True
+    empties = [node for node in pair.final_of(*EMPTY_RELATION_FAMILIES)
+               if is_empty_relation(node)]
+    if not empties:
+        return False
+    text = pair.normalized_text
+    static_empty = Counter(text(n) for n in pair.initial_of(*EMPTY_RELATION_FAMILIES)
+                           if is_empty_relation(n))
+    for node in empties:
+        found = text(node)
+        if static_empty[found] <= 0:
+            return True
+        static_empty[found] -= 1
+    return False
+
+
+def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool],
+                      families: Optional[FrozenSet[str]] = None) -> List[Node]:
     """The operators of the initial plan that `wanted` picks and the final plan no longer
     holds (matched by what they compute, `normalized_text`, each final one standing for one
     initial one). Nothing when AQE replaced part of the plan by an empty relation (that is
     empty-relation's work), and, when the final plan reuses an exchange (whose subtree it does
-    not print again), nothing from below an exchange."""
+    not print again), nothing from below an exchange. `families`, when given, holds every
+    family `wanted` can pick: the others are not asked."""
     if pair.initial is None:
         return []
-    finals = [node for node in pair.final_nodes()]
-    if any(_is_vendor(node) for node in finals):
-        # A vendor's engine (Gluten, RAPIDS, Photon) replaces and fuses Spark's operators in
-        # the final plan: what went missing cannot be told from what was replaced.
+    index = pair.shared("logical_rules", _Index)
+
+    answers: Dict[int, bool] = {}  # wanted(node), asked once a node
+
+    def picks(node: Node) -> bool:
+        answer = answers.get(id(node))
+        if answer is None:
+            answer = answers[id(node)] = bool(wanted(node))
+        return answer
+
+    # Only the operators of the families given are asked (all when none are given).
+    if families is None:
+        initial = [(node, under) for node, under, _ in index.initial_with_depth]
+        finals: Iterable[Node] = index.finals
+    else:
+        initial = [(node, under) for node, under, name in index.initial_with_depth
+                   if name in families]
+        finals = pair.final_of(*families)
+    # No initial operator picked: nothing removed, whatever else the plans hold.
+    picked = [(node, under) for node, under in initial if picks(node)]
+    if not picked or index.blocked:
         return []
-    static_empty = Counter(normalized_text(n) for n in pair.initial_nodes() if is_empty_relation(n))
+    key = index.key
+    kept: Dict[str, int] = {}  # a Counter, counted without its cost
     for node in finals:
-        if is_empty_relation(node):
-            text = normalized_text(node)
-            if static_empty[text] <= 0:
-                return []
-            static_empty[text] -= 1
-    kept = Counter(_operator_key(node) for node in finals if wanted(node))
-    reuse = any(family(node) == "ReusedExchange" for node in finals)
+        if picks(node):
+            text = key(node)
+            kept[text] = kept.get(text, 0) + 1
+    reuse = index.reuse
     unmatched: List[Node] = []
-    for node, under_exchange in _initial_with_depth(pair):
-        if not wanted(node):
-            continue
-        text = _operator_key(node)
-        if kept[text] > 0:
+    for node, under_exchange in picked:
+        text = key(node)
+        if kept.get(text, 0) > 0:
             kept[text] -= 1
             continue
         if reuse and under_exchange:
             continue
         unmatched.append(node)
+    if not unmatched:
+        return []
     # An operator the final plan prints another way (two explain modes paired, a vendor's
     # replacement such as `HashAggregateExecTransformer`) is still there: each final operator
     # of the same category that no initial one matched stands for one of them.
-    spare = Counter(_category(node) for node in finals if _category(node))
+    category_of = index.category
+    spare = Counter(index.spare)
     removed: List[Node] = []
     left = {id(node) for node in unmatched}
-    matched_final = Counter(_category(node) for node in pair.initial_nodes()
-                            if wanted(node) and id(node) not in left and _category(node))
+    matched_final = Counter(category_of(node) for node, name in index.initial_own
+                            if (families is None or name in families) and picks(node)
+                            and id(node) not in left and category_of(node))
     for category, count in matched_final.items():
         spare[category] = max(0, spare[category] - count)
     for node in unmatched:
-        category = _category(node)
+        category = category_of(node)
         if category and spare[category] > 0:
             spare[category] -= 1
             continue
@@ -112,9 +198,17 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool]) -> List[No
 
 
 def _is_vendor(node: Node) -> bool:
-    name = node.name
-    return any(name.startswith(prefix) and len(name) > len(prefix) for prefix in VENDOR_PREFIXES) \
-        or any(name.endswith(suffix) and len(name) > len(suffix) for suffix in VENDOR_SUFFIXES)
+    return _is_vendor_name(node.name)
+
+
+def _is_vendor_name(name: str) -> bool:
+    # The tuple tests first (one C call each): most names neither start nor end so.
+    return (name.startswith(VENDOR_PREFIXES)
+            and any(name.startswith(prefix) and len(name) > len(prefix)
+                    for prefix in VENDOR_PREFIXES)) \
+        or (name.endswith(VENDOR_SUFFIXES)
+            and any(name.endswith(suffix) and len(name) > len(suffix)
+                    for suffix in VENDOR_SUFFIXES))
 
 
 def _category(node: Node) -> str:
@@ -127,22 +221,26 @@ def _category(node: Node) -> str:
         return "limit"
     if "Sort" in name and "SortMergeJoin" not in name and "SortAggregate" not in name:
         args = node.details.get("Arguments") or node.args
-        parts = split_top_level(args)
+        parts = split_top_level(args, 2)
         return "" if len(parts) >= 2 and parts[1] == "false" else "sort"
     return ""
 
 
-def _initial_with_depth(pair: PlanPair) -> Iterator[tuple]:
-    """The initial plan's own operators, each with whether an exchange is above it."""
+def _initial_with_depth(pair: PlanPair) -> Tuple[Tuple[Node, bool, str], ...]:
+    """The initial plan's own operators, each with whether an exchange is above it and its
+    family."""
+    found: List[Tuple[Node, bool, str]] = []
     stack = [(pair.initial, False)]
     while stack:
         node, under = stack.pop()
-        yield node, under
-        if node is not pair.initial and node.is_adaptive_root:
+        name = family(node)
+        found.append((node, under, name))
+        if node is not pair.initial and node.name == ADAPTIVE_ROOT:
             continue
-        below = under or family(node) in ("Exchange", "ShuffleExchange", "BroadcastExchange")
-        stack.extend((child, below) for child in reversed(node.children)
-                     if not child.is_adaptive_root)
+        below = under or name in ("Exchange", "ShuffleExchange", "BroadcastExchange")
+        stack.extend([(child, below) for child in reversed(node.children)
+                      if child.name != ADAPTIVE_ROOT])
+    return tuple(found)
 
 
 class OneRowPlan(Detector):
@@ -180,7 +278,8 @@ class OneRowPlan(Detector):
     initial_group = "operators AQE's optimizer removed"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        removed = removed_operators(pair, lambda n: is_global_sort(n) or is_aggregate(n))
+        removed = removed_operators(pair, lambda n: is_global_sort(n) or is_aggregate(n),
+                                    ONE_ROW_FAMILIES)
         if not removed:
             return
         gone = {id(node) for node in removed}
@@ -227,7 +326,7 @@ class LimitRemoved(Detector):
     initial_group = "operators AQE's optimizer removed"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        for node in removed_operators(pair, is_limit):
+        for node in removed_operators(pair, is_limit, frozenset(LIMITS)):
             yield Rewrite(
                 kind=self.kind, final_node=None, initial_node=node,
                 message=(f"{describe(node)} was removed, a limit of the initial plan: a query "

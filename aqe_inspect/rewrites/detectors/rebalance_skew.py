@@ -6,8 +6,7 @@ import re
 from typing import Iterator, Optional
 
 from ...plan.model import Node
-from ...plan.operators import is_shuffle_read, shuffle_read_modes
-from .base import Detector, PlanPair, Rewrite, describe, exchange_below, exchange_numbers
+from .base import Detector, PlanPair, Rewrite, describe, exchange_numbers
 
 #: The shuffle origins of a rebalance (a `REBALANCE` hint, or the rebalance a write adds).
 REBALANCE_ORIGIN = re.compile(r"\bREBALANCE_PARTITIONS_BY_(?:COL|NONE)\b")
@@ -57,17 +56,15 @@ class RebalanceSkew(Detector):
     spark_rule = "OptimizeSkewInRebalancePartitions"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        for node in pair.final_nodes():
-            if not is_shuffle_read(node):
-                continue
-            modes = shuffle_read_modes(node)
+        for node in pair.final_of("AQEShuffleRead"):  # every shuffle read (is_shuffle_read)
+            modes = pair.read_modes(node)
             if "skewed" not in modes or "local" in modes:
                 continue
-            exchange = exchange_below(node)
+            exchange = pair.exchange_below(node)
             origin = rebalance_origin(exchange)
             if origin is None:
                 continue
-            evidence, numbers = exchange_numbers(node, exchange)
+            evidence, numbers = exchange_numbers(node, exchange, pair)
             numbers["shuffle_origin"] = origin
             skewed = node.metrics.get("number of skewed partitions")
             splits = node.metrics.get("number of skewed partition splits")

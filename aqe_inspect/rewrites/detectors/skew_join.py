@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...plan.operators import is_shuffle_read, is_skew_join, join_keys, shuffle_read_modes
+from ...plan.operators import JOINS, is_shuffle_read, is_skew_join, join_keys, shuffle_read_modes
 from .base import Detector, PlanPair, Rewrite, describe
 
 
@@ -36,7 +36,7 @@ class SkewJoin(Detector):
     spark_rule = "OptimizeSkewedJoin"
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
-        for node in pair.final_nodes():
+        for node in pair.final_of(*JOINS):  # is_skew_join asks is_join first
             if not is_skew_join(node):
                 continue
             skewed_reads = [below for below in node.walk(inner=False)

@@ -1,0 +1,191 @@
+"""The diff's shortcuts answer as the plain algorithms they stand for.
+
+The detectors read one index per plan pair (`PlanPair`: one walk, families, normalised texts,
+stage statistics) and the alignment compares candidate subtrees node by node before it falls
+back to structural signatures. Every output of every sample is held byte for byte by
+tests/test_recorded_outputs.py; here random plans hold the shortcuts to the algorithms they
+replaced (the alignment's lookup by signatures of the whole initial tree, the full split, the
+built text, the walk below each node), and trees thousands of levels deep go through them.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aqe_inspect.plan.align import Alignment, _Signatures, _shape_family, _through_aqe, \
+    expression_ids
+from aqe_inspect.plan.model import Node, Query
+from aqe_inspect.plan.operators import family, mentions, normalized_text, split_top_level
+from aqe_inspect.rewrites.detectors.base import PlanPair, own_nodes, stage_statistics, walk_own
+from aqe_inspect.rewrites.engine import diff_query
+
+SETTINGS = settings(max_examples=300, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+NAMES = ["Exchange", "Project", "Filter", "Scan", "FileScan", "HashAggregate", "Sort",
+         "AQEShuffleRead", "ShuffleQueryStage", "BroadcastHashJoin", "SortMergeJoin",
+         "GpuProject"]
+ARGS = ["", "[a#1]", "[a#1, b#2]", "hashpartitioning(a#1, 20) [plan_id=3]",
+        "hashpartitioning(a#1, 20) [plan_id=7]", "coalesced", "[b#2], [a#1], Inner",
+        "[a#1 ASC NULLS FIRST], true, 0", "skew=true"]
+
+
+@st.composite
+def trees(draw, depth: int = 4) -> Node:
+    """A small random plan tree built bottom-up (no recursion in what is tested)."""
+    name = draw(st.sampled_from(NAMES))
+    args = draw(st.sampled_from(ARGS))
+    details = draw(st.sampled_from([{}, {"Arguments": args}, {"Keys": "[a#1]"}]))
+    statistics = draw(st.sampled_from([None, None, "sizeInBytes=1.0 B"]))
+    children: Tuple[Node, ...] = ()
+    if depth > 0:
+        children = tuple(draw(st.lists(trees(depth=depth - 1), max_size=2)))
+    return Node(name=name, args=args, id=draw(st.sampled_from([None, 1, 2, 3])),
+                details=details, children=children, statistics=statistics)
+
+
+def _walk(root: Node) -> List[Node]:
+    return list(root.walk(inner=False))
+
+
+class _PlainAlignment:
+    """The lookup as it was: signatures of every initial node, then (family, text)."""
+
+    def __init__(self, initial: Node, same_ids: bool):
+        self.texts: Dict[int, str] = {}
+        self.signatures = _Signatures(self.text)
+        self.shapes = _Signatures()
+        self.nodes = _walk(initial)
+        self.by_id = {}
+        if same_ids:
+            for node in self.nodes:
+                if node.id is not None:
+                    self.by_id.setdefault(node.id, node)
+
+    def text(self, node: Node) -> str:
+        return self.texts.setdefault(id(node), normalized_text(node))
+
+    def grouped(self, key) -> Dict:
+        index: Dict = {}
+        for node in self.nodes:
+            index.setdefault(key(node), []).append(node)
+        return index
+
+    def initial_for(self, final_node: Node) -> Optional[Node]:
+        target = _through_aqe(final_node)
+        if target.id is not None and target.id in self.by_id:
+            return self.by_id[target.id]
+        same = self.grouped(self.signatures.of).get(self.signatures.of(target))
+        if same:
+            return same[0]
+        shallow = self.grouped(lambda n: (family(n), self.text(n))).get(
+            (family(target), self.text(target)))
+        if shallow:
+            return shallow[0]
+        wanted = expression_ids(target)
+        shaped = self.grouped(self.shapes.of).get(self.shapes.of(target))
+        if shaped:
+            return max(shaped, key=lambda node: len(wanted & expression_ids(node)))
+        order = {id(node): number for number, node in enumerate(self.nodes)}
+        shared: Dict[int, int] = {}
+        nodes: Dict[int, Node] = {}
+        for node in self.nodes:
+            common = len(wanted & expression_ids(node))
+            if common and _shape_family(node) == _shape_family(target):
+                shared[id(node)], nodes[id(node)] = common, node
+        if not shared:
+            return None
+        return nodes[max(shared, key=lambda key: (shared[key], -order[key]))]
+
+
+@SETTINGS
+@given(trees(), trees(), st.booleans())
+def test_alignment_answers_as_the_signatures_of_the_whole_initial_tree(initial, final, same_ids):
+    new = Alignment(initial, final, same_ids)
+    plain = _PlainAlignment(initial, same_ids)
+    for node in _walk(final):
+        assert new.initial_for(node) is plain.initial_for(node)
+
+
+def _chain(names: List[str], args: str = "[a#1]") -> Node:
+    node = Node(name="Scan", args="parquet t [a#1]")
+    for name in reversed(names):
+        node = Node(name=name, args=args, children=(node,))
+    return node
+
+
+def test_alignment_past_its_comparison_budget_uses_signatures():
+    """Equal subtrees longer than one lookup may compare pair by pair (and one that differs
+    only at the bottom) are told apart by signatures, as before."""
+    initial = Node(name="Union", children=(_chain(["Exchange"] + ["Project"] * 700 + ["Filter"]),
+                                           _chain(["Exchange"] + ["Project"] * 701)))
+    final = _chain(["AQEShuffleRead", "ShuffleQueryStage", "Exchange"] + ["Project"] * 701)
+    exchange = final.children[0].children[0]
+    found = Alignment(initial, final, same_ids=False).initial_for(exchange)
+    assert found is initial.children[1]
+    assert found is _PlainAlignment(initial, False).initial_for(exchange)
+
+
+@SETTINGS
+@given(st.text(alphabet="[](){},'\"` ab", max_size=40), st.integers(min_value=1, max_value=4))
+def test_leading_parts_are_the_first_of_the_full_split(text, first):
+    assert split_top_level(text, first) == split_top_level(text)[:first]
+
+
+@SETTINGS
+@given(trees(depth=0), st.sampled_from(["dynamicpruning#", "plan_id=", "a#1,", "skew"]))
+def test_mentions_is_a_search_of_the_built_text(node, word):
+    assert mentions(node, word) == (word in node.text)
+
+
+@SETTINGS
+@given(trees(), trees())
+def test_the_pair_index_holds_the_plain_walks(initial, final):
+    root = Node(name="AdaptiveSparkPlan", children=(final,), initial=initial,
+                is_final_plan=True)
+    pair = PlanPair(final=root.children[0], initial=initial, is_final_plan=True)
+    nodes, families = own_nodes(pair.final)
+    assert list(nodes) == list(walk_own(pair.final))
+    assert list(families) == [family(node) for node in nodes]
+    for name in set(NAMES) | {"Exchange", "Scan"}:
+        assert list(pair.final_of(name)) == [n for n in walk_own(pair.final)
+                                             if family(n) == name]
+        assert list(pair.initial_of(name)) == [n for n in walk_own(initial)
+                                               if family(n) == name]
+    for node in _walk(pair.final):
+        assert pair.stage_statistics(node) == stage_statistics(node)
+        assert pair.normalized_text(node) == normalized_text(node)
+
+
+def _stacked(top: List[Tuple[str, str]], below: Node) -> Node:
+    node = below
+    for name, args in reversed(top):
+        node = Node(name=name, args=args, children=(node,))
+    return node
+
+
+def test_five_thousand_levels_through_every_detector():
+    """A plan 5,000 operators deep (initial and final) is diffed without recursion: the
+    pair's walks, the alignment's comparisons and signatures, the logical rules' index."""
+    depth = 5000
+    initial = _stacked([("HashAggregate", "(keys=[a#1], functions=[])"),
+                        ("Exchange", "hashpartitioning(a#1, 20) [plan_id=3]"),
+                        ("Sort", "[a#1 ASC NULLS FIRST], true, 0")],
+                       _chain(["Project"] * depth))
+    final = _stacked([("HashAggregate", "(keys=[a#1], functions=[])"),
+                      ("AQEShuffleRead", "coalesced"), ("ShuffleQueryStage", "0"),
+                      ("Exchange", "hashpartitioning(a#1, 20) [plan_id=9]")],
+                     _chain(["Project"] * depth))
+    root = Node(name="AdaptiveSparkPlan", args="isFinalPlan=true", children=(final,),
+                initial=initial, is_final_plan=True)
+    report = diff_query(Query(root=root), "1")
+    kinds = [rewrite.kind for rewrite in report.rewrites]
+    assert "coalesced" in kinds and "one-row" in kinds  # the global sort went
+    coalesced = next(r for r in report.rewrites if r.kind == "coalesced")
+    assert coalesced.initial_node is initial.children[0]  # the exchange, through the read
+    pair = PlanPair(final=final, initial=initial, is_final_plan=True, same_ids=False)
+    deepest_final = _walk(final)[-2]
+    assert pair.initial_for(deepest_final) is _walk(initial)[-2]
