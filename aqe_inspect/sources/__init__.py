@@ -8,6 +8,8 @@ messages). Each plan keeps where it stood in the original text.
     extract.py    cleaned lines -> one region per plan (explain output, AQE messages)
     assemble.py   parsed plans -> the queries a person ran (duplicates and pairs joined)
     connect.py    a Spark Connect client's metrics tree (DataFrame.executionInfo) -> a Query
+    planchange.py a driver log's plan-change log (spark.sql.planChangeLog.level) -> each
+                  query's rules and re-plannings (`Query.plan_changes`)
 
 A plan that cannot be read is a note when others can; the input fails (exit 2) only when
 no plan at all can be read.
@@ -45,16 +47,20 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:
     from .skim import Skimmer
 
     document = _document(Skimmer(reader).lines(), reader.name, reader, max_size, skimmed=True)
-    if document is not None:
-        return document
-    # No plan: read every line, for the error that counts them (or whatever else it finds).
-    reader = InputReader(path, max_size)
-    return _document(reader.lines(), reader.name, reader, max_size)
+    if document is None:
+        # No plan: read every line, for the error that counts them (or whatever else it finds).
+        reader = InputReader(path, max_size)
+        document = _document(reader.lines(), reader.name, reader, max_size)
+    from .planchange import attach_from_file
+
+    return attach_from_file(document, path)
 
 
 def read_text_document(text: str, source: str = "") -> Document:
     """Every plan in a text already in memory."""
-    return _document(raw_lines(text), source, None, DEFAULT_MAX_SIZE)
+    from .planchange import attach_from_text
+
+    return attach_from_text(_document(raw_lines(text), source, None, DEFAULT_MAX_SIZE), text)
 
 
 def _document(raw, name: str, reader, max_size: int, skimmed: bool = False
