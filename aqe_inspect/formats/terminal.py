@@ -593,6 +593,12 @@ def _query(out: Screen, query_report, source: str, view: str) -> None:
         kind = rewrite.kind
         out.paragraph([(kind, "bold green"), (line[len(kind):], "")], "  ", "    ")
     out.paragraph([(counts_line(query_report), "")], "  ", "    ")
+    if query.plan_changes is not None:
+        from ..rewrites.rules_fired import kept_words
+
+        out.paragraph([(kept_words(query.plan_changes), "")], "  ", "    ")
+        for note in query.plan_changes.notes:
+            out.paragraph([(f"note: {note}", "yellow")], "  ", "    ")
     for note in query_report.notes:
         out.paragraph([(f"note: {note}", "yellow")], "  ", "    ")
     out.paragraph([])
