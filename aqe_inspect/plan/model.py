@@ -14,7 +14,7 @@ fill the same types, and carry where a plan came from in `Query.source`, `Query.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Optional, Tuple
+from typing import FrozenSet, Iterator, Mapping, Optional, Tuple
 
 ADAPTIVE_ROOT = "AdaptiveSparkPlan"
 
@@ -275,6 +275,12 @@ class RuleApplied:
     removed: Tuple[str, ...] = ()
     added: Tuple[str, ...] = ()
     altered: Tuple[str, ...] = ()
+    #: Each operator of the after plan the rule added (or, when none came or went, changed):
+    #: its name, the text of the first line at or below it naming an expression id (`Exchange
+    #: hashpartitioning(k#1L, 20), ENSURE_REQUIREMENTS, [plan_id=47]`, blanks taken out), and
+    #: the expression ids of the plan below it: how a finding finds the application that
+    #: made it (`rewrites.rules_fired`).
+    touched: Tuple[Tuple[str, str, FrozenSet[str]], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ finding's operator."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from ..plan.model import PlanChanges, RuleApplied
+from ..plan.align import EXPRESSION_ID as _EXPRESSION_ID, expression_ids
+from ..plan.model import Node, PlanChanges, RuleApplied
 from ..plan.operators import family
 from .detectors import DETECTORS
 from .detectors.base import Rewrite
@@ -28,23 +29,67 @@ def name_rules(rewrites: Tuple[Rewrite, ...], changes: Optional[PlanChanges]
     plan-change log shows one; unchanged without a plan-change log."""
     if changes is None or not rewrites:
         return rewrites
-    taken: Dict[str, int] = {}
     named: List[Rewrite] = []
     for rewrite in rewrites:
-        fired = _fired(rewrite, changes, taken.get(rewrite.kind, 0))
-        taken[rewrite.kind] = taken.get(rewrite.kind, 0) + 1
+        fired = _fired(rewrite, changes)
         named.append(dataclasses.replace(rewrite, fired=fired) if fired else rewrite)
     return tuple(named)
 
 
-def _fired(rewrite: Rewrite, changes: PlanChanges, nth: int) -> Optional[RuleApplied]:
+def _subtree_ids(node: Optional[Node]) -> FrozenSet[str]:
+    ids: set = set()
+    if node is not None:
+        for below in node.walk(inner=False):
+            ids.update(expression_ids(below))
+    return frozenset(ids)
+
+
+def _head_node(node: Optional[Node]) -> Optional[Node]:
+    """The first operator at or below `node` naming an expression id (a shuffle read's
+    exchange, a join, a scan)."""
+    if node is None:
+        return None
+    for below in node.walk(inner=False):
+        if expression_ids(below):
+            return below
+    return None
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def _likeness(mine: FrozenSet[str], theirs: FrozenSet[str]) -> float:
+    if not mine or not theirs:
+        return 0.0
+    return len(mine & theirs) / len(mine | theirs)
+
+
+def _fired(rewrite: Rewrite, changes: PlanChanges) -> Optional[RuleApplied]:
     rules = rules_of(rewrite.kind)
     if rules:
         applied = [a for a in changes.rules if a.rule in rules]
         if not applied:
             return None
-        # The n-th finding of a kind with the n-th application (the last when fewer).
-        return applied[min(nth, len(applied) - 1)]
+        # The application that added (or changed) the finding's operator: the one whose
+        # operator has the same first line with expression ids below it (an exchange, a
+        # join, a scan: Spark prints it alike in the log and in the explain), else the
+        # nearest plan below it by expression ids; the first when none tells.
+        head = _head_node(rewrite.final_node)
+        head_text = _squeezed(f"{head.name}{head.text}") if head is not None else ""
+        head_ids = frozenset(expression_ids(head)) if head is not None else frozenset()
+        mine = _subtree_ids(rewrite.final_node)
+        best, score = applied[0], (False, False, 0.0)
+        for application in applied:
+            for _, text, theirs in application.touched:
+                said = (bool(text) and bool(head_text) and
+                        (text in head_text or head_text.endswith(text)),
+                        bool(head_ids) and head_ids <= theirs and
+                        frozenset(_EXPRESSION_ID.findall(text)) == head_ids,
+                        _likeness(mine, theirs))
+                if said > score:
+                    best, score = application, said
+        return best
     operator = family(rewrite.final_node) if rewrite.final_node is not None else ""
     for replanning in changes.replannings:
         if replanning.changed and replanning.changed_line is not None and operator and \

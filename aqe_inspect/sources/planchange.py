@@ -86,6 +86,7 @@ class _Event:
     removed: Tuple[str, ...] = ()
     added: Tuple[str, ...] = ()
     altered: Tuple[str, ...] = ()
+    touched: Tuple[Tuple[str, str, FrozenSet[str]], ...] = ()
     logical_stage: bool = False
     damage: str = ""
 
@@ -285,24 +286,71 @@ def _read_block(data, start: int, event: _Event) -> None:
                         f"'{_simple(event.name) or 'Plan changed'}' are not side by side as "
                         "Spark prints them; its operators are not known")
         return
-    before: List[str] = []
-    after: List[str] = []
-    altered: List[str] = []
+    lefts: List[str] = []
+    rights: List[str] = []
+    marked: List[bool] = []
     for text in lines:
-        left, right = text[1:column - 3].rstrip(), text[column:].rstrip()
-        left_name, right_name = _operator(left), _operator(right)
-        if left_name:
-            before.append(left_name)
-        if right_name:
-            after.append(right_name)
-        if text.startswith("!") and right_name:
-            altered.append(right_name)
-    came = Counter(after) - Counter(before)
-    went = Counter(before) - Counter(after)
+        lefts.append(text[1:column - 3].rstrip())
+        rights.append(text[column:].rstrip())
+        marked.append(text.startswith("!"))
+    before = [_operator(side) for side in lefts]
+    after = [_operator(side) for side in rights]
+    came = Counter(name for name in after if name) - Counter(name for name in before if name)
+    went = Counter(name for name in before if name) - Counter(name for name in after if name)
     event.added = tuple(sorted(came.elements()))
     event.removed = tuple(sorted(went.elements()))
     if not came and not went:
-        event.altered = tuple(dict.fromkeys(altered))
+        event.altered = tuple(dict.fromkeys(name for name, mark in zip(after, marked)
+                                            if name and mark))
+    right_places = _places(rights)
+    if came:
+        # The lines added: those of an added operator's name with no line of that name and
+        # the same first line below it on the left (the others only moved down).
+        left_places = Counter((name, place[0]) for name, place in
+                              zip(before, _places(lefts)) if name in came)
+        wanted = []
+        for index, name in enumerate(after):
+            if name in came and marked[index]:
+                key = (name, right_places[index][0])
+                if left_places[key] > 0:
+                    left_places[key] -= 1
+                else:
+                    wanted.append(index)
+    elif not went:
+        wanted = [index for index, name in enumerate(after) if name and marked[index]]
+    else:
+        wanted = []
+    event.touched = tuple((after[i], *right_places[i]) for i in wanted)
+
+
+def _head(text: str) -> str:
+    """A plan line's operator and arguments, blanks, tree glyphs and codegen marker off."""
+    match = _OPERATOR.match(text)
+    body = text[match.start(1):] if match else text
+    return "".join(body.split())
+
+
+def _places(sides: Sequence[str]) -> List[Tuple[str, FrozenSet[str]]]:
+    """For each line of one plan: the text of the first line at or below it naming an
+    expression id (`_head`), and the expression ids of it and the lines below it (deeper
+    indented, up to the first that is not); one pass from the bottom up."""
+    depth = [len(text) - len(text.lstrip(" :|+-")) for text in sides]
+    below: List[set] = [set() for _ in sides]
+    heads: List[str] = ["" for _ in sides]
+    stack: List[int] = []  # lines whose subtree is open, deepest last
+    for index in range(len(sides) - 1, -1, -1):
+        own = {found.decode() for found in
+               _EXPRESSION_ID.findall(sides[index].encode("utf-8", "replace"))}
+        ids = set(own)
+        child_head = ""
+        while stack and depth[stack[-1]] > depth[index]:
+            child = stack.pop()
+            ids |= below[child]
+            child_head = heads[child] or child_head  # the first child's, printed first
+        below[index] = ids
+        heads[index] = _head(sides[index]) if own else child_head
+        stack.append(index)
+    return [(heads[index], frozenset(below[index])) for index in range(len(sides))]
 
 
 def right_column(lines: Sequence[str]) -> Optional[int]:
@@ -404,7 +452,7 @@ def _units(events: Iterable[_Event]) -> Tuple[List[_Unit], bool]:
 def _applied(event: _Event, batch: str) -> RuleApplied:
     return RuleApplied(rule=_simple(event.name), line=event.line, batch=batch,
                        qualified=event.name, removed=event.removed, added=event.added,
-                       altered=event.altered)
+                       altered=event.altered, touched=event.touched)
 
 
 def _assign(units: List[_Unit], query_ids: Dict[int, FrozenSet[str]],
