@@ -281,6 +281,9 @@ class RuleApplied:
     #: the expression ids of the plan below it: how a finding finds the application that
     #: made it (`rewrites.rules_fired`).
     touched: Tuple[Tuple[str, str, FrozenSet[str]], ...] = ()
+    #: Join hints the after plan gained (`rightHint=no_broadcast_hash`: DynamicJoinSelection
+    #: demoting a broadcast; `leftHint=prefer_shuffle_hash`: proposing a shuffled hash join).
+    hints: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ MAX_NAME = 300
 _NAME = re.compile(rb"([^\r\n=]{1,300}?) ===")
 _BATCH_NO_EFFECT = re.compile(rb"Batch ([^\r\n]{1,300}?) has no effect\.")
 _EXPRESSION_ID = re.compile(rb"#(\d{1,12})")
+_HINT = re.compile(r"\b(left|right)Hint=\(strategy=(\w{1,60})")
 #: An operator on one side of a plan line: tree glyphs, a codegen marker, the name, and for
 #: the operators whose first words say what AQE made of them, those words.
 _OPERATOR = re.compile(r"[\s:|+\-]*(?:[*^]\(\d{1,9}\)\s|[*^]\s?)?([A-Za-z_][\w$]{0,120})"
@@ -87,6 +88,7 @@ class _Event:
     added: Tuple[str, ...] = ()
     altered: Tuple[str, ...] = ()
     touched: Tuple[Tuple[str, str, FrozenSet[str]], ...] = ()
+    hints: Tuple[str, ...] = ()
     logical_stage: bool = False
     damage: str = ""
 
@@ -321,6 +323,14 @@ def _read_block(data, start: int, event: _Event) -> None:
     else:
         wanted = []
     event.touched = tuple((after[i], *right_places[i]) for i in wanted)
+    gained = Counter(_hints(rights)) - Counter(_hints(lefts))
+    event.hints = tuple(sorted(gained.elements()))
+
+
+def _hints(sides: Sequence[str]) -> List[str]:
+    """The join hints a plan's lines hold: `rightHint=no_broadcast_hash`."""
+    return [f"{side}Hint={strategy}" for text in sides if "Hint=" in text
+            for side, strategy in _HINT.findall(text)]
 
 
 def _head(text: str) -> str:
@@ -452,7 +462,8 @@ def _units(events: Iterable[_Event]) -> Tuple[List[_Unit], bool]:
 def _applied(event: _Event, batch: str) -> RuleApplied:
     return RuleApplied(rule=_simple(event.name), line=event.line, batch=batch,
                        qualified=event.name, removed=event.removed, added=event.added,
-                       altered=event.altered, touched=event.touched)
+                       altered=event.altered, touched=event.touched,
+                       hints=event.hints)
 
 
 def _assign(units: List[_Unit], query_ids: Dict[int, FrozenSet[str]],
