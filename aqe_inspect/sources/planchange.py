@@ -68,6 +68,8 @@ MAX_NAME = 300
 _NAME = re.compile(rb"([^\r\n=]{1,300}?) ===")
 _BATCH_NO_EFFECT = re.compile(rb"Batch ([^\r\n]{1,300}?) has no effect\.")
 _EXPRESSION_ID = re.compile(rb"#(\d{1,12})")
+#: How a log message's first line starts (a log4j time stamp, a JSON record).
+_MESSAGE_START = re.compile(rb"\s*(?:\[?\d|\{\")")
 _HINT = re.compile(r"\b(left|right)Hint=\(strategy=(\w{1,60})")
 #: An operator on one side of a plan line: tree glyphs, a codegen marker, the name, and for
 #: the operators whose first words say what AQE made of them, those words.
@@ -276,7 +278,13 @@ def _read_block(data, start: int, event: _Event) -> None:
     event.ids = _ids(piece)
     event.logical_stage = b"LogicalQueryStage" in piece
     if not piece.strip():
-        if event.kind == "rule":
+        end = data.find(b"\n", stop)
+        following = data[stop:len(data) if end < 0 else end]
+        if following.strip() and not _MESSAGE_START.match(following):
+            event.damage = (f"the plans of the plan-change block "
+                            f"'{_simple(event.name) or 'Plan changed'}' are not side by side "
+                            "as Spark prints them; its operators are not known")
+        elif event.kind == "rule":
             event.damage = (f"the plan-change block of {_simple(event.name)} holds no plans "
                             "(cut short?); the rule is kept, its operators are not known")
         return
