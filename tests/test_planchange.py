@@ -382,3 +382,11 @@ def test_a_mangled_log_with_a_plan_is_read_whole(text):
         if query.plan_changes is not None:
             for replanning in query.plan_changes.replannings:
                 assert replanning.changed in (True, False, None)
+
+
+def test_the_html_page_names_the_rules_and_the_kept_plans():
+    path = SAMPLE_PLANS / "spark-3.5.9" / "skew_join" / "driver_planchange.log"
+    done = run("diff", str(path), "--format", "html")
+    assert done.returncode == 0, done.stderr
+    assert "<dt>re-plannings</dt><dd>3 re-plannings, 1 changed the plan, 2 kept it" in done.stdout
+    assert re.search(r"by OptimizeSkewedJoin \(log line \d+\)", done.stdout)
