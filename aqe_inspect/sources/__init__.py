@@ -46,13 +46,22 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:
         return _document(reader.lines(), reader.name, reader, max_size)
     from .skim import Skimmer
 
-    document = _document(Skimmer(reader).lines(), reader.name, reader, max_size, skimmed=True)
+    skimmer = Skimmer(reader)
+    headings: List[int] = []  # the lines of rule headings handed on (planchange.py)
+    document = _document(skimmer.lines(), reader.name, reader, max_size, skimmed=True,
+                         rule_headings=headings)
     if document is None:
         # No plan: read every line, for the error that counts them (or whatever else it finds).
         reader = InputReader(path, max_size)
-        document = _document(reader.lines(), reader.name, reader, max_size)
+        return _document(reader.lines(), reader.name, reader, max_size)
     from .planchange import attach_from_file
 
+    # The skimmer counts the plan-change rule blocks it passed over: none, and the log holds
+    # no plan-change log unless a block came through with an explain in it (rare; then the
+    # file is searched for one). Without that count, the file is searched.
+    blocks = getattr(skimmer, "rule_blocks", None)
+    if blocks == 0 and not headings:
+        return document
     return attach_from_file(document, path)
 
 
@@ -63,10 +72,11 @@ def read_text_document(text: str, source: str = "") -> Document:
     return attach_from_text(_document(raw_lines(text), source, None, DEFAULT_MAX_SIZE), text)
 
 
-def _document(raw, name: str, reader, max_size: int, skimmed: bool = False
-              ) -> Optional[Document]:
+def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
+              rule_headings: Optional[List[int]] = None) -> Optional[Document]:
     """The Document of the lines `raw`; with `skimmed` (only the lines that can hold a plan:
-    skim.py), None when no plan was read, so that every line is read for the error."""
+    skim.py), None when no plan was read, so that every line is read for the error. The
+    lines of the plan-change rule headings read go to `rule_headings`."""
     from ..parsing import parse_lines
 
     items: List[Tuple[Query, str]] = []
@@ -85,6 +95,8 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False
                 nonblank += 1
             if line.message_start:
                 messages += 1
+                if rule_headings is not None and line.header.startswith("=== Applying Rule"):
+                    rule_headings.append(line.number)
             if line.damage:
                 damaged.append(f"line {line.number}: {line.damage}")
             yield line
