@@ -38,8 +38,11 @@ LOG_HINT = ("to log plans, run with spark.sql.adaptive.logLevel=INFO (AQE's 'Pla
             "action, or read the event log instead (spark.eventLog.enabled=true)")
 
 
-def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:
-    """Every plan in the file (or `-`, standard input), as one Document."""
+def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: bool = False
+                  ) -> Document:
+    """Every plan in the file (or `-`, standard input), as one Document; with `plan_changes`,
+    each query of a driver log holding Spark's plan-change log gets what it says of it
+    (`Query.plan_changes`: planchange.py)."""
     reader = InputReader(path, max_size)
     if path == STDIN or not os.path.isfile(path):
         # Standard input, a pipe (`<(...)`): read once, every line.
@@ -54,6 +57,8 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:
         # No plan: read every line, for the error that counts them (or whatever else it finds).
         reader = InputReader(path, max_size)
         return _document(reader.lines(), reader.name, reader, max_size)
+    if not plan_changes:
+        return document
     from .planchange import attach_from_file
 
     # The skimmer counts the plan-change rule blocks it passed over: none, and the log holds
