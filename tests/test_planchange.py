@@ -30,7 +30,10 @@ LOGS = sorted(SAMPLE_PLANS.glob("spark-*/*/driver_planchange.log"))
 #: The rule each kind's finding names, as Spark's classes are called on 3.5 and 4.x (None:
 #: no rule, AQE's re-planning itself: the planner picks the broadcast).
 RULE = {"coalesced": "CoalesceShufflePartitions", "skew-join": "OptimizeSkewedJoin",
-        "smj-to-bhj": None, "smj-to-shj": "DynamicJoinSelection",
+        "smj-to-bhj": None,
+        # 4.x split DynamicJoinSelection: DemoteBroadcastHashJoin and this physical rule.
+        "smj-to-shj": {"spark-3.5.9": "DynamicJoinSelection",
+                       "spark-4.3.0": "ConvertSortMergeJoinToShuffledHashJoin"},
         "empty-relation": "AQEPropagateEmptyRelation",
         "local-read": "OptimizeShuffleWithLocalRead",
         "dpp": "PlanAdaptiveDynamicPruningFilters",
@@ -75,7 +78,10 @@ def test_each_finding_names_the_rule_the_log_shows(path: Path):
             counts[rewrite["kind"]] = counts.get(rewrite["kind"], 0) + 1
             rule = rewrite.get("rule")
             assert rule is not None, (rewrite["kind"], rewrite["message"])
-            assert rule["rule"] == RULE[rewrite["kind"]], rewrite
+            expected = RULE[rewrite["kind"]]
+            if isinstance(expected, dict):
+                expected = expected[path.parent.parent.name]
+            assert rule["rule"] == expected, rewrite
             heading = lines[rule["line"] - 1]
             if rule["rule"] is None:
                 assert heading.endswith("Plan changed:"), heading
@@ -209,8 +215,12 @@ def test_why_says_the_rule_never_fired_and_what_demoted_the_broadcast():
     assert "the plan-change log never shows OptimizeOneRowPlan changing this query's plan" in text
     declines = SAMPLE_PLANS / "spark-4.3.0" / "aqe_declines" / "driver_planchange.log"
     text = " ".join(run("why", str(declines)).stdout.split())
+    # 4.x's DemoteBroadcastHashJoin is 3.x's DynamicJoinSelection demoting a broadcast.
+    assert re.search(r"DemoteBroadcastHashJoin hinted no_broadcast_hash on a join of this "
+                     r"query \(log line \d+\)", text), text
+    old = SAMPLE_PLANS / "spark-3.5.9" / "aqe_declines" / "driver_planchange.log"
     assert re.search(r"DynamicJoinSelection hinted no_broadcast_hash on a join of this query "
-                     r"\(log line \d+\)", text), text
+                     r"\(log line \d+\)", " ".join(run("why", str(old)).stdout.split()))
     done = run("why", str(declines), "--format", "json")
     reasons = [r for q in json.loads(done.stdout)["queries"] for c in q["candidates"]
                if c["kind"] == "smj-to-bhj" for r in c["reasons"]]

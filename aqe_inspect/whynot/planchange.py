@@ -24,7 +24,8 @@ def with_plan_changes(candidates: Sequence[Candidate], changes: PlanChanges
     return said
 
 
-#: DynamicJoinSelection's hints (AQE's logical optimizer, 3.2+): what each one decided.
+#: The hints of DynamicJoinSelection (AQE's logical optimizer, 3.2-3.5) and of
+#: DemoteBroadcastHashJoin (4.x): what each one decided.
 DEMOTED = "no_broadcast_hash"
 PREFERRED = "prefer_shuffle_hash"
 
@@ -40,13 +41,15 @@ def _reason(kind: str, changes: PlanChanges):
     rules = rules_of(kind)
     if rules:
         fired = [a for a in changes.rules if a.rule in rules]
-        if kind == "smj-to-shj":  # DynamicJoinSelection also demotes broadcasts
-            fired = [a for a in fired if any(h.endswith("=" + PREFERRED) for h in a.hints)]
+        if kind == "smj-to-shj":  # 3.x's DynamicJoinSelection also demotes broadcasts
+            fired = [a for a in fired if a.rule != "DynamicJoinSelection" or
+                     any(h.endswith("=" + PREFERRED) for h in a.hints)]
         if fired:
             return None  # it fired elsewhere in the query: said by the finding there
         if kind == "smj-to-shj":
-            return Reason(f"the plan-change log never shows {' or '.join(rules)} hinting "
-                          f"{PREFERRED} on this query's joins", PLAN, value=rules[0])
+            return Reason(f"the plan-change log never shows DynamicJoinSelection hinting "
+                          f"{PREFERRED} (3.x) nor ConvertSortMergeJoinToShuffledHashJoin (4.x) "
+                          "on this query's joins", PLAN, value=rules[0])
         return Reason(f"the plan-change log never shows {' or '.join(rules)} changing this "
                       "query's plan (no '=== Applying Rule' for it)", PLAN,
                       value=rules[0])
