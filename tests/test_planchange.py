@@ -400,3 +400,42 @@ def test_the_html_page_names_the_rules_and_the_kept_plans():
     assert done.returncode == 0, done.stderr
     assert "<dt>re-plannings</dt><dd>3 re-plannings, 1 changed the plan, 2 kept it" in done.stdout
     assert re.search(r"by OptimizeSkewedJoin \(log line \d+\)", done.stdout)
+
+
+def _tree(names: List[str]) -> List[str]:
+    """A one-child-each plan as Spark's treeString prints it."""
+    return [name if depth == 0 else "   " * (depth - 1) + "+- " + name
+            for depth, name in enumerate(names)]
+
+
+def _side_by_side(left: List[str], right: List[str]) -> List[str]:
+    """Spark's `sideBySide`: a mark, the left line padded to the longest, three blanks, the
+    right line."""
+    width = max(len(text) for text in left)
+    left = left + [""] * (len(right) - len(left))
+    right = right + [""] * (len(left) - len(right))
+    return [(" " if a == b else "!") + a + " " * (width - len(a) + 3) + b
+            for a, b in zip(left, right)]
+
+
+def test_a_deep_plan_block_is_read():
+    """A 3,000-level plan: no recursion, the one operator the rule added found."""
+    below = [f"Filter (v#{n}L > {n})" for n in range(3000)] + ["Range (0, 10, step=1)"]
+    before = _tree(["HashAggregate(keys=[k#1L])", "ShuffleQueryStage 0",
+                    "Exchange hashpartitioning(k#1L, 20), ENSURE_REQUIREMENTS, [plan_id=9]",
+                    *below])
+    after = _tree(["HashAggregate(keys=[k#1L])", "AQEShuffleRead coalesced",
+                   "ShuffleQueryStage 0",
+                   "Exchange hashpartitioning(k#1L, 20), ENSURE_REQUIREMENTS, [plan_id=9]",
+                   *below])
+    text = ("26/11/26 08:27:07 INFO PlanChangeLogger: \n=== Applying Rule "
+            "org.apache.spark.sql.execution.adaptive.CoalesceShufflePartitions ===\n"
+            + "\n".join(_side_by_side(before, after)) + "\n           \n")
+    events, notes = read_events(text.encode())
+    assert not notes
+    (rule,) = [event for event in events if event.kind == "rule"]
+    assert rule.added == ("AQEShuffleRead coalesced",) and not rule.removed
+    ((name, head, ids),) = rule.touched
+    assert name == "AQEShuffleRead coalesced"
+    assert head == "Exchangehashpartitioning(k#1L,20),ENSURE_REQUIREMENTS,[plan_id=9]"
+    assert "2999" in ids and "1" in ids

@@ -63,6 +63,9 @@ AQE_LOGICAL = frozenset({"Propagate Empty Relations", "Dynamic Join Selection",
                          "Demote Broadcast Hash Join", "Eliminate Limits",
                          "Optimize One Row Plan", "User Provided Runtime Optimizers",
                          "Demote BroadcastHashJoin", "Eliminate Join to Empty Relation"})
+#: The most operators of one block a finding is matched against (a rule that changed every
+#: line of a deep plan is matched by its first ones).
+MAX_TOUCHED = 64
 #: A heading's name ends at ` ===` on its line; longer than this is not a heading.
 MAX_NAME = 300
 _NAME = re.compile(rb"([^\r\n=]{1,300}?) ===")
@@ -70,6 +73,7 @@ _BATCH_NO_EFFECT = re.compile(rb"Batch ([^\r\n]{1,300}?) has no effect\.")
 _EXPRESSION_ID = re.compile(rb"#(\d{1,12})")
 #: How a log message's first line starts (a log4j time stamp, a JSON record).
 _MESSAGE_START = re.compile(rb"\s*(?:\[?\d|\{\")")
+_BLANKS = re.compile(r" {3,}")
 _HINT = re.compile(r"\b(left|right)Hint=\(strategy=(\w{1,60})")
 #: An operator on one side of a plan line: tree glyphs, a codegen marker, the name, and for
 #: the operators whose first words say what AQE made of them, those words.
@@ -312,25 +316,26 @@ def _read_block(data, start: int, event: _Event) -> None:
     if not came and not went:
         event.altered = tuple(dict.fromkeys(name for name, mark in zip(after, marked)
                                             if name and mark))
-    right_places = _places(rights)
+    right_heads = _heads(rights)
     if came:
         # The lines added: those of an added operator's name with no line of that name and
         # the same first line below it on the left (the others only moved down).
-        left_places = Counter((name, place[0]) for name, place in
-                              zip(before, _places(lefts)) if name in came)
+        left_heads = Counter((name, head) for name, head in zip(before, _heads(lefts))
+                             if name in came)
         wanted = []
         for index, name in enumerate(after):
             if name in came and marked[index]:
-                key = (name, right_places[index][0])
-                if left_places[key] > 0:
-                    left_places[key] -= 1
+                key = (name, right_heads[index])
+                if left_heads[key] > 0:
+                    left_heads[key] -= 1
                 else:
                     wanted.append(index)
     elif not went:
         wanted = [index for index, name in enumerate(after) if name and marked[index]]
     else:
         wanted = []
-    event.touched = tuple((after[i], *right_places[i]) for i in wanted)
+    event.touched = tuple((after[i], right_heads[i], _subtree_ids(rights, i))
+                          for i in wanted[:MAX_TOUCHED])
     gained = Counter(_hints(rights)) - Counter(_hints(lefts))
     event.hints = tuple(sorted(gained.elements()))
 
@@ -348,48 +353,90 @@ def _head(text: str) -> str:
     return "".join(body.split())
 
 
-def _places(sides: Sequence[str]) -> List[Tuple[str, FrozenSet[str]]]:
-    """For each line of one plan: the text of the first line at or below it naming an
-    expression id (`_head`), and the expression ids of it and the lines below it (deeper
-    indented, up to the first that is not); one pass from the bottom up."""
-    depth = [len(text) - len(text.lstrip(" :|+-")) for text in sides]
-    below: List[set] = [set() for _ in sides]
+def _depth(text: str) -> int:
+    return len(text) - len(text.lstrip(" :|+-"))
+
+
+def _heads(sides: Sequence[str]) -> List[str]:
+    """For each line of one plan, the text of the first line at or below it naming an
+    expression id (`_head`; "" for none): one pass from the bottom up."""
+    depth = [_depth(text) for text in sides]
     heads: List[str] = ["" for _ in sides]
     stack: List[int] = []  # lines whose subtree is open, deepest last
     for index in range(len(sides) - 1, -1, -1):
-        own = {found.decode() for found in
-               _EXPRESSION_ID.findall(sides[index].encode("utf-8", "replace"))}
-        ids = set(own)
         child_head = ""
         while stack and depth[stack[-1]] > depth[index]:
             child = stack.pop()
-            ids |= below[child]
             child_head = heads[child] or child_head  # the first child's, printed first
-        below[index] = ids
-        heads[index] = _head(sides[index]) if own else child_head
+        text = sides[index]
+        heads[index] = _head(text) if "#" in text and _EXPRESSION_ID.search(
+            text.encode("utf-8", "replace")) else child_head
         stack.append(index)
-    return [(heads[index], frozenset(below[index])) for index in range(len(sides))]
+    return heads
+
+
+def _subtree_ids(sides: Sequence[str], index: int) -> FrozenSet[str]:
+    """The expression ids of a plan's line and of the lines below it (deeper indented, up to
+    the first that is not)."""
+    top = _depth(sides[index])
+    ids = set()
+    for at in range(index, len(sides)):
+        if at > index and _depth(sides[at]) <= top:
+            break
+        ids.update(_EXPRESSION_ID.findall(sides[at].encode("utf-8", "replace")))
+    return frozenset(found.decode() for found in ids)
 
 
 def right_column(lines: Sequence[str]) -> Optional[int]:
     """Where the right-hand plan starts in Spark's side-by-side lines (`sideBySide`: a mark,
     the left line padded to the longest, three blanks, the right line): the first column
-    with three blanks before it on every line that reaches it. None when there is none."""
+    with three blanks before it on every line that reaches it. None when there is none.
+
+    Each line allows the columns after its end and those right after three of its blanks;
+    the allowed columns of all lines are intersected as intervals (a few per line), so a
+    block of thousands of long lines is read in one pass over it."""
     if not lines or any(text[:1] not in (" ", "!") for text in lines):
         return None
     stripped = [text.rstrip() for text in lines]
-    longest = max(stripped, key=len)
-    if len(longest) < 2:
+    longest = max(len(text) for text in stripped)
+    if longest < 2:
         return None
-    for column in range(4, len(longest) + 1):
-        if all(len(text) <= column - 3 or
-               (text[column - 3:column] == "   " and column < len(text))
-               for text in stripped):
-            if any(len(text) > column for text in stripped):
-                return column
+    allowed: List[Tuple[int, int]] = [(4, longest + 3)]  # closed intervals of columns
+    for text in stripped:
+        own = [(len(text) + 3, longest + 3)]
+        own.extend((run.start() + 3, run.end()) for run in _BLANKS.finditer(text))
+        allowed = _intersect(allowed, sorted(own))
+        if not allowed:
+            return None
+    for low, high in allowed:
+        if low < longest:  # some line has a right-hand side there
+            return low
     # Only the left plan has lines that long: the right one is empty (a rule that removed
     # everything) or shorter; the longest line's end plus three blanks.
-    return len(longest) + 3
+    return longest + 3
+
+
+def _intersect(first: List[Tuple[int, int]], second: List[Tuple[int, int]]
+               ) -> List[Tuple[int, int]]:
+    """Two sorted lists of closed intervals intersected (the second's may overlap)."""
+    merged: List[Tuple[int, int]] = []
+    for low, high in second:
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    out: List[Tuple[int, int]] = []
+    i = j = 0
+    while i < len(first) and j < len(merged):
+        low = max(first[i][0], merged[j][0])
+        high = min(first[i][1], merged[j][1])
+        if low <= high:
+            out.append((low, high))
+        if first[i][1] < merged[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
 
 
 def _operator(side: str) -> str:
