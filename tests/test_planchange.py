@@ -439,3 +439,44 @@ def test_a_deep_plan_block_is_read():
     assert name == "AQEShuffleRead coalesced"
     assert head == "Exchangehashpartitioning(k#1L,20),ENSURE_REQUIREMENTS,[plan_id=9]"
     assert "2999" in ids and "1" in ids
+
+
+LOG4J = re.compile(r"(\d\d/\d\d/\d\d \d\d:\d\d:\d\d) (INFO|WARN|ERROR|DEBUG) ([\w$.]+): (.*)")
+
+
+def _as_json_log(text: str) -> str:
+    """A plain driver log as Spark 4's structured logging writes it (SparkLayout.json: one
+    record a message, `msg` holding its lines)."""
+    records, current = [], None
+    for line in text.split("\n"):
+        found = LOG4J.match(line)
+        if found:
+            if current is not None:
+                records.append(current)
+            current = {"ts": found.group(1), "level": found.group(2), "msg": found.group(4),
+                       "logger": found.group(3)}
+        elif current is not None:
+            current["msg"] += "\n" + line
+        else:
+            records.append({"ts": "", "level": "INFO", "msg": line, "logger": "stdout"})
+    if current is not None:
+        records.append(current)
+    return "\n".join(json.dumps(r) for r in records) + "\n"
+
+
+@pytest.mark.parametrize("scenario", ["skew_join", "aqe_declines", "dpp_subquery"])
+def test_a_structured_json_log_names_the_same_rules(tmp_path, scenario):
+    path = SAMPLE_PLANS / "spark-4.3.0" / scenario / "driver_planchange.log"
+    converted = tmp_path / "driver_json.log"
+    converted.write_text(_as_json_log(path.read_text("utf-8")), "utf-8")
+    plain, structured = diff_json(path), diff_json(converted)
+
+    def said(report):
+        queries = [q for q in report["queries"] if "plan_changes" in q]
+        return ([sorted((r["kind"], r.get("rule", {}).get("rule"))
+                        for r in q["rewrites"]) for q in queries],
+                [(q["plan_changes"]["replannings"], q["plan_changes"]["kept"])
+                 for q in queries])
+
+    assert said(structured) == said(plain)
+    assert said(plain)[0]

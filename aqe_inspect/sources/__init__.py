@@ -100,10 +100,11 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
                 nonblank += 1
             if line.message_start:
                 messages += 1
-                if rule_headings is not None and line.header.startswith("=== Applying Rule"):
-                    rule_headings.append(line.number)
             if line.damage:
                 damaged.append(f"line {line.number}: {line.damage}")
+            if rule_headings is not None and (line.header.startswith("=== Applying Rule") or
+                                              line.text.startswith("=== Applying Rule")):
+                rule_headings.append(line.number)  # a JSON record's message holds it as text
             yield line
 
     try:

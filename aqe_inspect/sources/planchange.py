@@ -18,6 +18,9 @@ and after, side by side, changed lines marked `!`), each batch's result (`=== Re
   Creation` (CollapseCodegenStages);
 * once: `AQE Preparations` for the initial plan.
 
+Spark 4's structured (JSON) logs are read the same way, each record's message decoded
+(`{"msg": "\\n=== Applying Rule ... ===\\n..."}`), its events at the record's line.
+
 The log does not say which query a message is about. Each block's plans carry the query's
 expression ids (`k#12L`), which Spark keeps for the life of a query: a block goes to the
 query sharing most of them; a line with no plan (`Batch AQE Replanning has no effect.`) goes
@@ -198,9 +201,22 @@ def read_events(data) -> Tuple[List[_Event], List[str]]:
     if data[:3] == b"\xef\xbb\xbf":
         start = 3
     counted_to = start
+    record_end = -1  # the end of the JSON log record last read
     for position, kind in found:
+        if position < record_end:
+            continue  # read with its record
         line += data[counted_to:position].count(b"\n")
         counted_to = position
+        begin, end = _line_bounds(data, position)
+        if data[begin:begin + 64].lstrip()[:2] == b'{"':
+            # Spark 4's structured logging: the message is a JSON string of its record.
+            record_end = end
+            inner = _record_events(data[begin:end], line)
+            for event in inner:
+                if event.damage:
+                    notes.append(f"line {line}: {event.damage}")
+            events.extend(inner)
+            continue
         event = _event(data, position, kind, line)
         if event is None:
             continue
@@ -208,6 +224,24 @@ def read_events(data) -> Tuple[List[_Event], List[str]]:
             notes.append(f"line {line}: {event.damage}")
         events.append(event)
     return events, list(dict.fromkeys(notes))
+
+
+def _record_events(record: bytes, line: int) -> List[_Event]:
+    """The events of one JSON log record's message (Spark 4's structured logging), each at
+    the record's line; none when it is not a JSON record with a message."""
+    from . import deepjson
+
+    try:
+        value = deepjson.loads(record.decode("utf-8", "replace"))
+    except ValueError:
+        return []
+    message = value.get("msg") if isinstance(value, dict) else None
+    if not isinstance(message, str) or message.lstrip()[:2] == '{"':
+        return []
+    events, _ = read_events(message.encode("utf-8", "replace"))
+    for event in events:
+        event.line = line
+    return events
 
 
 def _line_bounds(data, position: int) -> Tuple[int, int]:
