@@ -469,6 +469,12 @@ def print_rules(detectors: Iterable, stream: Optional[TextIO] = None) -> None:
         for line in inspect.cleandoc(detector.doc).split("\n"):
             # The docstrings' before/after drawings keep their lines; prose wraps.
             out.paragraph([(line, "")], "", "    " if not line.startswith(" ") else "")
+        logged = getattr(detector, "rules_logged", ())
+        out.paragraph([])
+        out.paragraph([("In a plan-change log (spark.sql.planChangeLog.level=INFO): " +
+                        (" or ".join(f"=== Applying Rule ...{rule} ===" for rule in logged)
+                         if logged else "no rule; the re-planning's 'Plan changed:'"), "")],
+                      "", "    ")
         out.paragraph([])
     out.flush()
 
