@@ -167,8 +167,10 @@ def attach(document: Document, data) -> Document:
                     number=len(replannings) + 1, line=unit.line, rules=tuple(unit.rules),
                     changed=unit.changed if aqe_messages else None,
                     changed_line=unit.changed_line, added=unit.added, removed=unit.removed))
+        # The log's notes once, on the first query given its plan changes.
         queries[index] = dataclasses.replace(queries[index], plan_changes=PlanChanges(
             replannings=tuple(replannings), rules=tuple(rules), notes=tuple(notes)))
+        notes = []
     return dataclasses.replace(document, queries=tuple(queries))
 
 
