@@ -226,6 +226,11 @@ class _QueryWriter:
                               ("" if execution.finished is not False else " (not finished)")))
         elif query.label:
             facts.append(("label", query.label))
+        if query.plan_changes is not None:  # a driver log with Spark's plan-change log
+            from ..rewrites.rules_fired import kept_words
+
+            facts.append(("re-plannings", kept_words(query.plan_changes).split(": ", 1)[1]))
+            facts.extend(("plan-change log", note) for note in query.plan_changes.notes)
         self.out('<dl class="meta">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>"
                                               for k, v in facts) + "</dl>\n")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Optional, Union
 
-from ..plan.model import Application, Query
+from ..plan.model import Application, PlanChanges, Query, RuleApplied
 from ..rewrites.findings import QueryReport, Report, ReportStream, describe
 from .json_writer import Later, Raw, iter_json
 from .parse_json import application_fields, execution_fields
@@ -34,6 +34,9 @@ def query_report_to_json(report: QueryReport, source: str,
                 "message": rewrite.message,
                 "evidence": list(rewrite.evidence),
                 "numbers": dict(rewrite.numbers),
+                # Only where a driver log's plan-change log named the rule.
+                **({"rule": rule_applied_fields(rewrite.fired)}
+                   if rewrite.fired is not None else {}),
             }
             for rewrite in report.rewrites
         ],
@@ -42,8 +45,36 @@ def query_report_to_json(report: QueryReport, source: str,
                  for o in report.info],
         "notes": list(report.notes),
         **execution_fields(query.execution),
+        **({"plan_changes": plan_changes_fields(query.plan_changes)}
+           if query.plan_changes is not None else {}),
         # Last: with_application fills it in JSON a worker process wrote (see there).
         "application": application_fields(query.application or application),
+    }
+
+
+def rule_applied_fields(applied: RuleApplied) -> Dict[str, Any]:
+    """One rule application of a plan-change log: `rule` null for AQE's re-planning itself
+    (the planner's choice, no rule logged)."""
+    return {"rule": applied.rule or None, "qualified": applied.qualified or None,
+            "batch": applied.batch or None, "line": applied.line,
+            "removed": list(applied.removed), "added": list(applied.added),
+            "altered": list(applied.altered)}
+
+
+def plan_changes_fields(changes: PlanChanges) -> Dict[str, Any]:
+    """What the plan-change log said of a query: its re-plannings (`changed` null when the
+    log holds none of AQE's own messages) and every rule applied under AQE."""
+    return {
+        "replannings": len(changes.replannings),
+        "changed": changes.changed,
+        "kept": changes.kept,
+        "replanning": [{"number": r.number, "line": r.line, "changed": r.changed,
+                        "changed_line": r.changed_line, "added": list(r.added),
+                        "removed": list(r.removed),
+                        "rules": [rule_applied_fields(a) for a in r.rules]}
+                       for r in changes.replannings],
+        "rules": [rule_applied_fields(a) for a in changes.rules],
+        "notes": list(changes.notes),
     }
 
 

@@ -469,6 +469,12 @@ def print_rules(detectors: Iterable, stream: Optional[TextIO] = None) -> None:
         for line in inspect.cleandoc(detector.doc).split("\n"):
             # The docstrings' before/after drawings keep their lines; prose wraps.
             out.paragraph([(line, "")], "", "    " if not line.startswith(" ") else "")
+        logged = getattr(detector, "rules_logged", ())
+        out.paragraph([])
+        out.paragraph([("In a plan-change log (spark.sql.planChangeLog.level=INFO): " +
+                        (" or ".join(f"=== Applying Rule ...{rule} ===" for rule in logged)
+                         if logged else "no rule; the re-planning's 'Plan changed:'"), "")],
+                      "", "    ")
         out.paragraph([])
     out.flush()
 
@@ -593,6 +599,12 @@ def _query(out: Screen, query_report, source: str, view: str) -> None:
         kind = rewrite.kind
         out.paragraph([(kind, "bold green"), (line[len(kind):], "")], "  ", "    ")
     out.paragraph([(counts_line(query_report), "")], "  ", "    ")
+    if query.plan_changes is not None:
+        from ..rewrites.rules_fired import kept_words
+
+        out.paragraph([(kept_words(query.plan_changes), "")], "  ", "    ")
+        for note in query.plan_changes.notes:
+            out.paragraph([(f"note: {note}", "yellow")], "  ", "    ")
     for note in query_report.notes:
         out.paragraph([(f"note: {note}", "yellow")], "  ", "    ")
     out.paragraph([])

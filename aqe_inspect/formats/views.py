@@ -378,4 +378,8 @@ def finding_line(rewrite: Rewrite) -> str:
         details.append(message)
     if stats:
         details.append(f"stage {short_statistics(str(stats))}")
+    if rewrite.fired is not None:  # a driver log's plan-change log named the rule
+        from ..rewrites.rules_fired import fired_words
+
+        details.append(fired_words(rewrite.fired))
     return f"{kind}: {where}" + (f": {'; '.join(details)}" if details else "")

@@ -14,7 +14,7 @@ fill the same types, and carry where a plan came from in `Query.source`, `Query.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Optional, Tuple
+from typing import FrozenSet, Iterator, Mapping, Optional, Tuple
 
 ADAPTIVE_ROOT = "AdaptiveSparkPlan"
 
@@ -170,6 +170,9 @@ class Query:
     #: The application the execution ran in, where one input holds several (a folder of
     #: event logs); None otherwise (a Document's `application` names the one application).
     application: Optional["Application"] = None
+    #: What Spark's plan-change log (spark.sql.planChangeLog.level) said of this query's AQE
+    #: run, when the text is a driver log holding it; None otherwise.
+    plan_changes: Optional["PlanChanges"] = None
 
     @property
     def adaptive(self) -> bool:
@@ -251,6 +254,81 @@ class Replan:
     is_final_plan: Optional[bool]
     counts: Tuple[Tuple[str, int], ...] = ()
     changes: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RuleApplied:
+    """One rule that changed a plan under AQE, as the plan-change log printed it
+    (`=== Applying Rule org.apache.spark.sql.execution.adaptive.OptimizeSkewedJoin ===`).
+
+    `rule` is the class's simple name (`OptimizeSkewedJoin`), `qualified` as logged; `batch`
+    the AQE batch it ran in (`AQE Replanning`, `AQE Query Stage Optimization`, or a batch of
+    AQE's logical optimizer: `Optimize One Row Plan`), "" when the log did not say. The
+    operators are those of its before and after plans, as `Name` (`AQEShuffleRead skewed`,
+    `SortMergeJoin(skew=true)`): `removed` only before, `added` only after, `altered` the
+    changed lines' operators when none came or went (their arguments changed)."""
+
+    rule: str
+    line: int
+    batch: str = ""
+    qualified: str = ""
+    removed: Tuple[str, ...] = ()
+    added: Tuple[str, ...] = ()
+    altered: Tuple[str, ...] = ()
+    #: Each operator of the after plan the rule added (or, when none came or went, changed):
+    #: its name, the text of the first line at or below it naming an expression id (`Exchange
+    #: hashpartitioning(k#1L, 20), ENSURE_REQUIREMENTS, [plan_id=47]`, blanks taken out), and
+    #: the expression ids of the plan below it: how a finding finds the application that
+    #: made it (`rewrites.rules_fired`).
+    touched: Tuple[Tuple[str, str, FrozenSet[str]], ...] = ()
+    #: Join hints the after plan gained (`rightHint=no_broadcast_hash`: DynamicJoinSelection
+    #: demoting a broadcast; `leftHint=prefer_shuffle_hash`: proposing a shuffled hash join).
+    hints: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Replanning:
+    """One AQE re-planning (`reOptimize`: its logical optimizer, the planner, the `AQE
+    Replanning` batch of physical rules), numbered from 1 within its query.
+
+    `changed` is True when AQE adopted the new plan (`Plan changed:` follows, at
+    `changed_line`), False when it kept the plan it had (no `Plan changed:` before the next
+    re-planning or `Final plan:`), None when the log holds none of AQE's own messages
+    (spark.sql.adaptive.logLevel below the log's level), so it cannot be told.
+    `added`/`removed` are the operators the adopted plan gained or lost."""
+
+    number: int
+    line: int
+    rules: Tuple[RuleApplied, ...] = ()
+    changed: Optional[bool] = None
+    changed_line: Optional[int] = None
+    added: Tuple[str, ...] = ()
+    removed: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlanChanges:
+    """What the plan-change log (spark.sql.planChangeLog.level at the log's level) said of one
+    query's AQE: its re-plannings in order, and every rule that changed a plan under AQE
+    (re-planning and query-stage optimization) in order. `notes` say what could not be read
+    (a block cut short or damaged), each with its line."""
+
+    replannings: Tuple[Replanning, ...] = ()
+    rules: Tuple[RuleApplied, ...] = ()
+    notes: Tuple[str, ...] = ()
+
+    @property
+    def kept(self) -> int:
+        """Re-plannings after which AQE kept the plan it had."""
+        return sum(1 for replanning in self.replannings if replanning.changed is False)
+
+    @property
+    def changed(self) -> int:
+        return sum(1 for replanning in self.replannings if replanning.changed)
+
+    def fired(self, rule: str) -> Tuple[RuleApplied, ...]:
+        """The applications of the rule named `rule` (its simple name), in order."""
+        return tuple(applied for applied in self.rules if applied.rule == rule)
 
 
 @dataclass(frozen=True)

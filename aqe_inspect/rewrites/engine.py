@@ -10,6 +10,7 @@ from .detectors.base import PlanPair, plan_pairs
 from ..plan.model import Document, Node, Query
 from ..plan.operators import QUERY_STAGES, family, is_empty_relation, is_query_stage, mentions
 from .findings import Observation, QueryReport, Report, Rewrite, describe
+from .rules_fired import name_rules
 
 def _initial_only_note() -> str:
     """`join switches (smj-to-bhj, smj-to-shj) and operators AQE's optimizer removed (one-row,
@@ -105,7 +106,8 @@ def diff_query(query: Query, query_id: str) -> QueryReport:
                                         timeline=replan_steps(query.execution.updates))
         query = dataclasses.replace(query, execution=execution)
     pairs = plan_pairs(query)
-    return QueryReport(id=query_id, query=query, rewrites=_detect(pairs),
+    return QueryReport(id=query_id, query=query,
+                       rewrites=name_rules(_detect(pairs), query.plan_changes),
                        info=tuple(_observations(query)),
                        notes=(*query.notes, *_notes(pairs)))
 
@@ -138,7 +140,8 @@ def diff_initial_final(initial: Node, query: Query, query_id: str,
     two explains number their operators apart; nested adaptive plans (subqueries, cached
     relations) bring their own initial trees."""
     pairs = _pairs_with_initial(query, initial)
-    return QueryReport(id=query_id, query=query, rewrites=_detect(pairs),
+    return QueryReport(id=query_id, query=query,
+                       rewrites=name_rules(_detect(pairs), query.plan_changes),
                        info=tuple(_observations(query)),
                        notes=(*notes, *query.notes, *_notes(pairs)), initial=initial)
 

@@ -8,6 +8,8 @@ messages). Each plan keeps where it stood in the original text.
     extract.py    cleaned lines -> one region per plan (explain output, AQE messages)
     assemble.py   parsed plans -> the queries a person ran (duplicates and pairs joined)
     connect.py    a Spark Connect client's metrics tree (DataFrame.executionInfo) -> a Query
+    planchange.py a driver log's plan-change log (spark.sql.planChangeLog.level) -> each
+                  query's rules and re-plannings (`Query.plan_changes`)
 
 A plan that cannot be read is a note when others can; the input fails (exit 2) only when
 no plan at all can be read.
@@ -36,31 +38,56 @@ LOG_HINT = ("to log plans, run with spark.sql.adaptive.logLevel=INFO (AQE's 'Pla
             "action, or read the event log instead (spark.eventLog.enabled=true)")
 
 
-def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:
-    """Every plan in the file (or `-`, standard input), as one Document."""
+def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: bool = False
+                  ) -> Document:
+    """Every plan in the file (or `-`, standard input), as one Document; with `plan_changes`,
+    each query of a driver log holding Spark's plan-change log gets what it says of it
+    (`Query.plan_changes`: planchange.py)."""
     reader = InputReader(path, max_size)
     if path == STDIN or not os.path.isfile(path):
         # Standard input, a pipe (`<(...)`): read once, every line.
         return _document(reader.lines(), reader.name, reader, max_size)
     from .skim import Skimmer
 
-    document = _document(Skimmer(reader).lines(), reader.name, reader, max_size, skimmed=True)
-    if document is not None:
+    skimmer = Skimmer(reader)
+    headings: List[int] = []  # the lines of rule headings handed on (planchange.py)
+    document = _document(skimmer.lines(), reader.name, reader, max_size, skimmed=True,
+                         rule_headings=headings)
+    if document is None:
+        # No plan: read every line, for the error that counts them (or whatever else it finds).
+        reader = InputReader(path, max_size)
+        return _document(reader.lines(), reader.name, reader, max_size)
+    if not plan_changes:
         return document
-    # No plan: read every line, for the error that counts them (or whatever else it finds).
-    reader = InputReader(path, max_size)
-    return _document(reader.lines(), reader.name, reader, max_size)
+    from .planchange import attach_from_file
+
+    # The skimmer counts the plan-change rule blocks it passed over: none, and the log holds
+    # no plan-change log unless a block came through with an explain in it (rare; then the
+    # file is searched for one). Without that count, the file is searched.
+    blocks = getattr(skimmer, "rule_blocks", None)
+    if blocks == 0 and not headings:
+        return document
+    return attach_from_file(document, path)
+
+
+def _rule_heading(line) -> bool:
+    """A plan-change rule block's heading (a JSON record's message holds it as its text)."""
+    return line.header.startswith("=== Applying Rule") or \
+        line.text.startswith("=== Applying Rule")
 
 
 def read_text_document(text: str, source: str = "") -> Document:
     """Every plan in a text already in memory."""
-    return _document(raw_lines(text), source, None, DEFAULT_MAX_SIZE)
+    from .planchange import attach_from_text
+
+    return attach_from_text(_document(raw_lines(text), source, None, DEFAULT_MAX_SIZE), text)
 
 
-def _document(raw, name: str, reader, max_size: int, skimmed: bool = False
-              ) -> Optional[Document]:
+def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
+              rule_headings: Optional[List[int]] = None) -> Optional[Document]:
     """The Document of the lines `raw`; with `skimmed` (only the lines that can hold a plan:
-    skim.py), None when no plan was read, so that every line is read for the error."""
+    skim.py), None when no plan was read, so that every line is read for the error. The
+    lines of the plan-change rule headings read go to `rule_headings`."""
     from ..parsing.repeats import RepeatedPlans
 
     parse_lines = RepeatedPlans().parse  # a plan printed again is parsed once
@@ -82,11 +109,25 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False
                 messages += 1
             if line.damage:
                 damaged.append(f"line {line.number}: {line.damage}")
+            if rule_headings is not None and _rule_heading(line):
+                rule_headings.append(line.number)
+            yield line
+
+    def headings(lines):
+        for line in lines:
+            if _rule_heading(line):
+                rule_headings.append(line.number)
             yield line
 
     # Read skimmed, a text with no plan is read again whole for its error: only the notes on
-    # damaged lines are needed from this reading, not the counts.
-    lines = logical_lines(raw, damaged) if skimmed else counted(logical_lines(raw))
+    # damaged lines (and the rule headings handed on) are needed from this reading, not the
+    # counts.
+    if skimmed:
+        lines = logical_lines(raw, damaged)
+        if rule_headings is not None:
+            lines = headings(lines)
+    else:
+        lines = counted(logical_lines(raw))
     try:
         for region in find_plans(lines, max_chars=max_size):
             if not region.plan.lines:

@@ -35,7 +35,7 @@ def read_input(path: str, max_size: int = DEFAULT_MAX_SIZE, task_metrics: bool =
         found = _read_events(path, task_metrics, max_size)
         if found is not None:
             return found
-    return read_document(path, max_size)
+    return read_document(path, max_size, plan_changes=True)
 
 
 def read_url(url: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:

@@ -80,6 +80,7 @@ class Skimmer:
     def __init__(self, reader: InputReader):
         self.reader = reader
         self.skipped = 0  # bytes passed over
+        self.rule_blocks = 0  # plan-change rule blocks passed over (planchange.py reads them)
         # The buffer last looked at whole, and whether it is all plain ASCII with no NUL.
         self._checked: Optional[bytes] = None
         self._clean = False
@@ -141,7 +142,9 @@ class Skimmer:
         header = message_header(first.decode("utf-8", "replace").replace("\x00", "\ufffd"))
         if header is None or not header.startswith("=== "):
             return False
-        return not any(buffer.find(marker, start, stop) >= 0 for marker in SECTION_MARKERS)
+        passed = not any(buffer.find(marker, start, stop) >= 0 for marker in SECTION_MARKERS)
+        self.rule_blocks += passed
+        return passed
 
     def lines(self) -> Iterator[Tuple[int, str]]:
         reader = self.reader

@@ -7,6 +7,7 @@ settings in force.
     verdicts.py   Candidate, Reason, QueryWhy: what an answer is made of
     base.py       what every explainer sees (Context) and the join types' sides
     <kind>.py     one explainer per rewrite kind (EXPLAINERS), adaptive.py for AQE itself
+    planchange.py what a driver log's plan-change log adds: the rule never fired, plans kept
 
 `explain_query` answers for one diffed query: a candidate for each place a rewrite could have
 happened, with a verdict (happened, blocked, not-needed, cannot-tell) and its reasons.
@@ -69,6 +70,10 @@ def explain_query(report: QueryReport, settings: Settings,
         for kind, explainer in EXPLAINERS.items():
             if kinds is None or kind in kinds:
                 candidates.extend(explainer.explain(ctx))
+    if report.query.plan_changes is not None:
+        from .planchange import with_plan_changes
+
+        candidates = with_plan_changes(candidates, report.query.plan_changes)
     return QueryWhy(report.id, _distinct(candidates))
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
 
 from ...plan.align import Alignment, computed_once
-from ...plan.model import ADAPTIVE_ROOT, Node, Query, Subquery
+from ...plan.model import ADAPTIVE_ROOT, Node, Query, RuleApplied, Subquery
 from ...plan.operators import JOINS, family, is_query_stage, is_shuffle_read, join_keys, \
     join_type, normalized_text, partitioning, shuffle_read_modes, spec_partition_count
 
@@ -34,6 +34,10 @@ class Rewrite:
     evidence: Tuple[str, ...] = ()
     #: Figures the plan text holds: partition counts, runtime statistics, build side.
     numbers: Mapping[str, object] = field(default_factory=dict)
+    #: The rule the driver log's plan-change log (spark.sql.planChangeLog.level) shows
+    #: making this rewrite (`rule` "" for AQE's re-planning itself: the planner, no rule);
+    #: None when the input holds no plan-change log (`rewrites.rules_fired`).
+    fired: Optional[RuleApplied] = None
 
 
 @dataclass(frozen=True)
@@ -269,6 +273,10 @@ class Detector:
     summary: str = ""
     #: The Spark rule (org.apache.spark.sql.execution.adaptive) whose work it finds.
     spark_rule: str = ""
+    #: The rules whose `=== Applying Rule ... ===` in a plan-change log makes this kind, by
+    #: the class's simple name, every Spark line's name (`rewrites.rules_fired`); None for
+    #: `spark_rule` alone, () when no rule does it (the planner at AQE's re-planning).
+    logged_rules: Optional[Tuple[str, ...]] = None
     #: True when only an initial plan can prove the rewrite (a join switch).
     needs_initial: bool = False
     #: How a note names the kinds that need the initial plan, grouped.
@@ -277,6 +285,13 @@ class Detector:
     @property
     def doc(self) -> str:
         return type(self).__doc__ or ""
+
+    @property
+    def rules_logged(self) -> Tuple[str, ...]:
+        """`logged_rules`, or `spark_rule` alone when it is not set."""
+        if self.logged_rules is not None:
+            return self.logged_rules
+        return (self.spark_rule,) if self.spark_rule else ()
 
     def detect(self, pair: PlanPair):  # pragma: no cover - every detector overrides it
         raise NotImplementedError

@@ -37,6 +37,8 @@ class EmptyRelation(Detector):
     kind = "empty-relation"
     summary = "a subtree became an empty relation at run time (AQEPropagateEmptyRelation)"
     spark_rule = "AQEPropagateEmptyRelation"
+    #: EliminateJoinToEmptyRelation on Spark 3.1 (AQEOptimizer's batch of that name).
+    logged_rules = ("AQEPropagateEmptyRelation", "EliminateJoinToEmptyRelation")
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         # How many times each empty relation of the initial plan is printed: each accounts

@@ -28,6 +28,8 @@ class LocalRead(Detector):
     kind = "local-read"
     summary = "a shuffle read reads map outputs locally (OptimizeShuffleWithLocalRead)"
     spark_rule = "OptimizeShuffleWithLocalRead"
+    #: OptimizeLocalShuffleReader on Spark 3.0-3.1.
+    logged_rules = ("OptimizeShuffleWithLocalRead", "OptimizeLocalShuffleReader")
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
         for node in pair.final_of("AQEShuffleRead"):  # every shuffle read (is_shuffle_read)

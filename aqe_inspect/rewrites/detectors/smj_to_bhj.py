@@ -34,4 +34,7 @@ class SortMergeToBroadcast(JoinSwitch):
     kind = "smj-to-bhj"
     summary = "a sort-merge join became a broadcast hash join at run time"
     spark_rule = "DynamicJoinSelection"
+    #: No rule makes the switch: the planner picks the broadcast at AQE's re-planning, from
+    #: the stage's run-time size (a plan-change log shows it as `Plan changed:`).
+    logged_rules = ()
     target = "BroadcastHashJoin"

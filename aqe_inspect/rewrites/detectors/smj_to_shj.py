@@ -27,4 +27,8 @@ class SortMergeToShuffledHash(JoinSwitch):
     kind = "smj-to-shj"
     summary = "a sort-merge join became a shuffled hash join at run time"
     spark_rule = "DynamicJoinSelection"
+    #: In a plan-change log: DynamicJoinSelection hinting prefer_shuffle_hash at AQE's logical
+    #: re-optimization (3.2-3.5); ConvertSortMergeJoinToShuffledHashJoin at re-planning (4.x,
+    #: where DemoteBroadcastHashJoin took DynamicJoinSelection's other half).
+    logged_rules = ("DynamicJoinSelection", "ConvertSortMergeJoinToShuffledHashJoin")
     target = "ShuffledHashJoin"

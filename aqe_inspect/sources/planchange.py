@@ -1,0 +1,585 @@
+"""Spark's plan-change log in a driver log: which rule changed each plan under AQE, and which
+of AQE's re-plannings kept the plan they had.
+
+With `spark.sql.planChangeLog.level` at the log's level (INFO), Spark's `PlanChangeLogger`
+prints every rule that changed a plan (`=== Applying Rule <class> ===` and the plans before
+and after, side by side, changed lines marked `!`), each batch's result (`=== Result of Batch
+<name> ===`, or `Batch <name> has no effect.`) and metrics. AQE runs its rules through it:
+
+* at each re-planning (`AdaptiveSparkPlanExec.reOptimize`): its logical optimizer
+  (`AQEOptimizer`: AQEPropagateEmptyRelation, DynamicJoinSelection, EliminateLimits,
+  OptimizeOneRowPlan, ...; their plans hold `LogicalQueryStage`), then, after the planner,
+  the physical batch `AQE Replanning` (EnsureRequirements, OptimizeSkewedJoin, ...). AQE then
+  logs `Plan changed:` (at spark.sql.adaptive.logLevel) when it adopts the new plan, and
+  nothing when it keeps the one it had: a kept plan;
+* for each new query stage and the final stage: `AQE Query Stage Optimization`
+  (PlanAdaptiveDynamicPruningFilters, OptimizeSkewInRebalancePartitions,
+  CoalesceShufflePartitions, OptimizeShuffleWithLocalRead, ...) and `AQE Post Stage
+  Creation` (CollapseCodegenStages);
+* once: `AQE Preparations` for the initial plan.
+
+Spark 4's structured (JSON) logs are read the same way, each record's message decoded
+(`{"msg": "\\n=== Applying Rule ... ===\\n..."}`), its events at the record's line.
+
+The log does not say which query a message is about. Each block's plans carry the query's
+expression ids (`k#12L`), which Spark keeps for the life of a query: a block goes to the
+query sharing most of them; a line with no plan (`Batch AQE Replanning has no effect.`) goes
+with the blocks around it.
+
+Read only when the log holds `=== Applying Rule` (one byte search); the bytes are searched
+for the few headings, never split into lines. A block cut short or damaged is a note.
+
+May import: `plan`, `errors` (as every module of `sources`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import mmap
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+from ..plan.model import Document, PlanChanges, Query, Replanning, RuleApplied
+
+#: Every log with the plan-change log at its level holds this (the analyzer's rules alone).
+SIGNATURE = b"=== Applying Rule "
+RESULT = b"=== Result of Batch "
+NO_EFFECT = b" has no effect."
+PLAN_CHANGED = b"Plan changed"
+FINAL_PLAN = b"Final plan:"
+
+#: AQE's physical batches (AdaptiveSparkPlanExec), by the names PlanChangeLogger prints.
+PREPARATIONS = "AQE Preparations"
+REPLANNING = "AQE Replanning"
+STAGE_OPTIMIZATION = "AQE Query Stage Optimization"
+POST_STAGE = "AQE Post Stage Creation"
+POST_PLANNER = "AQE Query Post Planner Strategy Rules"
+AQE_PHYSICAL = frozenset({PREPARATIONS, REPLANNING, STAGE_OPTIMIZATION, POST_STAGE,
+                          POST_PLANNER})
+#: The batches of AQE's logical optimizer (AQEOptimizer) on 3.2-4.x; their rules are counted
+#: when they run in a re-planning (before its `AQE Replanning` batch). A batch not named here
+#: counts when its plans hold AQE's `LogicalQueryStage`.
+AQE_LOGICAL = frozenset({"Propagate Empty Relations", "Dynamic Join Selection",
+                         "Demote Broadcast Hash Join", "Eliminate Limits",
+                         "Optimize One Row Plan", "User Provided Runtime Optimizers",
+                         "Demote BroadcastHashJoin", "Eliminate Join to Empty Relation"})
+#: The most operators of one block a finding is matched against (a rule that changed every
+#: line of a deep plan is matched by its first ones).
+MAX_TOUCHED = 64
+#: A heading's name ends at ` ===` on its line; longer than this is not a heading.
+MAX_NAME = 300
+_NAME = re.compile(rb"([^\r\n=]{1,300}?) ===")
+_BATCH_NO_EFFECT = re.compile(rb"Batch ([^\r\n]{1,300}?) has no effect\.")
+_EXPRESSION_ID = re.compile(rb"#(\d{1,12})")
+#: How a log message's first line starts (a log4j time stamp, a JSON record).
+_MESSAGE_START = re.compile(rb"\s*(?:\[?\d|\{\")")
+_BLANKS = re.compile(r" {3,}")
+_HINT = re.compile(r"\b(left|right)Hint=\(strategy=(\w{1,60})")
+#: An operator on one side of a plan line: tree glyphs, a codegen marker, the name, and for
+#: the operators whose first words say what AQE made of them, those words.
+_OPERATOR = re.compile(r"[\s:|+\-]*(?:[*^]\(\d{1,9}\)\s|[*^]\s?)?([A-Za-z_][\w$]{0,120})"
+                       r"(\(skew=true\)|(?: (?:coalesced and skewed|coalesced|skewed|local))?)")
+
+
+@dataclass
+class _Event:
+    """One heading found: `kind` is rule, result, no-effect, changed or final."""
+
+    position: int
+    kind: str
+    name: str = ""
+    line: int = 0
+    ids: FrozenSet[str] = frozenset()
+    removed: Tuple[str, ...] = ()
+    added: Tuple[str, ...] = ()
+    altered: Tuple[str, ...] = ()
+    touched: Tuple[Tuple[str, str, FrozenSet[str]], ...] = ()
+    hints: Tuple[str, ...] = ()
+    logical_stage: bool = False
+    damage: str = ""
+
+
+@dataclass
+class _Unit:
+    """What goes to one query: a re-planning, or rules applied outside one."""
+
+    line: int
+    ids: set = field(default_factory=set)
+    rules: List[RuleApplied] = field(default_factory=list)
+    replanning: bool = False
+    changed: Optional[bool] = None
+    changed_line: Optional[int] = None
+    added: Tuple[str, ...] = ()
+    removed: Tuple[str, ...] = ()
+    query: Optional[int] = None
+
+
+def has_plan_changes(data) -> bool:
+    """Whether a log's bytes hold Spark's plan-change log."""
+    return data.find(SIGNATURE) >= 0
+
+
+def attach_from_file(document: Document, path: str) -> Document:
+    """`document` with each query's plan changes, when the file at `path` holds the
+    plan-change log; else `document` itself (one byte search over the file)."""
+    try:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                return document
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                if not has_plan_changes(data):
+                    return document
+                return attach(document, data)
+    except (OSError, ValueError):
+        return document  # read already: what cannot be mapped again adds nothing
+
+
+def attach_from_text(document: Document, text: str) -> Document:
+    data = text.encode("utf-8", "replace")
+    return attach(document, data) if has_plan_changes(data) else document
+
+
+def attach(document: Document, data) -> Document:
+    """`document` with the plan changes of `data` (a log's bytes) given to its queries."""
+    adaptive = [index for index, query in enumerate(document.queries) if query.adaptive]
+    if not adaptive:
+        return document
+    events, notes = read_events(data)
+    units, aqe_messages = _units(events)
+    if not units:
+        return document
+    query_ids = {index: _query_ids(document.queries[index]) for index in adaptive}
+    _assign(units, query_ids, adaptive)
+    queries = list(document.queries)
+    for index in adaptive:
+        mine = [unit for unit in units if unit.query == index]
+        if not mine:
+            continue
+        replannings = []
+        rules: List[RuleApplied] = []
+        for unit in mine:
+            rules.extend(unit.rules)
+            if unit.replanning:
+                replannings.append(Replanning(
+                    number=len(replannings) + 1, line=unit.line, rules=tuple(unit.rules),
+                    changed=unit.changed if aqe_messages else None,
+                    changed_line=unit.changed_line, added=unit.added, removed=unit.removed))
+        # The log's notes once, on the first query given its plan changes.
+        queries[index] = dataclasses.replace(queries[index], plan_changes=PlanChanges(
+            replannings=tuple(replannings), rules=tuple(rules), notes=tuple(notes)))
+        notes = []
+    return dataclasses.replace(document, queries=tuple(queries))
+
+
+def _query_ids(query: Query) -> FrozenSet[str]:
+    from ..plan.align import expression_ids
+
+    ids: set = set()
+    for node in query.walk():
+        ids.update(expression_ids(node))
+    return frozenset(ids)
+
+
+# --- the bytes -> events ---------------------------------------------------------------------
+
+def read_events(data) -> Tuple[List[_Event], List[str]]:
+    """Every plan-change heading and AQE message of `data`, in order, with its line; and the
+    notes on blocks that could not be read."""
+    found: List[Tuple[int, str]] = []
+    for marker, kind in ((SIGNATURE, "rule"), (RESULT, "result"), (NO_EFFECT, "no-effect"),
+                         (PLAN_CHANGED, "changed"), (FINAL_PLAN, "final")):
+        at = data.find(marker)
+        while at >= 0:
+            found.append((at, kind))
+            at = data.find(marker, at + len(marker))
+    found.sort()
+    events: List[_Event] = []
+    notes: List[str] = []
+    line, counted_to = 1, 0
+    start = 0
+    if data[:3] == b"\xef\xbb\xbf":
+        start = 3
+    counted_to = start
+    record_end = -1  # the end of the JSON log record last read
+    for position, kind in found:
+        if position < record_end:
+            continue  # read with its record
+        line += data[counted_to:position].count(b"\n")
+        counted_to = position
+        begin, end = _line_bounds(data, position)
+        if data[begin:begin + 64].lstrip()[:2] == b'{"':
+            # Spark 4's structured logging: the message is a JSON string of its record.
+            record_end = end
+            inner = _record_events(data[begin:end], line)
+            for event in inner:
+                if event.damage:
+                    notes.append(f"line {line}: {event.damage}")
+            events.extend(inner)
+            continue
+        event = _event(data, position, kind, line)
+        if event is None:
+            continue
+        if event.damage:
+            notes.append(f"line {line}: {event.damage}")
+        events.append(event)
+    return events, list(dict.fromkeys(notes))
+
+
+def _record_events(record: bytes, line: int) -> List[_Event]:
+    """The events of one JSON log record's message (Spark 4's structured logging), each at
+    the record's line; none when it is not a JSON record with a message."""
+    from . import deepjson
+
+    try:
+        value = deepjson.loads(record.decode("utf-8", "replace"))
+    except ValueError:
+        return []
+    message = value.get("msg") if isinstance(value, dict) else None
+    if not isinstance(message, str) or message.lstrip()[:2] == '{"':
+        return []
+    events, _ = read_events(message.encode("utf-8", "replace"))
+    for event in events:
+        event.line = line
+    return events
+
+
+def _line_bounds(data, position: int) -> Tuple[int, int]:
+    begin = data.rfind(b"\n", 0, position) + 1
+    end = data.find(b"\n", position)
+    return begin, (len(data) if end < 0 else end)
+
+
+def _event(data, position: int, kind: str, line: int) -> Optional[_Event]:
+    begin, end = _line_bounds(data, position)
+    if kind in ("rule", "result"):
+        if position != begin:
+            return None  # a heading starts its line (the log message before it is empty)
+        skip = len(SIGNATURE) if kind == "rule" else len(RESULT)
+        named = _NAME.match(data, position + skip, end)
+        if named is None:
+            what = "rule" if kind == "rule" else "batch"
+            return _Event(position, kind, "", line,
+                          damage=f"a plan-change {what} heading with no name closed by "
+                                 f"' ===' was skipped")
+        name = named.group(1).decode("utf-8", "replace").strip()
+        event = _Event(position, kind, name, line)
+        _read_block(data, end + 1, event)
+        return event
+    if kind == "no-effect":
+        piece = data[begin:end]
+        match = None
+        for match in _BATCH_NO_EFFECT.finditer(piece):
+            pass
+        if match is None or begin + match.end() != position + len(NO_EFFECT):
+            return None
+        return _Event(position, "no-effect", match.group(1).decode("utf-8", "replace"), line)
+    # AQE's own messages: at a message's start (after a log prefix's `: `) or a line's.
+    before = data[max(begin, position - 2):position]
+    if position != begin and before not in (b": ", b"- ") and not before.endswith(b" "):
+        return None
+    if kind == "changed":
+        event = _Event(position, "changed", "", line)
+        rest = data[position:end]
+        if rest.rstrip().endswith(b"Plan changed:"):
+            _read_block(data, end + 1, event)
+        else:  # `Plan changed from <plan> to <plan>` (Spark 3.0-3.1): ids only
+            event.ids = _ids(data[position:_block_end(data, end + 1)])
+        return event
+    return _Event(position, "final", "", line,
+                  ids=_ids(data[position:_block_end(data, end + 1)]))
+
+
+def _block_end(data, start: int) -> int:
+    """Where the plan lines from `start` end: at the first line that is blank or does not
+    begin as a side-by-side plan line does (` ` or `!`: a log message, the file's end)."""
+    at = start
+    size = len(data)
+    while at < size:
+        end = data.find(b"\n", at)
+        end = size if end < 0 else end
+        first = data[at:at + 1]
+        if first not in (b" ", b"!") or not data[at:end].strip():
+            return at
+        at = end + 1
+    return size
+
+
+def _ids(piece: bytes) -> FrozenSet[str]:
+    return frozenset(match.decode() for match in _EXPRESSION_ID.findall(piece))
+
+
+def _read_block(data, start: int, event: _Event) -> None:
+    """The plans side by side under a heading: the operators that came, went or changed."""
+    stop = _block_end(data, start)
+    piece = data[start:stop]
+    event.ids = _ids(piece)
+    event.logical_stage = b"LogicalQueryStage" in piece
+    if not piece.strip():
+        end = data.find(b"\n", stop)
+        following = data[stop:len(data) if end < 0 else end]
+        if following.strip() and not _MESSAGE_START.match(following):
+            event.damage = (f"the plans of the plan-change block "
+                            f"'{_simple(event.name) or 'Plan changed'}' are not side by side "
+                            "as Spark prints them; its operators are not known")
+        elif event.kind == "rule":
+            event.damage = (f"the plan-change block of {_simple(event.name)} holds no plans "
+                            "(cut short?); the rule is kept, its operators are not known")
+        return
+    lines = [text.rstrip("\r") for text in
+             piece.decode("utf-8", "replace").rstrip("\n").split("\n")]
+    column = right_column(lines)
+    if column is None:
+        event.damage = (f"the plans of the plan-change block "
+                        f"'{_simple(event.name) or 'Plan changed'}' are not side by side as "
+                        "Spark prints them; its operators are not known")
+        return
+    lefts: List[str] = []
+    rights: List[str] = []
+    marked: List[bool] = []
+    for text in lines:
+        lefts.append(text[1:column - 3].rstrip())
+        rights.append(text[column:].rstrip())
+        marked.append(text.startswith("!"))
+    before = [_operator(side) for side in lefts]
+    after = [_operator(side) for side in rights]
+    came = Counter(name for name in after if name) - Counter(name for name in before if name)
+    went = Counter(name for name in before if name) - Counter(name for name in after if name)
+    event.added = tuple(sorted(came.elements()))
+    event.removed = tuple(sorted(went.elements()))
+    if not came and not went:
+        event.altered = tuple(dict.fromkeys(name for name, mark in zip(after, marked)
+                                            if name and mark))
+    right_heads = _heads(rights)
+    if came:
+        # The lines added: those of an added operator's name with no line of that name and
+        # the same first line below it on the left (the others only moved down).
+        left_heads = Counter((name, head) for name, head in zip(before, _heads(lefts))
+                             if name in came)
+        wanted = []
+        for index, name in enumerate(after):
+            if name in came and marked[index]:
+                key = (name, right_heads[index])
+                if left_heads[key] > 0:
+                    left_heads[key] -= 1
+                else:
+                    wanted.append(index)
+    elif not went:
+        wanted = [index for index, name in enumerate(after) if name and marked[index]]
+    else:
+        wanted = []
+    event.touched = tuple((after[i], right_heads[i], _subtree_ids(rights, i))
+                          for i in wanted[:MAX_TOUCHED])
+    gained = Counter(_hints(rights)) - Counter(_hints(lefts))
+    event.hints = tuple(sorted(gained.elements()))
+
+
+def _hints(sides: Sequence[str]) -> List[str]:
+    """The join hints a plan's lines hold: `rightHint=no_broadcast_hash`."""
+    return [f"{side}Hint={strategy}" for text in sides if "Hint=" in text
+            for side, strategy in _HINT.findall(text)]
+
+
+def _head(text: str) -> str:
+    """A plan line's operator and arguments, blanks, tree glyphs and codegen marker off."""
+    match = _OPERATOR.match(text)
+    body = text[match.start(1):] if match else text
+    return "".join(body.split())
+
+
+def _depth(text: str) -> int:
+    return len(text) - len(text.lstrip(" :|+-"))
+
+
+def _heads(sides: Sequence[str]) -> List[str]:
+    """For each line of one plan, the text of the first line at or below it naming an
+    expression id (`_head`; "" for none): one pass from the bottom up."""
+    depth = [_depth(text) for text in sides]
+    heads: List[str] = ["" for _ in sides]
+    stack: List[int] = []  # lines whose subtree is open, deepest last
+    for index in range(len(sides) - 1, -1, -1):
+        child_head = ""
+        while stack and depth[stack[-1]] > depth[index]:
+            child = stack.pop()
+            child_head = heads[child] or child_head  # the first child's, printed first
+        text = sides[index]
+        heads[index] = _head(text) if "#" in text and _EXPRESSION_ID.search(
+            text.encode("utf-8", "replace")) else child_head
+        stack.append(index)
+    return heads
+
+
+def _subtree_ids(sides: Sequence[str], index: int) -> FrozenSet[str]:
+    """The expression ids of a plan's line and of the lines below it (deeper indented, up to
+    the first that is not)."""
+    top = _depth(sides[index])
+    ids = set()
+    for at in range(index, len(sides)):
+        if at > index and _depth(sides[at]) <= top:
+            break
+        ids.update(_EXPRESSION_ID.findall(sides[at].encode("utf-8", "replace")))
+    return frozenset(found.decode() for found in ids)
+
+
+def right_column(lines: Sequence[str]) -> Optional[int]:
+    """Where the right-hand plan starts in Spark's side-by-side lines (`sideBySide`: a mark,
+    the left line padded to the longest, three blanks, the right line): the first column
+    with three blanks before it on every line that reaches it. None when there is none.
+
+    Each line allows the columns after its end and those right after three of its blanks;
+    the allowed columns of all lines are intersected as intervals (a few per line), so a
+    block of thousands of long lines is read in one pass over it."""
+    if not lines or any(text[:1] not in (" ", "!") for text in lines):
+        return None
+    stripped = [text.rstrip() for text in lines]
+    longest = max(len(text) for text in stripped)
+    if longest < 2:
+        return None
+    allowed: List[Tuple[int, int]] = [(4, longest + 3)]  # closed intervals of columns
+    for text in stripped:
+        own = [(len(text) + 3, longest + 3)]
+        own.extend((run.start() + 3, run.end()) for run in _BLANKS.finditer(text))
+        allowed = _intersect(allowed, sorted(own))
+        if not allowed:
+            return None
+    for low, high in allowed:
+        if low < longest:  # some line has a right-hand side there
+            return low
+    # Only the left plan has lines that long: the right one is empty (a rule that removed
+    # everything) or shorter; the longest line's end plus three blanks.
+    return longest + 3
+
+
+def _intersect(first: List[Tuple[int, int]], second: List[Tuple[int, int]]
+               ) -> List[Tuple[int, int]]:
+    """Two sorted lists of closed intervals intersected (the second's may overlap)."""
+    merged: List[Tuple[int, int]] = []
+    for low, high in second:
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    out: List[Tuple[int, int]] = []
+    i = j = 0
+    while i < len(first) and j < len(merged):
+        low = max(first[i][0], merged[j][0])
+        high = min(first[i][1], merged[j][1])
+        if low <= high:
+            out.append((low, high))
+        if first[i][1] < merged[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _operator(side: str) -> str:
+    match = _OPERATOR.match(side)
+    if match is None or not side.strip():
+        return ""
+    return match.group(1) + match.group(2)
+
+
+def _simple(name: str) -> str:
+    """`org.apache.spark.sql.execution.adaptive.OptimizeSkewedJoin` -> `OptimizeSkewedJoin`;
+    an inner object's `Optimizer$FinishAnalysis` -> `FinishAnalysis`."""
+    return name.rsplit(".", 1)[-1].rsplit("$", 1)[-1] if name else ""
+
+
+# --- events -> units (re-plannings, stage optimizations) -------------------------------------
+
+def _units(events: Iterable[_Event]) -> Tuple[List[_Unit], bool]:
+    """AQE's re-plannings and the rules it applied outside them, in log order; and whether
+    the log holds AQE's own messages (`Plan changed:`, `Final plan:`), without which a kept
+    plan cannot be told from a changed one."""
+    units: List[_Unit] = []
+    aqe_messages = False
+    pending: List[_Event] = []  # rules since the last batch result
+    logical: List[Tuple[_Event, str]] = []  # logical rules since the last AQE batch, by batch
+    replanning: Optional[_Unit] = None  # the last re-planning, waiting for `Plan changed`
+    for event in events:
+        if event.kind == "rule":
+            pending.append(event)
+            continue
+        if event.kind in ("result", "no-effect"):
+            batch = event.name
+            rules, pending = pending, []
+            if batch not in AQE_PHYSICAL:
+                for rule in rules:
+                    if batch in AQE_LOGICAL or rule.logical_stage:
+                        logical.append((rule, batch))
+                continue
+            if batch == POST_PLANNER:
+                continue
+            if batch == PREPARATIONS:
+                logical = []  # the optimizer's rules before AQE began: not AQE's
+                continue
+            applied = [_applied(rule, batch) for rule in rules]
+            if batch == REPLANNING:
+                unit = _Unit(line=event.line, replanning=True, changed=False)
+                unit.rules = [_applied(rule, name) for rule, name in logical] + applied
+                for rule, _ in logical:
+                    unit.ids.update(rule.ids)
+                for rule in rules:
+                    unit.ids.update(rule.ids)
+                unit.ids.update(event.ids)
+                logical = []
+                units.append(unit)
+                replanning = unit
+            elif applied:
+                unit = _Unit(line=rules[0].line, rules=applied)
+                for rule in rules:
+                    unit.ids.update(rule.ids)
+                units.append(unit)
+            continue
+        if event.kind == "changed":
+            aqe_messages = True
+            if replanning is not None and replanning.changed_line is None and (
+                    not replanning.ids or not event.ids or replanning.ids & event.ids):
+                replanning.changed = True
+                replanning.changed_line = event.line
+                replanning.added, replanning.removed = event.added, event.removed
+                replanning.ids.update(event.ids)
+                replanning = None
+            continue
+        if event.kind == "final":
+            aqe_messages = True
+            replanning = None
+    return units, aqe_messages
+
+
+def _applied(event: _Event, batch: str) -> RuleApplied:
+    return RuleApplied(rule=_simple(event.name), line=event.line, batch=batch,
+                       qualified=event.name, removed=event.removed, added=event.added,
+                       altered=event.altered, touched=event.touched,
+                       hints=event.hints)
+
+
+def _assign(units: List[_Unit], query_ids: Dict[int, FrozenSet[str]],
+            candidates: Sequence[int]) -> None:
+    """Give each unit the query sharing most of its expression ids; a unit with none goes
+    with the unit before it (or, at the start, the one after it)."""
+    for unit in units:
+        best, share = None, 0.0
+        if unit.ids:
+            for index in candidates:
+                common = len(unit.ids & query_ids[index])
+                if common and common / len(unit.ids) > share:
+                    best, share = index, common / len(unit.ids)
+        unit.query = best
+    previous: Optional[int] = None
+    for unit in units:
+        if unit.query is None:
+            unit.query = previous
+        previous = unit.query
+    following: Optional[int] = None
+    for unit in reversed(units):
+        if unit.query is None:
+            unit.query = following
+        following = unit.query
+    if len(candidates) == 1:
+        for unit in units:
+            if unit.query is None:
+                unit.query = candidates[0]
