@@ -480,3 +480,68 @@ def test_a_structured_json_log_names_the_same_rules(tmp_path, scenario):
 
     assert said(structured) == said(plain)
     assert said(plain)[0]
+
+
+# --- the file searched a window at a time ----------------------------------------------------
+
+_MARKERS = ((b"=== Applying Rule ", "rule"), (b"Plan changed", "changed"), (b" has no effect.", "no-effect"))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(st.sampled_from([b"=== Applying Rule ", b"Plan changed", b" has no effect.",
+                                        b"\n", b"x", b"== ", b"Plan ", b"ab\ncd"]), max_size=60),
+       window=st.integers(1, 40))
+def test_windowed_search_finds_what_one_search_finds(pieces, window, tmp_path_factory):
+    """The plan-change reader searches a mapped file a window at a time and gives each
+    window's pages back: it finds every marker one search of the whole text finds, a marker
+    across a window's end included, and counts the same lines."""
+    import mmap
+
+    from aqe_inspect.sources import planchange
+
+    data = b"".join(pieces)
+    expected = sorted((at, kind) for marker, kind in _MARKERS
+                      for at in [m.start() for m in re.finditer(re.escape(marker), data)])
+    kept = planchange.WINDOW
+    planchange.WINDOW = window
+    try:
+        assert planchange._find_all(data, _MARKERS) == expected
+        if data:
+            path = tmp_path_factory.mktemp("window") / "log"
+            path.write_bytes(data)
+            with open(path, "rb") as handle, \
+                    mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                assert planchange._find_all(mapped, _MARKERS) == expected
+                assert planchange._newlines(mapped, 0, len(data)) == data.count(b"\n")
+                assert planchange.has_plan_changes(mapped) == (b"=== Applying Rule " in data)
+    finally:
+        planchange.WINDOW = kept
+
+
+def test_a_large_log_is_searched_in_bounded_memory(tmp_path):
+    """A 64 MB driver log whose plan-change log is at its end (the rest other messages) is
+    searched with the process's memory growing by far less than the file: the mapped pages
+    are given back window by window, as they are passed."""
+    import sys
+
+    path = tmp_path / "long.log"
+    noise = b"26/11/23 13:53:00 INFO TaskSetManager: Finished task 0.0 in stage 1.0 (TID 1)\n"
+    with open(path, "wb") as out:
+        chunk = noise * ((1 << 20) // len(noise))
+        while out.tell() < 64 << 20:
+            out.write(chunk)
+        out.write(LOGS[0].read_bytes())
+    size = path.stat().st_size
+    script = ("import mmap, resource, sys\n"
+              "from aqe_inspect.sources import planchange\n"
+              "with open(sys.argv[1], 'rb') as h, "
+              "mmap.mmap(h.fileno(), 0, access=mmap.ACCESS_READ) as d:\n"
+              "    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+              "    events, notes = planchange.read_events(d)\n"
+              "    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+              "print(len(events), (after - before) * 1024)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                          text=True, check=True)
+    events, grown = map(int, done.stdout.split())
+    assert events > 10
+    assert grown < size / 2, (grown, size)  # (a window mapped and a window copied: 16 MB)

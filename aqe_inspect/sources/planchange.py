@@ -117,9 +117,60 @@ class _Unit:
     query: Optional[int] = None
 
 
+#: A file's bytes are searched a window at a time, and each window's pages given back once
+#: searched (a mapped file's pages count as the process's memory while mapped in).
+WINDOW = 8 << 20
+
+
+def _release(data, start: int, stop: int) -> None:
+    """Give back the mapped pages of data[start:stop] (they are read again from the page
+    cache should they be needed); nothing for bytes in memory."""
+    advise = getattr(data, "madvise", None)
+    flag = getattr(mmap, "MADV_DONTNEED", None)
+    if advise is None or flag is None or stop <= start:
+        return
+    begin = start - start % mmap.PAGESIZE
+    try:
+        advise(flag, begin, stop - begin)
+    except (OSError, ValueError):
+        pass
+
+
+def _find_all(data, markers: Sequence[Tuple[bytes, str]]) -> List[Tuple[int, str]]:
+    """Where each marker stands in `data`, in order, searched a window at a time (a marker
+    found at the start of a window and running past its end is found there)."""
+    found: List[Tuple[int, str]] = []
+    size = len(data)
+    reach = max(len(marker) for marker, _ in markers) - 1
+    for start in range(0, size, WINDOW):
+        end = min(size, start + WINDOW)
+        stop = min(size, end + reach)
+        for marker, kind in markers:
+            at = data.find(marker, start, stop)
+            while 0 <= at < end:
+                found.append((at, kind))
+                at = data.find(marker, at + len(marker), stop)
+        _release(data, start, end)
+    found.sort()
+    return found
+
+
+def _newlines(data, start: int, stop: int) -> int:
+    """`data[start:stop].count(b"\n")`, a window at a time (a slice of a mapped file is a
+    copy)."""
+    count = 0
+    for at in range(start, stop, WINDOW):
+        end = min(stop, at + WINDOW)
+        count += data[at:end].count(b"\n")
+        _release(data, at, end)
+    return count
+
+
 def has_plan_changes(data) -> bool:
     """Whether a log's bytes hold Spark's plan-change log."""
-    return data.find(SIGNATURE) >= 0
+    if isinstance(data, bytes):
+        return data.find(SIGNATURE) >= 0
+    return bool(_find_all(data, ((SIGNATURE, "rule"),)))
 
 
 def attach_from_file(document: Document, path: str) -> Document:
@@ -188,14 +239,8 @@ def _query_ids(query: Query) -> FrozenSet[str]:
 def read_events(data) -> Tuple[List[_Event], List[str]]:
     """Every plan-change heading and AQE message of `data`, in order, with its line; and the
     notes on blocks that could not be read."""
-    found: List[Tuple[int, str]] = []
-    for marker, kind in ((SIGNATURE, "rule"), (RESULT, "result"), (NO_EFFECT, "no-effect"),
-                         (PLAN_CHANGED, "changed"), (FINAL_PLAN, "final")):
-        at = data.find(marker)
-        while at >= 0:
-            found.append((at, kind))
-            at = data.find(marker, at + len(marker))
-    found.sort()
+    found = _find_all(data, ((SIGNATURE, "rule"), (RESULT, "result"), (NO_EFFECT, "no-effect"),
+                             (PLAN_CHANGED, "changed"), (FINAL_PLAN, "final")))
     events: List[_Event] = []
     notes: List[str] = []
     line, counted_to = 1, 0
@@ -204,12 +249,16 @@ def read_events(data) -> Tuple[List[_Event], List[str]]:
         start = 3
     counted_to = start
     record_end = -1  # the end of the JSON log record last read
+    released = 0  # the mapped pages before this are given back
     for position, kind in found:
         if position < record_end:
             continue  # read with its record
-        line += data[counted_to:position].count(b"\n")
+        line += _newlines(data, counted_to, position)
         counted_to = position
         begin, end = _line_bounds(data, position)
+        if begin - released >= WINDOW:
+            _release(data, released, begin)  # the blocks read before this line
+            released = begin
         if data[begin:begin + 64].lstrip()[:2] == b'{"':
             # Spark 4's structured logging: the message is a JSON string of its record.
             record_end = end
