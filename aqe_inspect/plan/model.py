@@ -14,7 +14,7 @@ fill the same types, and carry where a plan came from in `Query.source`, `Query.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import FrozenSet, Iterator, Mapping, Optional, Tuple
+from typing import FrozenSet, Iterator, List, Mapping, Optional, Tuple
 
 ADAPTIVE_ROOT = "AdaptiveSparkPlan"
 
@@ -82,6 +82,19 @@ class Node:
     @property
     def is_adaptive_root(self) -> bool:
         return self.name == ADAPTIVE_ROOT
+
+    def walked(self) -> List["Node"]:
+        """`list(self.walk())`, made without a generator step per node (the diff asks it of
+        every plan it reads)."""
+        nodes: List["Node"] = []
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            stack.extend(reversed(node.children))
+            if node.inner:
+                stack.extend(reversed(node.inner))
+        return nodes
 
     def walk(self, *, inner: bool = True, initial: bool = False) -> Iterator["Node"]:
         """This node and every node below it, depth first, in printed order.

@@ -8,7 +8,6 @@ Spark operator a node stands for, so they never match one vendor's spelling.
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Dict, List, Optional, Tuple
 
@@ -54,21 +53,20 @@ _FAMILIES: Dict[str, str] = {}
 
 def family(node: Node) -> str:
     """The Spark operator `node` stands for: `AQEShuffleRead` for a GpuCustomShuffleReader."""
-    name = node.name
+    found = _FAMILIES.get(node.name)  # the common case without a call
+    return found if found is not None else name_family(node.name)
+
+
+def name_family(name: str) -> str:
+    """`family` of an operator known by its name only (a sparkPlanInfo node's)."""
     found = _FAMILIES.get(name)
     if found is None:
-        found = _family.__wrapped__(name)
+        found = _family(name)
         if len(name) <= 100 and len(_FAMILIES) < 4096:
             _FAMILIES[name] = found
     return found
 
 
-def name_family(name: str) -> str:
-    """`family` of an operator known by its name only (a sparkPlanInfo node's)."""
-    return _family(name) if len(name) <= 100 else _family.__wrapped__(name)
-
-
-@functools.lru_cache(maxsize=4096)
 def _family(name: str) -> str:
     name = ALIASES.get(name, name)
     if name in ALIASES.values() or name in JOINS or name in QUERY_STAGES:

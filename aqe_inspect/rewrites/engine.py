@@ -30,25 +30,9 @@ BEFORE_ACTION_NOTE = ("printed before its action ran: AQE has not re-planned yet
                       "again after the action (or read the event log)")
 
 
-def _final_nodes(query: Query) -> Iterable[Node]:
-    """Every operator of the plan that ran: final trees only, so nothing is said twice."""
-    for tree in (query.root, *query.subquery_trees()):
-        yield from tree.walk()
-
-
 def _walked(query: Query) -> List[Node]:
-    """`_final_nodes(query)` as a list, walked without a generator per tree (the same order as
-    `Node.walk`: a node, its inner plans, then its children)."""
-    nodes: List[Node] = []
-    for tree in (query.root, *query.subquery_trees()):
-        stack = [tree]
-        while stack:
-            node = stack.pop()
-            nodes.append(node)
-            stack.extend(reversed(node.children))
-            if node.inner:
-                stack.extend(reversed(node.inner))
-    return nodes
+    """Every operator of the plan that ran: final trees only, so nothing is said twice."""
+    return [node for tree in (query.root, *query.subquery_trees()) for node in tree.walked()]
 
 
 def _observations(query: Query) -> List[Observation]:

@@ -195,20 +195,13 @@ class PlanPair:
 
 def walk_own(root: Node) -> Iterator[Node]:
     """The physical operators of one adaptive plan: not those of nested adaptive plans, nor
-    the logical plan Spark 4 prints under an EmptyRelation."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        if (node is not root and node.is_adaptive_root) or family(node) == "EmptyRelation":
-            continue
-        below = [n for n in (*node.inner, *node.children) if not n.is_adaptive_root]
-        stack.extend(reversed(below))
+    the logical plan Spark 4 prints under an EmptyRelation (`own_nodes`)."""
+    return iter(own_nodes(root)[0])
 
 
 def own_nodes(root: Node) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
-    """`walk_own(root)` as a tuple, with each operator's family beside it: the one walk of a
-    plan pair that every detector reads."""
+    """The operators `walk_own(root)` yields, in order, with each one's family beside it: the
+    one walk of a plan pair that every detector reads."""
     nodes: List[Node] = []
     families: List[str] = []
     stack = [root]
@@ -393,18 +386,8 @@ def plan_pairs(query: Query) -> List[PlanPair]:
 
 
 def _adaptive_roots(tree: Node) -> List[Node]:
-    """The `AdaptiveSparkPlan` operators of `tree.walk()`, in its order, walked without a
-    generator."""
-    found: List[Node] = []
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if node.name == ADAPTIVE_ROOT:
-            found.append(node)
-        stack.extend(reversed(node.children))
-        if node.inner:
-            stack.extend(reversed(node.inner))
-    return found
+    """The `AdaptiveSparkPlan` operators of `tree.walk()`, in its order."""
+    return [node for node in tree.walked() if node.name == ADAPTIVE_ROOT]
 
 
 def _shows_aqe(root: Node) -> bool:
