@@ -9,7 +9,7 @@ shuffle reads (which only the final plan has) are looked through, and plan ids (
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, Hashable, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Hashable, List, Optional, Tuple
 
 from .model import Node
 from .operators import QUERY_STAGES, family, normalized_text
@@ -247,6 +247,19 @@ EXPRESSION_ID = re.compile(r"#(\d{1,12})")
 def expression_ids(node: Node) -> set:
     """The expression ids (`k#12L` -> `12`) an operator's arguments and details name."""
     return set(EXPRESSION_ID.findall(node.text))
+
+
+def tree_expression_ids(root: Node) -> FrozenSet[str]:
+    """The expression ids every operator of the tree names (`expression_ids` of each),
+    found in one search over all their texts: an id never runs across two of them."""
+    parts: List[str] = []
+    add, extend = parts.append, parts.extend
+    for node in root.walk(inner=False):
+        add(node.args)
+        if node.description:
+            add(node.description)
+        extend(node.details.values())
+    return frozenset(EXPRESSION_ID.findall("\n".join(parts)))
 
 
 def _shape_family(node: Node) -> str:

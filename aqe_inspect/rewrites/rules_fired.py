@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from ..plan.align import EXPRESSION_ID as _EXPRESSION_ID, expression_ids
+from ..plan.align import EXPRESSION_ID as _EXPRESSION_ID, expression_ids, tree_expression_ids
 from ..plan.model import Node, PlanChanges, RuleApplied
 from ..plan.operators import family
 from .detectors import DETECTORS
@@ -34,14 +34,6 @@ def name_rules(rewrites: Tuple[Rewrite, ...], changes: Optional[PlanChanges]
         fired = _fired(rewrite, changes)
         named.append(dataclasses.replace(rewrite, fired=fired) if fired else rewrite)
     return tuple(named)
-
-
-def _subtree_ids(node: Optional[Node]) -> FrozenSet[str]:
-    ids: set = set()
-    if node is not None:
-        for below in node.walk(inner=False):
-            ids.update(expression_ids(below))
-    return frozenset(ids)
 
 
 def _head_node(node: Optional[Node]) -> Optional[Node]:
@@ -78,7 +70,8 @@ def _fired(rewrite: Rewrite, changes: PlanChanges) -> Optional[RuleApplied]:
         head = _head_node(rewrite.final_node)
         head_text = _squeezed(f"{head.name}{head.text}") if head is not None else ""
         head_ids = frozenset(expression_ids(head)) if head is not None else frozenset()
-        mine = _subtree_ids(rewrite.final_node)
+        mine = tree_expression_ids(rewrite.final_node) if rewrite.final_node is not None \
+            else frozenset()
         best, score = applied[0], (False, False, 0.0)
         for application in applied:
             for _, text, theirs in application.touched:

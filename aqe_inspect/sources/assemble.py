@@ -23,25 +23,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from ..plan.align import EXPRESSION_ID, shape
+from ..plan.align import shape, tree_expression_ids
 from ..plan.model import ADAPTIVE_ROOT, Node, Query
 from .extract import AQE_AFTER, AQE_BEFORE, AQE_FINAL, EXPLAIN
 
 #: Share of the smaller plan's expression ids the other must hold to be the same query.
 SAME_QUERY = 0.5
-
-
-def tree_expression_ids(root: Node) -> FrozenSet[str]:
-    """The expression ids every operator of the tree names (`align.expression_ids` of each),
-    found in one search over all their texts: an id never runs across two of them."""
-    parts: List[str] = []
-    add, extend = parts.append, parts.extend
-    for node in root.walk(inner=False):
-        add(node.args)
-        if node.description:
-            add(node.description)
-        extend(node.details.values())
-    return frozenset(EXPRESSION_ID.findall("\n".join(parts)))
 
 
 def _overlap(a: FrozenSet[str], b: FrozenSet[str]) -> float:
