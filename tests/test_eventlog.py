@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from .conftest import AQE_INSPECT
 
@@ -216,6 +218,64 @@ def test_pool_gives_the_serial_answer(generated):
     serial = [q.execution for q, _ in build_queries(Scanner(log, []), workers=1)]
     pooled = [q.execution for q, _ in build_queries(Scanner(log, []), workers=2, pool_min=1)]
     assert serial == pooled and len(serial) == 5
+
+
+@pytest.mark.parametrize("batch_most", [1, 2, 3])
+def test_pool_in_batches_gives_the_serial_answer(generated, monkeypatch, batch_most):
+    """Executions go to the pool in batches: whole batches, one left over at the end, and a
+    batch of one give the serial queries, in order."""
+    from aqe_inspect.sources.eventlog import events
+
+    log = files.find_event_logs(generated["3.5"])[0]
+    serial = [q for q, _ in build_queries(Scanner(log, []), workers=1)]
+    monkeypatch.setattr(events, "BATCH_MOST", batch_most)
+    pooled = [q for q, _ in build_queries(Scanner(log, []), workers=2, pool_min=1)]
+    assert [q.execution for q in pooled] == [q.execution for q in serial]
+    assert [q.root for q in pooled] == [q.root for q in serial] and len(serial) == 5
+
+
+def test_pool_in_batches_keeps_what_came_before_damage(generated, tmp_path, monkeypatch):
+    """A log damaged part way, read in the pool: the executions before the damage are all
+    reported, the one left in a batch not yet full too, and the damage is the error."""
+    from aqe_inspect.errors import InspectError
+    from aqe_inspect.sources.eventlog import events
+
+    whole = Path(generated["3.5"]).read_bytes()
+    path = tmp_path / "damaged.zst"
+    lines = whole.split(b"\n")
+    last_end = max(i for i, line in enumerate(lines) if b"SQLExecutionEnd" in line)
+    import zstandard
+
+    head = b"\n".join(lines[:last_end + 1]) + b"\n"
+    path.write_bytes(zstandard.ZstdCompressor().compress(head) + b"\x28\xb5\x2f\xfd junk")
+    monkeypatch.setattr(events, "BATCH_MOST", 2)
+    log = files.find_event_logs(str(path))[0]
+
+    def read(workers):
+        found = []
+        with pytest.raises(InspectError):
+            for query, _ in build_queries(Scanner(log, [], chunk_size=997), workers=workers,
+                                          pool_min=1):
+                found.append(query.execution.execution_id)
+        return found
+
+    serial = read(1)
+    found = read(2)
+    assert len(serial) >= 3  # batches of two and one left over
+    assert found == serial
+
+
+@given(st.lists(st.sampled_from([b"\n", b"x", b"{}", b"\n\n", b"a" * 300]), max_size=400),
+       st.integers(0, 50), st.integers(0, 50))
+@settings(max_examples=300, deadline=None)
+def test_count_newlines_is_bytes_count(pieces, cut_begin, cut_end):
+    """The scanner's newline count hops from line to line, then counts past HOPS lines: always
+    `bytes.count`, on spans of long lines, short lines and none."""
+    from aqe_inspect.sources.eventlog.events import count_newlines
+
+    data = b"".join(pieces)
+    begin, end = min(cut_begin, len(data)), max(len(data) - cut_end, 0)
+    assert count_newlines(data, begin, end) == data.count(b"\n", begin, end)
 
 
 def _lines(path):
