@@ -421,7 +421,9 @@ class Scanner:
             text = buffer[start:stop]
             if text.endswith(b"\r"):
                 text = text[:-1]
-            yield from self._event(text, marker, at - start, part, line)
+            ended = self._event(text, marker, at - start, part, line)
+            if ended:
+                yield from ended
         return line + count_newlines(buffer, counted, end + 1)
 
     def _tail(self, part: Any, line: int) -> Iterator[RawExecution]:
@@ -447,29 +449,36 @@ class Scanner:
     # -- events -------------------------------------------------------------------------------
 
     def _event(self, text: bytes, marker: bytes, at: int, part: Any, line: int
-               ) -> Iterator[RawExecution]:
-        yield from self._read_event(text, marker, at, part, line)
+               ) -> List[RawExecution]:
+        """The executions this event hands on (most events hand on none): a list, not a
+        generator, since the scanner reads some hundred thousand events a gigabyte."""
+        closed = self._read_event(text, marker, at, part, line)
+        ended = [closed] if closed is not None else []
         if len(self._open) > MAX_OPEN or self._held > self.max_size:
-            yield from self._let_go_oldest()
+            ended.extend(self._let_go_oldest())
+        return ended
 
     def _read_event(self, text: bytes, marker: bytes, at: int, part: Any, line: int
-                    ) -> Iterator[RawExecution]:
+                    ) -> Optional[RawExecution]:
+        """Take in one kept event; the execution it ends, if any (its end, or its id started
+        again)."""
         if marker is STAGE_EVENT or marker is TASK_END:
             self._stage_event(text, marker, at, part, line)
-            return
+            return None
         if marker is not SQL_EVENT:
             self._app_event(text, marker, part, line)
-            return
+            return None
+        closed = None
         kind = text[at + len(SQL_EVENT):at + len(SQL_EVENT) + 32]
         self.events += 1
         if kind.startswith(START) or kind.startswith(UPDATE):
             number = self._execution_id(text, part, line)
             if number is None:
-                return
+                return None
             raw = self._open.get(number)
             if kind.startswith(START):
                 if raw is not None:  # the same id started again: the earlier one never ended
-                    yield self._close(number)
+                    closed = self._close(number)
                 self._let_go.discard(number)
                 raw = self._open[number] = RawExecution(number, _part_name(part), start=text,
                                                         start_line=line)
@@ -478,7 +487,7 @@ class Scanner:
                 if raw is None:
                     if number in self._let_go:
                         self._late += 1
-                        return
+                        return None
                     raw = self._open[number] = RawExecution(number, _part_name(part))
                 grown = len(text) - (len(raw.update) if raw.update is not None else 0)
                 raw.update, raw.update_line = text, line
@@ -492,17 +501,17 @@ class Scanner:
         elif kind.startswith(ACCUMS) or kind.startswith(END):
             event = self._decode(text, part, line)
             if event is None:
-                return
+                return None
             number = event.get("executionId")
             raw = self._open.get(number) if isinstance(number, int) else None
             if raw is None:
                 if number in self._let_go:
                     self._late += 1
-                return
+                return None
             if kind.startswith(END):
                 raw.end_time = event.get("time")
                 raw.finished = True
-                yield self._close(number)
+                return self._close(number)
             else:
                 values = raw.runtime.driver_values
                 count = 0
@@ -514,6 +523,7 @@ class Scanner:
                         values.setdefault(item[0], []).append(item[1])
                         count += 1
                 self._hold(raw, count * HELD_PER_VALUE)
+        return closed
 
     def _hold(self, raw: RawExecution, size: int) -> None:
         raw.held += size
