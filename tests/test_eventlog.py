@@ -265,6 +265,108 @@ def test_pool_in_batches_keeps_what_came_before_damage(generated, tmp_path, monk
     assert found == serial
 
 
+def _scanned(data: bytes, tmp_path, name: str, by_markers: bool, chunk_size: int):
+    """What a Scanner finds in `data`: each execution's events and lines, and the notes;
+    `by_markers` searches every marker over every byte instead of walking the lines."""
+    from aqe_inspect.sources.eventlog import events
+
+    (tmp_path / name).mkdir()
+    path = tmp_path / name / "eventlog.json"  # one name: the notes name the file
+    path.write_bytes(data)
+    notes: list = []
+    scanner = Scanner(files.find_event_logs(str(path))[0], notes, chunk_size=chunk_size)
+    if by_markers:
+        scanner._lines = scanner._marker_lines  # type: ignore[method-assign]
+    found = [(r.execution_id, r.start, r.start_line, r.update, r.update_line, r.updates,
+              r.accumulators, r.finished, r.end_time, r.runtime.completed)
+             for r in scanner.executions()]
+    assert events.WALK_SAMPLE > 0
+    return found, notes, scanner.app
+
+
+_SAMPLE_LINES = None
+
+
+def _sample_lines():
+    global _SAMPLE_LINES
+    if _SAMPLE_LINES is None:
+        root = Path(__file__).resolve().parent.parent / "sample_plans" / "spark-4.3.0"
+        _SAMPLE_LINES = [
+            (root / name / "eventlog.json").read_bytes().split(b"\n")
+            for name in ("five_way_join", "skew_join", "dpp_subquery")]
+    return _SAMPLE_LINES
+
+
+@given(st.integers(0, 2), st.lists(st.one_of(
+    st.tuples(st.integers(0, 10_000), st.sampled_from([
+        b"", b"x", b" " + b'{"Event":"SparkListenerLogStart","Spark Version":"9.9"}',
+        b"\xef\xbb\xbf", b"junk " * 80, b'{"Event":"SparkListenerTaskStart","x":1}']),
+        st.just(False)),
+    st.tuples(st.integers(0, 10_000), st.sampled_from([b" ", b"\xef\xbb\xbf", b"junk " * 80]),
+              st.just(True))), max_size=12), st.sampled_from([997, 4096, 1 << 20]))
+@settings(max_examples=60, deadline=None)
+def test_lines_walked_find_what_the_markers_find(tmp_path_factory, which, changes, chunk):
+    """The scanner walks lines and tells each by its head; what it finds equals the search of
+    every marker over every byte, on real logs with something put in front of events (a
+    byte order mark, white space, junk: searched as before), odd and short lines added
+    between them, in any chunk size."""
+    lines = list(_sample_lines()[which])
+    for where, piece, before in changes:
+        at = 1 + where % (len(lines) - 1)  # the first line stays: it tells an event log
+        if before:
+            lines[at] = piece + lines[at]
+        else:
+            lines.insert(at, piece)
+    data = b"\n".join(lines)
+    tmp = tmp_path_factory.mktemp("walk")
+    walked = _scanned(data, tmp, "walked", False, chunk)
+    searched = _scanned(data, tmp, "searched", True, chunk)
+    assert walked[0] == searched[0]
+    assert [n.replace("walked", "") for n in walked[1]] == \
+        [n.replace("searched", "") for n in searched[1]]
+    assert vars(walked[2]) == vars(searched[2])
+
+
+def test_a_line_is_the_event_its_head_names(tmp_path):
+    """Two events glued on one line (a writer that lost a newline) are one line to Spark's
+    own reader, the event its head names: a task's start here, which is not read. The SQL
+    execution's end inside it is not taken; the execution is still reported, with a note
+    that its end is not in the log."""
+    lines = list(_sample_lines()[0])
+    end = next(i for i, line in enumerate(lines) if b"SQLExecutionEnd" in line)
+    lines[end] = b'{"Event":"SparkListenerTaskStart","Stage ID":1}' + lines[end]
+    log = tmp_path / "glued.json"
+    log.write_bytes(b"\n".join(lines))
+    (document,) = read_event_logs(str(log))
+    (query,) = document.queries
+    assert not query.execution.finished
+    assert any("has no end in this log" in note for note in query.notes)
+
+
+def test_short_lines_are_searched_by_marker(tmp_path, monkeypatch):
+    """Lines shorter than WALK_LINE_BYTES on average are searched marker by marker after the
+    first WALK_SAMPLE (a Python step a line would cost more): same executions either way."""
+    from aqe_inspect.sources.eventlog import events
+
+    real = _sample_lines()[0]
+    short = [b'{"Event":"SparkListenerTaskStart","Stage ID":%d}' % n for n in range(2000)]
+    data = b"\n".join([*real[:3], *short, *real[3:]])
+    calls = []
+    original = Scanner._marker_lines
+
+    def counted(self, buffer, begin, end, part, line):
+        calls.append(end - begin)
+        return (yield from original(self, buffer, begin, end, part, line))
+
+    monkeypatch.setattr(Scanner, "_marker_lines", counted)
+    walked = _scanned(data, tmp_path, "short", False, 1 << 20)
+    assert any(size > 100_000 for size in calls)  # the rest of the chunk, by marker
+    monkeypatch.setattr(Scanner, "_marker_lines", original)
+    assert walked[0] == _scanned(data, tmp_path, "short2", True, 1 << 20)[0]
+    assert len(walked[0]) == 1 and walked[0][0][7]  # the execution, ended
+    assert events.WALK_LINE_BYTES > len(short[0])
+
+
 @given(st.lists(st.sampled_from([b"\n", b"x", b"{}", b"\n\n", b"a" * 300]), max_size=400),
        st.integers(0, 50), st.integers(0, 50))
 @settings(max_examples=300, deadline=None)

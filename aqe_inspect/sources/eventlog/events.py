@@ -1,10 +1,13 @@
 """From an event log's bytes to its SQL executions, streamed.
 
 An event log is one JSON object a line; almost all of its bytes are task and stage events
-this reader never needs. So lines are not split one by one: each chunk is searched with
-`bytes.find` for the few events kept (SQL events, the application's start, version and
-properties), newlines are counted with `bytes.count` to name lines, and only the lines found
-are decoded as JSON.
+this reader never needs. So lines are not split or decoded: each chunk is walked from newline
+to newline with `bytes.find` (the C library's vectorised search), each line told by its head,
+`{"Event":"<name>"`, which Spark writes first (a line that does not begin so is searched for
+the kept events' markers anywhere in it, and where lines are short the whole rest of the chunk
+is), and only the lines of the few events kept (SQL events, stages, the application's start,
+version and properties) are decoded as JSON. Two events glued on one line are, as to Spark's
+own reader, the one line its head names.
 
 Per open execution only the start event and the LAST `SparkListenerSQLAdaptiveExecutionUpdate`
 are kept, as raw bytes, with the count of updates (AQE's re-plans), the driver-side metric
@@ -146,6 +149,15 @@ class RawExecution:
     #: Why the scanner handed it on before its end (MAX_OPEN, --max-size); "" when it did not.
     let_go: str = ""
 
+
+#: How every event's line begins as Spark writes it: `{` and then the `"Event":"` key that
+#: every marker starts with.
+LINE_HEAD = b'{"Event":"'
+#: `Scanner._lines` walks lines one by one while they average at least WALK_LINE_BYTES over
+#: the first WALK_SAMPLE of a chunk; shorter, a Python step a line costs more than searching
+#: each marker over every byte (about 0.2 s a gigabyte a marker).
+WALK_SAMPLE = 256
+WALK_LINE_BYTES = 1024
 
 #: Past this many lines in one span, `count_newlines` counts the rest byte by byte.
 HOPS = 64
@@ -400,7 +412,51 @@ class Scanner:
     def _lines(self, buffer: bytes, begin: int, end: int, part: Any, line: int
                ) -> Generator[RawExecution, None, int]:
         """Handle the kept events among the whole lines of buffer[begin:end + 1] (`end` is a
-        newline); returns the number of the line after them. Newlines are counted once."""
+        newline); returns the number of the line after them.
+
+        The lines are walked from newline to newline (the C library's vectorised search) and
+        each is told by its head, `{"Event":"<name>"`, which Spark writes first on every
+        event's line: an event log's lines are mostly long (task, stage and SQL events of
+        kilobytes), and this reads a gigabyte in a third of the time that searching for
+        each marker over every byte and counting the newlines takes. A line that does not
+        begin that way is searched for the markers anywhere in it, as `_marker_lines` does.
+        Where the lines turn out short (under WALK_LINE_BYTES on average over the first
+        WALK_SAMPLE lines: a log of small events, or lines that are not events), the rest is
+        searched marker by marker instead."""
+        markers = (*self._markers, *self._app_events)
+        find = buffer.find
+        starts = buffer.startswith
+        at = begin
+        walked = 0
+        while at <= end:
+            stop = find(b"\n", at, end + 1)
+            if starts(LINE_HEAD, at):
+                if starts(markers, at + 1):
+                    marker = next(m for m in markers if starts(m, at + 1))
+                    if stop - at > self.max_size:  # only when max_size is below the chunk
+                        self._too_long(_event_name(buffer, at + 1), part, line)
+                    else:
+                        text = buffer[at:stop]
+                        if text.endswith(b"\r"):
+                            text = text[:-1]
+                        ended = self._event(text, marker, 1, part, line)
+                        if ended:
+                            yield from ended
+                line += 1
+            else:
+                line = yield from self._marker_lines(buffer, at, stop, part, line)
+            at = stop + 1
+            walked += 1
+            if walked == WALK_SAMPLE and at <= end and \
+                    at - begin < WALK_SAMPLE * WALK_LINE_BYTES:
+                return (yield from self._marker_lines(buffer, at, end, part, line))
+        return line
+
+    def _marker_lines(self, buffer: bytes, begin: int, end: int, part: Any, line: int
+                      ) -> Generator[RawExecution, None, int]:
+        """`_lines` by searching each marker over every byte: the kept events among the whole
+        lines of buffer[begin:end + 1] (`end` is a newline), wherever a marker stands in
+        its line; returns the number of the line after them. Newlines are counted once."""
         hits: List[Tuple[int, bytes]] = []
         for marker in (*self._markers, *self._app_events):
             at = buffer.find(marker, begin, end)
