@@ -34,12 +34,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 from sys import intern
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ..plan.model import ADAPTIVE_ROOT, Node, Query, Subquery
-from .operator_line import DetailBlock, OperatorLine, is_final_plan, read_detail_block, \
-    read_operator_line
+from ..errors import PlanSyntaxError
+from ..plan.model import ADAPTIVE_ROOT, MAX_DIGITS, Node, Query, Subquery
+from .operator_line import OperatorLine, is_final_plan, read_detail_block, \
+    read_operator_line, title_and_stage
 
 HEADER = "== Physical Plan =="
 #: What a stage header line holds: `+- == Final Plan ==`, at the root's level only.
@@ -59,17 +61,6 @@ OPERATOR_START = re.compile(r"(?:[*^]\(\d+\) |[*^] ?|!)?[A-Za-z_][\w$]*")
 TREE_LINE = re.compile(r"(?:[ :|]  )*[+:]- ")
 #: What may start an operator's name (after an optional codegen marker `* `).
 NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-
-
-class _Line:
-    """One tree line: its parts, and the lines that hang under it."""
-
-    __slots__ = ("op", "children", "stages")
-
-    def __init__(self, op: OperatorLine):
-        self.op = op
-        self.children: List["_Line"] = []
-        self.stages: List[Tuple[str, "_Line"]] = []
 
 
 # ---- nodes made quickly ------------------------------------------------------------------------
@@ -110,83 +101,78 @@ def node_with(node: Node, values: Mapping[str, Any]) -> Node:
     return new
 
 
-def read_formatted(text: str) -> Optional[Query]:
-    """The query of a formatted plan description in the plain shape (see above), as
-    `parse_text(text).queries[0]` gives it before its source, origin and notes are set;
-    None for any other text."""
-    if "\x00" in text or "\r" in text:
-        return None
-    lines = text.split("\n")
-    count = len(lines)
-    index = 0
-    while index < count and not lines[index].strip():
-        index += 1
-    if index >= count or lines[index].rstrip() != HEADER:
-        return None
-    header_line = index + 1
-    tree = _read_tree(lines, index + 1)
-    if tree is None:
-        return None
-    root, index = tree
-    blocks: Dict[int, DetailBlock] = {}
-    #: The subquery section's entries: (header match, its line, its tree or None).
-    entries: List[Tuple[Any, int, Optional[_Line]]] = []
-    in_subqueries = False
-    while True:
-        while index < count and not lines[index].strip():
-            index += 1
-        if index >= count:
-            break
-        line = lines[index]
-        if line[:1] == "(" and DETAIL_HEADER.match(line):
-            if in_subqueries and not entries:
-                return None
-            start = index
-            index += 1
-            while index < count:
-                following = lines[index]
-                if not following.strip() or following[:1] == "(" and \
-                        DETAIL_HEADER.match(following) or \
-                        following[:1] == "=" and SUBQUERIES_HEADER.match(following):
-                    break
-                index += 1
-            block = read_detail_block(line, lines[start + 1:index], start + 1)
-            if block.id in blocks:
-                return None
-            blocks[block.id] = block
-        elif not in_subqueries and line[:1] == "=" and SUBQUERIES_HEADER.match(line):
-            in_subqueries = True
-            index += 1
-        elif in_subqueries and line.startswith("Subquery:"):
-            header = SUBQUERY_HEADER.match(line)
-            if header is None or header["host"] is None:
-                return None  # the grammar's parse notes a header without its host
-            at = index + 1
-            index += 1
-            while index < count and not lines[index].strip():
-                index += 1
-            sub_root = None
-            if index < count and _starts_tree(lines[index]):
-                sub_tree = _read_tree(lines, index)
-                if sub_tree is None:
-                    return None
-                sub_root, index = sub_tree
-            entries.append((header, at, sub_root))
-        else:
-            return None  # optimized-out exchanges, a codegen section, stray text
-    if not blocks or in_subqueries and not entries:
-        return None
-    roots = [sub_root for _, _, sub_root in entries if sub_root is not None]
-    built = _build([*roots, root], blocks)
-    if built is None:
-        return None
-    trees = iter(built)
-    subqueries = tuple(
-        Subquery(index=int(header["index"]), hosting_operator_id=int(header["host"]),
-                 hosting_expression=(header["expr"] or "").strip(),
-                 tree=next(trees) if sub_root is not None else None, line=at)
-        for header, at, sub_root in entries)
-    return Query(root=built[-1], subqueries=subqueries, mode="formatted", line=header_line)
+
+#: Node's fields in its order, as `_plain_node` fills them; when Node changes, the reader makes
+#: its nodes with `new_node` instead.
+_NODE_FIELDS = ("name", "args", "id", "codegen_stage", "whole_stage_codegen", "title",
+                "details", "children", "inner", "statistics", "description", "initial",
+                "is_final_plan", "line", "metrics", "spreads")
+_LITERAL = _FAST and tuple(f.name for f in _FIELDS) == _NODE_FIELDS and \
+    _DEFAULTS.get("inner") == () and [name for name, _ in _FACTORIES] == [
+        "details", "metrics", "spreads"] and all(factory is dict for _, factory in _FACTORIES)
+
+
+def _plain_node(name: str, args: str, op_id: int, stage: Optional[int], whole_stage: bool,
+                title: str, details: Dict[str, str], children: Tuple[Node, ...],
+                statistics: Optional[str], description: Optional[str],
+                initial: Optional[Node], final: Optional[bool], line: int) -> Node:
+    """`new_node` of one formatted-plan operator, its __dict__ filled by one literal (the
+    reader makes a node per tree line: the defaults' loop was a tenth of its time)."""
+    if not _LITERAL:  # pragma: no cover - a Node with other fields
+        return new_node({
+            "name": name, "args": args, "id": op_id, "codegen_stage": stage,
+            "whole_stage_codegen": whole_stage, "title": title, "details": details,
+            "children": children, "statistics": statistics, "description": description,
+            "initial": initial, "is_final_plan": final, "line": line})
+    node = _new_object(Node)
+    node.__dict__.update({
+        "name": name, "args": args, "id": op_id, "codegen_stage": stage,
+        "whole_stage_codegen": whole_stage, "title": title, "details": details,
+        "children": children, "inner": (), "statistics": statistics,
+        "description": description, "initial": initial, "is_final_plan": final, "line": line,
+        "metrics": {}, "spreads": {}})
+    return node
+
+
+_new_object = object.__new__
+
+
+# ---- tree lines --------------------------------------------------------------------------------
+
+#: The parts of a tree line's operator that do not depend on where it stands: name (interned),
+#: args, id, codegen stage, whole-stage flag, statistics, description.
+Parts = Tuple[str, str, int, Optional[int], bool, Optional[str], Optional[str]]
+
+
+def _parts(op: OperatorLine) -> Parts:
+    return (intern(op.name), op.args, op.id, op.codegen_stage,  # type: ignore[return-value]
+            op.whole_stage_codegen, op.statistics, op.description)
+
+
+#: Child tree lines read before, by their whole text: (level, whether the glyphs hold a `:`,
+#: the parts). An event log prints the same plan for every run of a query, and formatted
+#: mode's tree lines carry no expression ids, so a long log reads most of its tree lines once.
+#: Only lines that read as a plain operator are kept (never one that gives None or an error,
+#: which is read again where it stands). Bounded; emptied when full.
+_TREE_LINES: Dict[str, Tuple[int, bool, Parts]] = {}
+_TREE_LINES_MAX = 4096
+#: Longer lines are read each time (the operator line cache keeps them as long).
+_TREE_LINE_CACHED = 1024
+
+
+class _Tree:
+    """One tree's operator lines in printed order (a parent before its children), each with
+    its parts, line number and parent's position (-1 for the root); the adaptive root's stage
+    roots by kind."""
+
+    __slots__ = ("parts", "numbers", "parents", "final_at", "initial_at")
+
+    def __init__(self):
+        self.parts: List[Parts] = []
+        self.numbers: List[int] = []
+        self.parents: List[int] = []
+        self.final_at = -1  # the position of the final (or current) plan's root
+        self.initial_at = -1
 
 
 def _starts_tree(line: str) -> bool:
@@ -209,7 +195,7 @@ def _operator(rest: str, line: int, column: int) -> Optional[OperatorLine]:
     return op
 
 
-def _read_tree(lines: List[str], index: int) -> Optional[Tuple[_Line, int]]:
+def _read_tree(lines: List[str], index: int) -> Optional[Tuple[_Tree, int]]:
     """The tree from `lines[index]` (its root, at column 0) to the blank line after it."""
     count = len(lines)
     if index >= count:
@@ -217,117 +203,379 @@ def _read_tree(lines: List[str], index: int) -> Optional[Tuple[_Line, int]]:
     root_op = _operator(lines[index], index + 1, 1)
     if root_op is None:
         return None
-    root = _Line(root_op)
+    tree = _Tree()
+    parts, numbers, parents = tree.parts, tree.numbers, tree.parents
+    parts.append(_parts(root_op))
+    numbers.append(index + 1)
+    parents.append(-1)
     adaptive = root_op.name == ADAPTIVE_ROOT
-    # path[level] is the line at that level the next deeper line hangs under.
-    path: List[_Line] = [root]
-    staged = False  # the root's lines are under `== ... Plan ==` stage headers
-    last_glyphs = ""
+    # path[level] is the position of the line at that level the next deeper line hangs under.
+    path: List[int] = [0]
+    stages: List[str] = []  # the root's lines are under `== ... Plan ==` stage headers
+    last_colon = False  # the last line's glyphs say more children follow
+    known = _TREE_LINES
     index += 1
     while index < count:
         line = lines[index]
-        if not line.strip():
-            break
-        stage = STAGES.get(line.rstrip()) if line[:5] == "+- ==" else None
-        if stage is not None:
-            if not adaptive or (not staged and root.children):
+        entry = known.get(line)
+        if entry is None:
+            if not line.strip():
+                break
+            stage = STAGES.get(line.rstrip()) if line[:5] == "+- ==" else None
+            if stage is not None:
+                if not adaptive or (not stages and len(parts) > 1):
+                    return None
+                index += 1
+                if index >= count:
+                    return None
+                stage_line = lines[index]
+                if stage_line[:3] != "   " or stage_line[3:4] in GLYPHS:
+                    return None
+                op = _operator(stage_line[3:], index + 1, 4)
+                if op is None or op.name == ADAPTIVE_ROOT:
+                    return None
+                at = len(parts)
+                if stage == "Initial":
+                    tree.initial_at = at
+                else:
+                    tree.final_at = at
+                parts.append(_parts(op))
+                numbers.append(index + 1)
+                parents.append(0)
+                stages.append(stage)
+                path = [0, at]
+                last_colon = False
+                index += 1
+                continue
+            glyphs = TREE_LINE.match(line)
+            if glyphs is None:
                 return None
-            index += 1
-            if index >= count:
-                return None
-            stage_line = lines[index]
-            if stage_line[:3] != "   " or stage_line[3:4] in GLYPHS:
-                return None
-            op = _operator(stage_line[3:], index + 1, 4)
+            at = glyphs.end() - 3
+            level = at // 3 + 1
+            if stages and level < 2 or level > len(path):
+                return None  # back at the root's level under stages, or a jump (an inner plan)
+            op = _operator(line[at + 3:], index + 1, at + 4)
             if op is None or op.name == ADAPTIVE_ROOT:
                 return None
-            stage_root = _Line(op)
-            root.stages.append((stage, stage_root))
-            staged = True
-            path = [root, stage_root]
-            last_glyphs = "   "
-            index += 1
-            continue
-        glyphs = TREE_LINE.match(line)
-        if glyphs is None:
-            return None
-        at = glyphs.end() - 3
-        level = at // 3 + 1
-        if staged and level < 2 or level > len(path):
-            return None  # back at the root's level under stages, or a jump (an inner plan)
-        op = _operator(line[at + 3:], index + 1, at + 4)
-        if op is None or op.name == ADAPTIVE_ROOT:
-            return None
-        node = _Line(op)
+            entry = (level, ":" in line[:at + 3], _parts(op))
+            if len(line) <= _TREE_LINE_CACHED:
+                if len(known) >= _TREE_LINES_MAX:
+                    known.clear()
+                known[line] = entry
+        else:
+            level = entry[0]
+            if stages and level < 2 or level > len(path):
+                return None
         del path[level:]
-        path[-1].children.append(node)
-        path.append(node)
-        last_glyphs = line[:at + 3]
+        parents.append(path[-1])
+        path.append(len(parts))
+        parts.append(entry[2])
+        numbers.append(index + 1)
+        last_colon = entry[1]
         index += 1
-    if ":" in last_glyphs:
+    if last_colon:
         return None  # the last line says more children follow: cut short
-    if adaptive and root.stages:
-        kinds = [kind for kind, _ in root.stages]
-        if kinds not in (["Final", "Initial"], ["Current", "Initial"]):
+    if stages and stages not in (["Final", "Initial"], ["Current", "Initial"]):
+        return None
+    return tree, index
+
+
+# ---- detail blocks -----------------------------------------------------------------------------
+
+#: A block read: its title (interned), the codegen stage its heading names, its fields.
+Block = Tuple[str, Optional[int], Dict[str, str]]
+
+#: One line of a run of plain detail blocks, matched line by line over the text in one call:
+#: a header `(N) Title` (DETAIL_HEADER), a field `Key [n]: value` (operator_line.FIELD, the
+#: same groups), or an empty line. Any other line (a value printed over several lines, a
+#: whitespace-only line, a section header, a hidden location) leaves a line unmatched, and the
+#: blocks are then read line by line (`_read_sections`).
+BLOCK_ROW = re.compile(
+    r"^(?:\((\d+)\) (\S.*)|([A-Za-z][A-Za-z0-9 _\-]*)(?: \[\d+\])? ?:(?: (.*))?|)$",
+    re.MULTILINE)
+#: What `_plain_blocks` gives when the blocks are not all plain: read them line by line.
+_ASK_LINES: Any = object()
+#: Headings and field keys read before, by their text (bounded, emptied when full): a log
+#: prints the same few hundred again and again.
+_HEADINGS: Dict[str, Tuple[str, Optional[int]]] = {}
+_KEYS: Dict[str, str] = {}
+_KNOWN_MAX = 4096
+
+
+def _plain_blocks(text: str, offset: int) -> Any:
+    """The detail blocks from `text[offset:]` (the blank line after the tree) to the end, when
+    every line there is a block's header, its field or an empty line, a header leads every
+    run of lines, and no number is too long: (the blocks by id in printed order, the last
+    one's id); else _ASK_LINES. Each block reads as `read_detail_block` reads it."""
+    rows = BLOCK_ROW.findall(text, offset)
+    if len(rows) != text.count("\n", offset) + 1:
+        return _ASK_LINES
+    blocks: Dict[int, Block] = {}
+    fields: Optional[Dict[str, str]] = None  # the open block's; None after an empty line
+    last = -1
+    headings, keys = _HEADINGS, _KEYS
+    for block_id, heading, key, value in rows:
+        if key:
+            if fields is None:
+                return _ASK_LINES  # a field line after an empty one: stray text
+            name = keys.get(key)
+            if name is None:
+                name = intern(key.rstrip())
+                if len(key) <= 100:
+                    if len(keys) >= _KNOWN_MAX:
+                        keys.clear()
+                    keys[key] = name
+            value = value.strip()
+            before = fields.get(name)
+            fields[name] = value if before is None else f"{before}\n{value}"
+        elif block_id:
+            if len(block_id) > MAX_DIGITS:
+                return _ASK_LINES  # an error, raised where it stands by the line reading
+            title_stage = headings.get(heading)
+            if title_stage is None:
+                try:
+                    title, stage = title_and_stage(heading, 0, 0)
+                except PlanSyntaxError:
+                    return _ASK_LINES
+                title_stage = (intern(title), stage)
+                if len(heading) <= 1024:
+                    if len(headings) >= _KNOWN_MAX:
+                        headings.clear()
+                    headings[heading] = title_stage
+            last = int(block_id)
+            if last in blocks:
+                return _ASK_LINES  # a block printed twice: not the plain shape
+            fields = {}
+            blocks[last] = (title_stage[0], title_stage[1], fields)
+        else:
+            fields = None
+    return blocks, last
+
+
+#: A `===== Subqueries =====` entry: its header's match, its line number, its tree or None.
+Entry = Tuple[Any, int, Optional[_Tree]]
+
+
+def _read_sections(lines: List[str], index: int
+                   ) -> Optional[Tuple[Dict[int, Block], List[Entry]]]:
+    """What follows the tree from `lines[index]`, read line by line: the detail blocks and the
+    subquery section's entries; None when anything else is there."""
+    count = len(lines)
+    blocks: Dict[int, Block] = {}
+    entries: List[Entry] = []
+    in_subqueries = False
+    while True:
+        while index < count and not lines[index].strip():
+            index += 1
+        if index >= count:
+            break
+        line = lines[index]
+        if line[:1] == "(" and DETAIL_HEADER.match(line):
+            if in_subqueries and not entries:
+                return None
+            start = index
+            index += 1
+            while index < count:
+                following = lines[index]
+                if not following.strip() or following[:1] == "(" and \
+                        DETAIL_HEADER.match(following) or \
+                        following[:1] == "=" and SUBQUERIES_HEADER.match(following):
+                    break
+                index += 1
+            block = read_detail_block(line, lines[start + 1:index], start + 1)
+            if block.id in blocks:
+                return None
+            blocks[block.id] = (intern(block.title), block.codegen_stage, block.fields)
+        elif not in_subqueries and line[:1] == "=" and SUBQUERIES_HEADER.match(line):
+            in_subqueries = True
+            index += 1
+        elif in_subqueries and line.startswith("Subquery:"):
+            header = SUBQUERY_HEADER.match(line)
+            if header is None or header["host"] is None:
+                return None  # the grammar's parse notes a header without its host
+            at = index + 1
+            index += 1
+            while index < count and not lines[index].strip():
+                index += 1
+            sub_tree = None
+            if index < count and _starts_tree(lines[index]):
+                read = _read_tree(lines, index)
+                if read is None:
+                    return None
+                sub_tree, index = read
+            entries.append((header, at, sub_tree))
+        else:
+            return None  # optimized-out exchanges, a codegen section, stray text
+    if not blocks or in_subqueries and not entries:
+        return None
+    return blocks, entries
+
+
+# ---- the query ---------------------------------------------------------------------------------
+
+def read_formatted(text: str) -> Optional[Query]:
+    """The query of a formatted plan description in the plain shape (see above), as
+    `parse_text(text).queries[0]` gives it before its source, origin and notes are set;
+    None for any other text."""
+    read = _read_plain(text)
+    if read is None:
+        return None
+    _LAST_READ.read = read
+    return read[0]
+
+
+#: The last `_read_plain` of this thread, for `parse_formatted` (which reads through
+#: `read_formatted`, the one place a caller or a test replaces this reader).
+_LAST_READ = threading.local()
+
+
+def _read_plain(text: str) -> Optional[Tuple[Query, bool]]:
+    """`read_formatted`'s query, and whether the text shows no sign of a cut that
+    `damage.check_query` would note (True only when that is certain; see `_whole`)."""
+    if "\x00" in text or "\r" in text:
+        return None
+    lines = text.split("\n")
+    count = len(lines)
+    index = 0
+    while index < count and not lines[index].strip():
+        index += 1
+    if index >= count or lines[index].rstrip() != HEADER:
+        return None
+    header_line = index + 1
+    read = _read_tree(lines, index + 1)
+    if read is None:
+        return None
+    tree, index = read
+    if index >= count:
+        return None  # no detail blocks
+    plain = _plain_blocks(text, sum(map(len, lines[:index])) + index)
+    if plain is _ASK_LINES:
+        sections = _read_sections(lines, index)
+        if sections is None:
             return None
-    return root, index
+        blocks, entries = sections
+        last_block = None
+    else:
+        blocks, last_block = plain
+        entries = []
+        if not blocks:
+            return None
+    trees = [sub_tree for _, _, sub_tree in entries if sub_tree is not None]
+    built = _build([*trees, tree], blocks, last_block)
+    if built is None:
+        return None
+    roots, signs = built
+    next_root = iter(roots)
+    subqueries = tuple(
+        Subquery(index=int(header["index"]), hosting_operator_id=int(header["host"]),
+                 hosting_expression=(header["expr"] or "").strip(),
+                 tree=next(next_root) if sub_tree is not None else None, line=at)
+        for header, at, sub_tree in entries)
+    query = Query(root=roots[-1], subqueries=subqueries, mode="formatted", line=header_line)
+    whole = last_block is not None and not signs and _whole(text, lines)
+    return query, whole
 
 
-def _build(roots: List[_Line], blocks: Dict[int, DetailBlock]) -> Optional[List[Node]]:
-    """The model's nodes, made as the grammar's builder makes a formatted plan's (children
-    first, without recursion); None when a line has no block or a block no line. (Lines may
-    share a block: the initial plan prints the operators AQE left alone with their final ids.)"""
-    order: List[_Line] = []
-    stack = list(reversed(roots))
-    while stack:
-        raw = stack.pop()
-        order.append(raw)
-        if raw.stages:
-            stack.extend(reversed([stage_root for _, stage_root in raw.stages]))
-        stack.extend(reversed(raw.children))
-    built: Dict[int, Node] = {}
+def _whole(text: str, lines: List[str]) -> bool:
+    """The rest of the proof that `check_query` finds nothing in a plain text whose blocks
+    were all plain (no subquery section; the last text line is the last block's) and whose
+    nodes show no sign (`_build`): the last line's brackets close, and no detail names a
+    subquery (which would need an entry)."""
+    from .damage import SUBQUERY_MARKS, last_line_unbalanced
+
+    if any(mark in text for mark in SUBQUERY_MARKS):
+        return False
+    index = len(lines) - 1
+    while not lines[index].strip():
+        index -= 1
+    return not last_line_unbalanced(lines[index])
+
+
+def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[int]
+           ) -> Optional[Tuple[List[Node], bool]]:
+    """Each tree's root node, made as the grammar's builder makes a formatted plan's (children
+    first: a tree's lines from the last, as a parent is printed before its children); None
+    when a line has no block or a block no line. (Lines may share a block: the initial plan
+    prints the operators AQE left alone with their final ids.) With them, whether a node
+    shows a sign `check_query` notes: a leaf that needs a child, a join with one input, an
+    adaptive root without its flag, or the last block (`last_block`) lacking a field."""
+    from .damage import leaf_rules, missing_fields
+
     used = set()
-    for raw in reversed(order):
-        op = raw.op
-        block = blocks.get(op.id)  # type: ignore[arg-type]
-        if block is None:
-            return None
-        used.add(op.id)
-        fields = dict(block.fields)
-        children = [built[id(child)] for child in raw.children]
-        initial: Optional[Node] = None
-        adaptive = op.name == ADAPTIVE_ROOT
-        if raw.stages:
-            for kind, stage_root in raw.stages:
-                if kind == "Initial":
-                    initial = built[id(stage_root)]
+    roots: List[Node] = []
+    signs = False
+    for tree in trees:
+        all_parts, numbers, parents = tree.parts, tree.numbers, tree.parents
+        final_at, initial_at = tree.final_at, tree.initial_at
+        built: List[Any] = [None] * len(all_parts)
+        below: Dict[int, List[Node]] = {}  # each line's children made so far, last first
+        for at in range(len(all_parts) - 1, -1, -1):
+            name, args, op_id, op_stage, whole_stage, statistics, description = all_parts[at]
+            block = blocks.get(op_id)
+            if block is None:
+                return None
+            title, block_stage, fields = block
+            if op_id in used:
+                details = dict(fields)
+            else:
+                used.add(op_id)
+                details = fields
+            kids = below.pop(at, None)
+            if kids is None:
+                children: Tuple[Node, ...] = ()
+            else:
+                kids.reverse()
+                children = tuple(kids)
+            initial = None
+            final = None
+            if at == 0 and name == ADAPTIVE_ROOT:
+                if final_at >= 0:
+                    children = (built[final_at],)
+                    initial = built[initial_at]
+                elif children:
+                    initial = children[0]
+                final = is_final_plan(args, details)
+                if final is None:
+                    signs = True
+            node = _plain_node(name, args, op_id, op_stage if op_stage is not None
+                               else block_stage, whole_stage, title, details, children,
+                               statistics, description, initial, final, numbers[at])
+            built[at] = node
+            needs_child, join = leaf_rules(name)
+            if children:
+                if join and len(children) == 1:
+                    signs = True
+            elif needs_child:
+                signs = True
+            if op_id == last_block and missing_fields(node):
+                signs = True
+            parent = parents[at]
+            if parent >= 0 and at != final_at and at != initial_at:
+                siblings = below.get(parent)
+                if siblings is None:
+                    below[parent] = [node]
                 else:
-                    children.insert(0, built[id(stage_root)])
-        elif adaptive and children:
-            initial = children[0]
-        stage = op.codegen_stage if op.codegen_stage is not None else block.codegen_stage
-        name = intern(op.name)
-        built[id(raw)] = new_node({
-            "name": name, "args": op.args, "id": op.id, "codegen_stage": stage,
-            "whole_stage_codegen": op.whole_stage_codegen, "title": intern(block.title),
-            "details": fields, "children": tuple(children), "statistics": op.statistics,
-            "description": op.description, "initial": initial,
-            "is_final_plan": is_final_plan(op.args, fields) if adaptive else None,
-            "line": op.line})
+                    siblings.append(node)
+        roots.append(built[0])
     if len(used) != len(blocks):
         return None
-    return [built[id(root)] for root in roots]
+    return roots, signs
 
 
 def parse_formatted(text: str, source: str = "") -> Optional[Query]:
     """`parse_text(text, source).queries[0]` for a formatted plan description in the plain
     shape (its notes on signs of a cut text included, `damage.check_query`); None for any
     other text (then parse it with the grammar)."""
-    from .damage import check_query
-    from .lexer import PlanLines
-
+    _LAST_READ.read = None
     query = read_formatted(text)
     if query is None:
         return None
-    notes = check_query(query, PlanLines.from_text(text), True)
-    return dataclasses.replace(query, source=source, notes=tuple(dict.fromkeys(notes)))
+    read, _LAST_READ.read = _LAST_READ.read, None
+    if read is not None and read[0] is query and read[1]:
+        notes: Tuple[str, ...] = ()  # nothing check_query would note (see _read_plain)
+    else:
+        from .damage import check_query
+        from .lexer import PlanLines
+
+        notes = tuple(dict.fromkeys(check_query(query, PlanLines.from_text(text), True)))
+    return dataclasses.replace(query, source=source, notes=notes)
