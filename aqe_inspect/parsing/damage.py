@@ -255,6 +255,12 @@ def leaf_rules(name: str) -> Tuple[bool, bool]:
     return rules
 
 
+def subqueries_cut(query: Query) -> bool:
+    """Whether `check_query` notes a subquery printed without its plan or a subquery used
+    without its entry."""
+    return any(_subquery_trees(query)) or any(_subquery_entries(query))
+
+
 def _subquery_entries(query: Query) -> Iterator[Damage]:
     """Spark lists every (operator, subquery) use under '===== Subqueries ====='."""
     hosted = set()

@@ -140,13 +140,16 @@ _new_object = object.__new__
 # ---- tree lines --------------------------------------------------------------------------------
 
 #: The parts of a tree line's operator that do not depend on where it stands: name (interned),
-#: args, id, codegen stage, whole-stage flag, statistics, description.
-Parts = Tuple[str, str, int, Optional[int], bool, Optional[str], Optional[str]]
+#: args, id, codegen stage, whole-stage flag, statistics, description; then what
+#: `damage.leaf_rules` says of its name (it needs a child; it is a join), which `_build` asks.
+Parts = Tuple[str, str, int, Optional[int], bool, Optional[str], Optional[str], bool, bool]
 
 
 def _parts(op: OperatorLine) -> Parts:
+    from .damage import leaf_rules
+
     return (intern(op.name), op.args, op.id, op.codegen_stage,  # type: ignore[return-value]
-            op.whole_stage_codegen, op.statistics, op.description)
+            op.whole_stage_codegen, op.statistics, op.description, *leaf_rules(op.name))
 
 
 #: Child tree lines read before, by their whole text: (level, whether the glyphs hold a `:`,
@@ -302,13 +305,13 @@ _KEYS: Dict[str, str] = {}
 _KNOWN_MAX = 4096
 
 
-def _plain_blocks(text: str, offset: int) -> Any:
-    """The detail blocks from `text[offset:]` (the blank line after the tree) to the end, when
-    every line there is a block's header, its field or an empty line, a header leads every
-    run of lines, and no number is too long: (the blocks by id in printed order, the last
+def _plain_blocks(text: str, start: int, end: int) -> Any:
+    """The detail blocks in `text[start:end]` (whole lines), when every line there is a
+    block's header, its field or an empty line, a header leads every run of lines, and no
+    number is too long or block printed twice: (the blocks by id in printed order, the last
     one's id); else _ASK_LINES. Each block reads as `read_detail_block` reads it."""
-    rows = BLOCK_ROW.findall(text, offset)
-    if len(rows) != text.count("\n", offset) + 1:
+    rows = BLOCK_ROW.findall(text, start, end)
+    if len(rows) != text.count("\n", start, end) + 1:
         return _ASK_LINES
     blocks: Dict[int, Block] = {}
     fields: Optional[Dict[str, str]] = None  # the open block's; None after an empty line
@@ -344,7 +347,7 @@ def _plain_blocks(text: str, offset: int) -> Any:
                     headings[heading] = title_stage
             last = int(block_id)
             if last in blocks:
-                return _ASK_LINES  # a block printed twice: not the plain shape
+                return _ASK_LINES  # a block printed twice: read line by line (None)
             fields = {}
             blocks[last] = (title_stage[0], title_stage[1], fields)
         else:
@@ -352,18 +355,41 @@ def _plain_blocks(text: str, offset: int) -> Any:
     return blocks, last
 
 
+#: Lines that end a run of detail blocks read at once: a section header (`=====
+#: Subqueries =====`), a subquery's entry. (Searched as `\n` and these.)
+RUN_ENDS = ("\n=", "\nSubquery:")
+
+
+def _run_end(text: str, start: int) -> int:
+    """Where the run of detail blocks from `start` ends: at the `\n` before the next line
+    that can end it (RUN_ENDS), else at the end of the text."""
+    end = len(text)
+    for mark in RUN_ENDS:
+        found = text.find(mark, start, end)
+        if found >= 0:
+            end = found
+    return end
+
+
 #: A `===== Subqueries =====` entry: its header's match, its line number, its tree or None.
 Entry = Tuple[Any, int, Optional[_Tree]]
 
 
-def _read_sections(lines: List[str], index: int
-                   ) -> Optional[Tuple[Dict[int, Block], List[Entry]]]:
-    """What follows the tree from `lines[index]`, read line by line: the detail blocks and the
-    subquery section's entries; None when anything else is there."""
+def _read_sections(text: str, lines: List[str], index: int, offset: int
+                   ) -> Optional[Tuple[Dict[int, Block], List[Entry], Optional[int]]]:
+    """What follows the tree from `lines[index]` (at `offset` in `text`): the detail blocks,
+    the subquery section's entries, and the last block's id when the text's last line is in
+    it (else None); None when anything else is there. Each run of blocks that ends with a
+    blank line (before a section or an entry) or the text is read at once when it is plain
+    (`_plain_blocks`); otherwise the rest is read line by line, as the grammar's lexer reads
+    it."""
     count = len(lines)
     blocks: Dict[int, Block] = {}
     entries: List[Entry] = []
     in_subqueries = False
+    last_block: Optional[int] = None
+    by_lines = False  # a run was not plain: the rest is read line by line
+    known_index, known_offset = index, offset  # a line whose offset in the text is known
     while True:
         while index < count and not lines[index].strip():
             index += 1
@@ -373,6 +399,21 @@ def _read_sections(lines: List[str], index: int
         if line[:1] == "(" and DETAIL_HEADER.match(line):
             if in_subqueries and not entries:
                 return None
+            if not by_lines:
+                offset = known_offset + sum(map(len, lines[known_index:index])) + \
+                    index - known_index
+                end = _run_end(text, offset)
+                plain = _ASK_LINES
+                if end == len(text) or text[end - 1] == "\n":  # the run ends with a blank line
+                    plain = _plain_blocks(text, offset, end)
+                if plain is not _ASK_LINES and blocks.keys().isdisjoint(plain[0]):
+                    blocks.update(plain[0])
+                    last_block = plain[1] if end == len(text) else None
+                    index += text.count("\n", offset, end) + 1
+                    known_index, known_offset = index, end + 1
+                    continue
+                by_lines = True
+            last_block = None
             start = index
             index += 1
             while index < count:
@@ -408,7 +449,7 @@ def _read_sections(lines: List[str], index: int
             return None  # optimized-out exchanges, a codegen section, stray text
     if not blocks or in_subqueries and not entries:
         return None
-    return blocks, entries
+    return blocks, entries, last_block
 
 
 # ---- the query ---------------------------------------------------------------------------------
@@ -446,20 +487,10 @@ def _read_plain(text: str) -> Optional[Tuple[Query, bool]]:
     if read is None:
         return None
     tree, index = read
-    if index >= count:
-        return None  # no detail blocks
-    plain = _plain_blocks(text, sum(map(len, lines[:index])) + index)
-    if plain is _ASK_LINES:
-        sections = _read_sections(lines, index)
-        if sections is None:
-            return None
-        blocks, entries = sections
-        last_block = None
-    else:
-        blocks, last_block = plain
-        entries = []
-        if not blocks:
-            return None
+    sections = _read_sections(text, lines, index, sum(map(len, lines[:index])) + index)
+    if sections is None:
+        return None
+    blocks, entries, last_block = sections
     trees = [sub_tree for _, _, sub_tree in entries if sub_tree is not None]
     built = _build([*trees, tree], blocks, last_block)
     if built is None:
@@ -472,18 +503,20 @@ def _read_plain(text: str) -> Optional[Tuple[Query, bool]]:
                  tree=next(next_root) if sub_tree is not None else None, line=at)
         for header, at, sub_tree in entries)
     query = Query(root=roots[-1], subqueries=subqueries, mode="formatted", line=header_line)
-    whole = last_block is not None and not signs and _whole(text, lines)
+    whole = last_block is not None and not signs and _whole(query, text, lines)
     return query, whole
 
 
-def _whole(text: str, lines: List[str]) -> bool:
-    """The rest of the proof that `check_query` finds nothing in a plain text whose blocks
-    were all plain (no subquery section; the last text line is the last block's) and whose
-    nodes show no sign (`_build`): the last line's brackets close, and no detail names a
-    subquery (which would need an entry)."""
-    from .damage import SUBQUERY_MARKS, last_line_unbalanced
+def _whole(query: Query, text: str, lines: List[str]) -> bool:
+    """The rest of the proof that `check_query` notes nothing of a plain text whose last line
+    is in a run of plain blocks (so it is no tree line, and its block is the last one) and
+    whose nodes show no sign (`_build`): the last line's brackets close, and every subquery
+    is printed and has its entries (asked only when there are subqueries or a detail names
+    one)."""
+    from .damage import SUBQUERY_MARKS, last_line_unbalanced, subqueries_cut
 
-    if any(mark in text for mark in SUBQUERY_MARKS):
+    if (query.subqueries or any(mark in text for mark in SUBQUERY_MARKS)) and \
+            subqueries_cut(query):
         return False
     index = len(lines) - 1
     while not lines[index].strip():
@@ -499,18 +532,20 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
     prints the operators AQE left alone with their final ids.) With them, whether a node
     shows a sign `check_query` notes: a leaf that needs a child, a join with one input, an
     adaptive root without its flag, or the last block (`last_block`) lacking a field."""
-    from .damage import leaf_rules, missing_fields
+    from .damage import missing_fields
 
     used = set()
     roots: List[Node] = []
     signs = False
+    literal, new_object = _LITERAL, _new_object
     for tree in trees:
         all_parts, numbers, parents = tree.parts, tree.numbers, tree.parents
         final_at, initial_at = tree.final_at, tree.initial_at
         built: List[Any] = [None] * len(all_parts)
         below: Dict[int, List[Node]] = {}  # each line's children made so far, last first
         for at in range(len(all_parts) - 1, -1, -1):
-            name, args, op_id, op_stage, whole_stage, statistics, description = all_parts[at]
+            (name, args, op_id, op_stage, whole_stage, statistics, description, needs_child,
+             join) = all_parts[at]
             block = blocks.get(op_id)
             if block is None:
                 return None
@@ -537,11 +572,20 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
                 final = is_final_plan(args, details)
                 if final is None:
                     signs = True
-            node = _plain_node(name, args, op_id, op_stage if op_stage is not None
-                               else block_stage, whole_stage, title, details, children,
-                               statistics, description, initial, final, numbers[at])
+            stage = op_stage if op_stage is not None else block_stage
+            if literal:  # `_plain_node`, written out: one call less a node
+                node = new_object(Node)
+                node.__dict__.update({
+                    "name": name, "args": args, "id": op_id, "codegen_stage": stage,
+                    "whole_stage_codegen": whole_stage, "title": title, "details": details,
+                    "children": children, "inner": (), "statistics": statistics,
+                    "description": description, "initial": initial, "is_final_plan": final,
+                    "line": numbers[at], "metrics": {}, "spreads": {}})
+            else:  # pragma: no cover - a Node with other fields
+                node = _plain_node(name, args, op_id, stage, whole_stage, title, details,
+                                   children, statistics, description, initial, final,
+                                   numbers[at])
             built[at] = node
-            needs_child, join = leaf_rules(name)
             if children:
                 if join and len(children) == 1:
                     signs = True
