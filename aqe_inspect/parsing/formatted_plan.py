@@ -541,8 +541,9 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
     for tree in trees:
         all_parts, numbers, parents = tree.parts, tree.numbers, tree.parents
         final_at, initial_at = tree.final_at, tree.initial_at
-        built: List[Any] = [None] * len(all_parts)
-        below: Dict[int, List[Node]] = {}  # each line's children made so far, last first
+        # each line's children made so far, last first (None before the first)
+        below: List[Optional[List[Node]]] = [None] * len(all_parts)
+        stage_roots: Dict[int, Node] = {}
         for at in range(len(all_parts) - 1, -1, -1):
             (name, args, op_id, op_stage, whole_stage, statistics, description, needs_child,
              join) = all_parts[at]
@@ -555,7 +556,7 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
             else:
                 used.add(op_id)
                 details = fields
-            kids = below.pop(at, None)
+            kids = below[at]
             if kids is None:
                 children: Tuple[Node, ...] = ()
             else:
@@ -565,8 +566,8 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
             final = None
             if at == 0 and name == ADAPTIVE_ROOT:
                 if final_at >= 0:
-                    children = (built[final_at],)
-                    initial = built[initial_at]
+                    children = (stage_roots[final_at],)
+                    initial = stage_roots[initial_at]
                 elif children:
                     initial = children[0]
                 final = is_final_plan(args, details)
@@ -585,7 +586,6 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
                 node = _plain_node(name, args, op_id, stage, whole_stage, title, details,
                                    children, statistics, description, initial, final,
                                    numbers[at])
-            built[at] = node
             if children:
                 if join and len(children) == 1:
                     signs = True
@@ -594,13 +594,15 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
             if op_id == last_block and missing_fields(node):
                 signs = True
             parent = parents[at]
-            if parent >= 0 and at != final_at and at != initial_at:
-                siblings = below.get(parent)
+            if at == final_at or at == initial_at:
+                stage_roots[at] = node
+            elif parent >= 0:
+                siblings = below[parent]
                 if siblings is None:
                     below[parent] = [node]
                 else:
                     siblings.append(node)
-        roots.append(built[0])
+        roots.append(node)  # the last made: the root
     if len(used) != len(blocks):
         return None
     return roots, signs
