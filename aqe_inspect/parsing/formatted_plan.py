@@ -379,7 +379,8 @@ def _read_sections(text: str, lines: List[str], index: int, offset: int
                    ) -> Optional[Tuple[Dict[int, Block], List[Entry], Optional[int]]]:
     """What follows the tree from `lines[index]` (at `offset` in `text`): the detail blocks,
     the subquery section's entries, and the last block's id when the text's last line is in
-    it (else None); None when anything else is there. Each run of blocks that ends with a
+    it (-1 when that line is an entry's alone, None when it is anything else); None when
+    anything else is there. Each run of blocks that ends with a
     blank line (before a section or an entry) or the text is read at once when it is plain
     (`_plain_blocks`); otherwise the rest is read line by line, as the grammar's lexer reads
     it."""
@@ -429,6 +430,7 @@ def _read_sections(text: str, lines: List[str], index: int, offset: int
             blocks[block.id] = (intern(block.title), block.codegen_stage, block.fields)
         elif not in_subqueries and line[:1] == "=" and SUBQUERIES_HEADER.match(line):
             in_subqueries = True
+            last_block = None
             index += 1
         elif in_subqueries and line.startswith("Subquery:"):
             header = SUBQUERY_HEADER.match(line)
@@ -445,6 +447,9 @@ def _read_sections(text: str, lines: List[str], index: int, offset: int
                     return None
                 sub_tree, index = read
             entries.append((header, at, sub_tree))
+            # An entry without a tree after a blank line, when the text ends with it: its
+            # last line is no tree line and closes no detail block (-1: no block to ask of).
+            last_block = -1 if sub_tree is None and not lines[at - 2].strip() else None
         else:
             return None  # optimized-out exchanges, a codegen section, stray text
     if not blocks or in_subqueries and not entries:
