@@ -287,3 +287,68 @@ def test_a_tree_of_5000_levels_reads_without_recursion():
         (node,) = node.children
         seen += 1
     assert seen == depth and node.name == "Range" and node.line == depth + 1
+
+
+#: A command's description as Spark 4.3 prints it (sample_plans, spark-4.3.0): the command's
+#: query is an inner plan, printed two levels below it.
+COMMAND = """== Physical Plan ==
+Execute CreateViewCommand (1)
+   +- CreateViewCommand (2)
+         +- Project (4)
+            +- Range (3)
+
+
+(1) Execute CreateViewCommand
+Output: []
+
+(2) CreateViewCommand
+Arguments: `v`, false, true, LocalTempView, UNSUPPORTED, true
+
+(3) Range
+Arguments: 0, 20000, 1, 2, [id#576L], false
+
+(4) Project
+Arguments: [(id#576L % 10) AS k#577L, id#576L AS v#578L]
+
+"""
+
+
+@pytest.mark.parametrize("text", [
+    COMMAND,
+    # a second inner root, an inner plan below a child, a child after an inner plan
+    COMMAND.replace("            +- Range (3)", "            +- Range (3)\n         +- Range (5)")
+    + "(5) Range\nArguments: 0, 1, 1, 2, [id#1L], false\n",
+    COMMAND.replace("   +- CreateViewCommand (2)\n",
+                    "   :- CreateViewCommand (2)\n   +- Range (5)\n").replace(
+        "         +- Project (4)\n            +- Range (3)\n", "")
+    .replace("\n\n\n(1)", "\n         +- Project (4)\n            +- Range (3)\n\n\n(1)")
+    + "(5) Range\nArguments: 0, 1, 1, 2, [id#1L], false\n",
+    COMMAND.replace("Execute CreateViewCommand (1)\n",
+                    "Execute CreateViewCommand (1)\n+- Range (5)\n")
+    + "(5) Range\nArguments: 0, 1, 1, 2, [id#1L], false\n",
+])
+def test_inner_plans_read_as_the_grammar_reads_them(text):
+    query = parse_formatted(text, "log")
+    assert query is not None
+    assert query == _grammar(text)
+    assert any(node.inner for node in query.walk())
+
+
+def test_a_jump_of_three_levels_goes_to_the_grammar():
+    text = COMMAND.replace("         +- Project (4)", "            +- Project (4)")
+    assert parse_formatted(text, "log") is None
+
+
+@pytest.mark.parametrize("where", ["tree", "block"])
+def test_a_number_too_long_past_an_inner_plan_goes_to_the_grammar(where):
+    """Such a text went to the grammar before inner plans were read here (its error is then
+    a note on the execution): it still does; before the inner plan, the error stands."""
+    long = "1234567890123456789"
+    if where == "tree":
+        text = COMMAND.replace("Range (3)\n", f"Range ({long})\n", 1)
+    else:
+        text = COMMAND.replace("(3) Range", f"({long}) Range")
+    assert parse_formatted(text, "log") is None
+    with pytest.raises(PlanSyntaxError):
+        parse_formatted(text.replace("Execute CreateViewCommand (1)",
+                                     f"Execute CreateViewCommand ({long})", 1), "log")

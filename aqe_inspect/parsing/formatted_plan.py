@@ -20,14 +20,19 @@ plain shape, the one Spark's `ExplainUtils` prints when nothing is cut or odd:
     ...
 
 `read_formatted` reads exactly that shape: the header, one tree (with the final or current
-and the initial plan of its root `AdaptiveSparkPlan`, or a plain tree), then the detail
-blocks, every tree line with its `(N)` and every block joined to one tree line. Each line is
-split by the same functions the grammar's parser uses (`read_operator_line`,
-`read_detail_block`) and the nodes are made as its builder makes them, so the `Query` is the
-one `parse_text` gives (tests hold the two equal over every sample and golden plan).
-Anything else (a `===== Subqueries =====` section, a plan nested in a tree, an elision, a
-cut text, a line of an unexpected kind, a block missing or twice) gives None: the caller
-parses the text with the grammar, which reads and notes every such case.
+and the initial plan of its root `AdaptiveSparkPlan`, or a plain tree; inner plans printed
+two levels below their operator, as a command's query, included), then the detail blocks and
+the `===== Subqueries =====` section's entries, every tree line with its `(N)` and every
+block joined to one tree line. Lines are split as the grammar's parser splits them
+(`read_operator_line`; `read_detail_block`, or for runs of plain blocks one regex call over
+the text that gives the same fields) and the nodes are made as its builder makes them, so
+the `Query` is the one `parse_text` gives (tests hold the two equal over every sample and
+golden plan, and over altered ones). Anything else (an adaptive plan nested in a tree, an
+elision, a cut text, a line of an unexpected kind, a block missing or twice) gives None: the
+caller parses the text with the grammar, which reads and notes every such case.
+
+The notes `damage.check_query` makes on signs of a cut are asked only when the reader has
+not proved there are none (`_read_plain`): a long log's descriptions nearly all show none.
 """
 
 from __future__ import annotations
@@ -114,7 +119,7 @@ _LITERAL = _FAST and tuple(f.name for f in _FIELDS) == _NODE_FIELDS and \
 
 def _plain_node(name: str, args: str, op_id: int, stage: Optional[int], whole_stage: bool,
                 title: str, details: Dict[str, str], children: Tuple[Node, ...],
-                statistics: Optional[str], description: Optional[str],
+                inner: Tuple[Node, ...], statistics: Optional[str], description: Optional[str],
                 initial: Optional[Node], final: Optional[bool], line: int) -> Node:
     """`new_node` of one formatted-plan operator, its __dict__ filled by one literal (the
     reader makes a node per tree line: the defaults' loop was a tenth of its time)."""
@@ -122,13 +127,14 @@ def _plain_node(name: str, args: str, op_id: int, stage: Optional[int], whole_st
         return new_node({
             "name": name, "args": args, "id": op_id, "codegen_stage": stage,
             "whole_stage_codegen": whole_stage, "title": title, "details": details,
-            "children": children, "statistics": statistics, "description": description,
-            "initial": initial, "is_final_plan": final, "line": line})
+            "children": children, "inner": inner, "statistics": statistics,
+            "description": description, "initial": initial, "is_final_plan": final,
+            "line": line})
     node = _new_object(Node)
     node.__dict__.update({
         "name": name, "args": args, "id": op_id, "codegen_stage": stage,
         "whole_stage_codegen": whole_stage, "title": title, "details": details,
-        "children": children, "inner": (), "statistics": statistics,
+        "children": children, "inner": inner, "statistics": statistics,
         "description": description, "initial": initial, "is_final_plan": final, "line": line,
         "metrics": {}, "spreads": {}})
     return node
@@ -164,8 +170,9 @@ _TREE_LINE_CACHED = 1024
 
 
 class _Tree:
-    """One tree's operator lines in printed order (a parent before its children), each with
-    its parts, line number and parent's position (-1 for the root); the adaptive root's stage
+    """One tree's operator lines in printed order (a parent before what hangs under it), each
+    with its parts, line number and parent's position (-1 for the root; `inner_of(p)` for a
+    line that starts or continues an inner plan of the line at p); the adaptive root's stage
     roots by kind."""
 
     __slots__ = ("parts", "numbers", "parents", "final_at", "initial_at")
@@ -176,6 +183,12 @@ class _Tree:
         self.parents: List[int] = []
         self.final_at = -1  # the position of the final (or current) plan's root
         self.initial_at = -1
+
+
+def inner_of(owner: int) -> int:
+    """The parent a line has in `_Tree.parents` when it is an inner plan's root of the line at
+    position `owner`: at most -2, apart from the root's -1 (its own inverse)."""
+    return -owner - 2
 
 
 def _starts_tree(line: str) -> bool:
@@ -198,8 +211,11 @@ def _operator(rest: str, line: int, column: int) -> Optional[OperatorLine]:
     return op
 
 
-def _read_tree(lines: List[str], index: int) -> Optional[Tuple[_Tree, int]]:
-    """The tree from `lines[index]` (its root, at column 0) to the blank line after it."""
+def _read_tree(lines: List[str], index: int, inner_lines: List[int]
+               ) -> Optional[Tuple[_Tree, int]]:
+    """The tree from `lines[index]` (its root, at column 0) to the blank line after it. The
+    line number of the first line that starts an inner plan is put in `inner_lines` (when it
+    is empty) before that line is read."""
     count = len(lines)
     if index >= count:
         return None
@@ -255,8 +271,10 @@ def _read_tree(lines: List[str], index: int) -> Optional[Tuple[_Tree, int]]:
                 return None
             at = glyphs.end() - 3
             level = at // 3 + 1
-            if stages and level < 2 or level > len(path):
-                return None  # back at the root's level under stages, or a jump (an inner plan)
+            if stages and level < 2 or level > len(path) + 1:
+                return None  # back at the root's level under stages, or a jump (a cut)
+            if level > len(path) and not inner_lines:
+                inner_lines.append(index + 1)
             op = _operator(line[at + 3:], index + 1, at + 4)
             if op is None or op.name == ADAPTIVE_ROOT:
                 return None
@@ -267,8 +285,14 @@ def _read_tree(lines: List[str], index: int) -> Optional[Tuple[_Tree, int]]:
                 known[line] = entry
         else:
             level = entry[0]
-            if stages and level < 2 or level > len(path):
+            if stages and level < 2 or level > len(path) + 1:
                 return None
+            if level > len(path) and not inner_lines:
+                inner_lines.append(index + 1)
+        if level > len(path):
+            # Two levels below the line above: an inner plan of it (a command's query, a
+            # cached relation's plan), as the lexer reads a jump of two.
+            path.append(inner_of(path[-1]))
         del path[level:]
         parents.append(path[-1])
         path.append(len(parts))
@@ -375,8 +399,8 @@ def _run_end(text: str, start: int) -> int:
 Entry = Tuple[Any, int, Optional[_Tree]]
 
 
-def _read_sections(text: str, lines: List[str], index: int, offset: int
-                   ) -> Optional[Tuple[Dict[int, Block], List[Entry], Optional[int]]]:
+def _read_sections(text: str, lines: List[str], index: int, offset: int,
+                   inner_lines: List[int]) -> Optional[Tuple[Dict[int, Block], List[Entry], Optional[int]]]:
     """What follows the tree from `lines[index]` (at `offset` in `text`): the detail blocks,
     the subquery section's entries, and the last block's id when the text's last line is in
     it (-1 when that line is an entry's alone, None when it is anything else); None when
@@ -442,7 +466,7 @@ def _read_sections(text: str, lines: List[str], index: int, offset: int
                 index += 1
             sub_tree = None
             if index < count and _starts_tree(lines[index]):
-                read = _read_tree(lines, index)
+                read = _read_tree(lines, index, inner_lines)
                 if read is None:
                     return None
                 sub_tree, index = read
@@ -477,7 +501,23 @@ _LAST_READ = threading.local()
 
 def _read_plain(text: str) -> Optional[Tuple[Query, bool]]:
     """`read_formatted`'s query, and whether the text shows no sign of a cut that
-    `damage.check_query` would note (True only when that is certain; see `_whole`)."""
+    `damage.check_query` would note (True only when that is certain; see `_whole`).
+
+    An operator id or codegen stage of more digits than a number can have is an error where
+    it stands, as the grammar's parse makes it; but from the first line of an inner plan on
+    (which this reader once gave to the grammar, whose error is a note on the execution),
+    such a text gives None."""
+    inner_lines: List[int] = []
+    try:
+        return _read_parts(text, inner_lines)
+    except PlanSyntaxError as error:
+        if inner_lines and error.line is not None and error.line >= inner_lines[0]:
+            return None
+        raise
+
+
+def _read_parts(text: str, inner_lines: List[int]) -> Optional[Tuple[Query, bool]]:
+    """`_read_plain`, its errors raised where they stand (`inner_lines`: see `_read_tree`)."""
     if "\x00" in text or "\r" in text:
         return None
     lines = text.split("\n")
@@ -488,11 +528,12 @@ def _read_plain(text: str) -> Optional[Tuple[Query, bool]]:
     if index >= count or lines[index].rstrip() != HEADER:
         return None
     header_line = index + 1
-    read = _read_tree(lines, index + 1)
+    read = _read_tree(lines, index + 1, inner_lines)
     if read is None:
         return None
     tree, index = read
-    sections = _read_sections(text, lines, index, sum(map(len, lines[:index])) + index)
+    sections = _read_sections(text, lines, index, sum(map(len, lines[:index])) + index,
+                              inner_lines)
     if sections is None:
         return None
     blocks, entries, last_block = sections
@@ -546,8 +587,9 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
     for tree in trees:
         all_parts, numbers, parents = tree.parts, tree.numbers, tree.parents
         final_at, initial_at = tree.final_at, tree.initial_at
-        # each line's children made so far, last first (None before the first)
+        # each line's children and inner plans made so far, last first (None before the first)
         below: List[Optional[List[Node]]] = [None] * len(all_parts)
+        inside: List[Optional[List[Node]]] = [None] * len(all_parts)
         stage_roots: Dict[int, Node] = {}
         for at in range(len(all_parts) - 1, -1, -1):
             (name, args, op_id, op_stage, whole_stage, statistics, description, needs_child,
@@ -567,6 +609,12 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
             else:
                 kids.reverse()
                 children = tuple(kids)
+            kids = inside[at]
+            if kids is None:
+                inner: Tuple[Node, ...] = ()
+            else:
+                kids.reverse()
+                inner = tuple(kids)
             initial = None
             final = None
             if at == 0 and name == ADAPTIVE_ROOT:
@@ -584,12 +632,12 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
                 node.__dict__.update({
                     "name": name, "args": args, "id": op_id, "codegen_stage": stage,
                     "whole_stage_codegen": whole_stage, "title": title, "details": details,
-                    "children": children, "inner": (), "statistics": statistics,
+                    "children": children, "inner": inner, "statistics": statistics,
                     "description": description, "initial": initial, "is_final_plan": final,
                     "line": numbers[at], "metrics": {}, "spreads": {}})
             else:  # pragma: no cover - a Node with other fields
                 node = _plain_node(name, args, op_id, stage, whole_stage, title, details,
-                                   children, statistics, description, initial, final,
+                                   children, inner, statistics, description, initial, final,
                                    numbers[at])
             if children:
                 if join and len(children) == 1:
@@ -605,6 +653,13 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
                 siblings = below[parent]
                 if siblings is None:
                     below[parent] = [node]
+                else:
+                    siblings.append(node)
+            elif parent < -1:
+                owner = inner_of(parent)
+                siblings = inside[owner]
+                if siblings is None:
+                    inside[owner] = [node]
                 else:
                     siblings.append(node)
         roots.append(node)  # the last made: the root
