@@ -49,11 +49,6 @@ from .operator_line import OperatorLine, is_final_plan, read_detail_block, \
     read_operator_line, title_and_stage
 
 HEADER = "== Physical Plan =="
-#: What a stage header line holds: `+- == Final Plan ==`, at the root's level only.
-STAGES = {"+- == Final Plan ==": "Final", "+- == Current Plan ==": "Current",
-          "+- == Initial Plan ==": "Initial"}
-#: The glyphs a tree line's indentation is made of, three characters a level.
-GLYPHS = frozenset(" :|")
 #: As the lexer and the parser read them (lexer.py, parser.py).
 DETAIL_HEADER = re.compile(r"\(\d+\) \S")
 SUBQUERIES_HEADER = re.compile(r"=+ Subqueries =+\s*$")
@@ -171,24 +166,31 @@ _TREE_LINE_CACHED = 1024
 
 class _Tree:
     """One tree's operator lines in printed order (a parent before what hangs under it), each
-    with its parts, line number and parent's position (-1 for the root; `inner_of(p)` for a
-    line that starts or continues an inner plan of the line at p); the adaptive root's stage
-    roots by kind."""
+    with its parts, line number and parent's position (-1 for the root and for a stage's
+    root; `inner_of(p)` for a line that starts or continues an inner plan of the line at p);
+    each staged AdaptiveSparkPlan's stage roots, by its position: [(kind, position)]."""
 
-    __slots__ = ("parts", "numbers", "parents", "final_at", "initial_at")
+    __slots__ = ("parts", "numbers", "parents", "stages")
 
     def __init__(self):
         self.parts: List[Parts] = []
         self.numbers: List[int] = []
         self.parents: List[int] = []
-        self.final_at = -1  # the position of the final (or current) plan's root
-        self.initial_at = -1
+        self.stages: Dict[int, List[Tuple[str, int]]] = {}
 
 
 def inner_of(owner: int) -> int:
     """The parent a line has in `_Tree.parents` when it is an inner plan's root of the line at
     position `owner`: at most -2, apart from the root's -1 (its own inverse)."""
     return -owner - 2
+
+
+#: As the lexer reads a stage header anywhere in a tree, and the root line under it.
+STAGE_MARK = " Plan =="
+STAGE_HEADER = re.compile(r"(?P<pre>[ :|]*)\+- == (?P<which>Final|Initial|Current) Plan ==\s*$")
+STAGE_ROOT = re.compile(r"(?P<pre>[ :|]*)(?P<rest>\S.*)")
+#: The stage kinds one AdaptiveSparkPlan may have, in order (anything else the grammar notes).
+STAGE_KINDS = (["Final", "Initial"], ["Current", "Initial"])
 
 
 def _starts_tree(line: str) -> bool:
@@ -198,7 +200,8 @@ def _starts_tree(line: str) -> bool:
 
 
 def _operator(rest: str, line: int, column: int) -> Optional[OperatorLine]:
-    """The parts of a tree line's operator; None when it is not one in the plain shape."""
+    """The parts of a tree line's operator; None when it is not one in the plain shape: with
+    its `(N)`, or `(unknown)` (a logical operator Spark 4 prints under an EmptyRelation)."""
     first = rest[:1]
     if first == "*":
         if rest[1:2] != " " or rest[2:3] not in NAME_START:
@@ -206,31 +209,40 @@ def _operator(rest: str, line: int, column: int) -> Optional[OperatorLine]:
     elif first not in NAME_START:
         return None
     op = read_operator_line(rest, line, column)
-    if op.id is None or op.unnumbered:
+    if op.id is None and not op.unnumbered:
         return None
     return op
 
 
-def _read_tree(lines: List[str], index: int, inner_lines: List[int]
+def _read_tree(lines: List[str], index: int, shape_from: List[int]
                ) -> Optional[Tuple[_Tree, int]]:
-    """The tree from `lines[index]` (its root, at column 0) to the blank line after it. The
-    line number of the first line that starts an inner plan is put in `inner_lines` (when it
-    is empty) before that line is read."""
+    """The tree from `lines[index]` (its root, at column 0) to the blank line after it, its
+    levels read as the lexer reads them: three columns a level, two levels down an inner plan,
+    and under each `== X Plan ==` stage a frame that maps the columns its lines are printed at
+    to levels below its AdaptiveSparkPlan (a nested one's do not line up with the lines above).
+
+    The number of the first line past the shape this reader once stopped at (an inner plan,
+    a nested AdaptiveSparkPlan's stages) is put in `shape_from` (when it is empty) before the
+    line is read: `_read_plain` gives None for an error from there on."""
     count = len(lines)
     if index >= count:
         return None
     root_op = _operator(lines[index], index + 1, 1)
     if root_op is None:
         return None
+    if root_op.unnumbered and not shape_from:
+        shape_from.append(index + 2)
     tree = _Tree()
-    parts, numbers, parents = tree.parts, tree.numbers, tree.parents
+    parts, numbers, parents, stages = tree.parts, tree.numbers, tree.parents, tree.stages
     parts.append(_parts(root_op))
     numbers.append(index + 1)
     parents.append(-1)
-    adaptive = root_op.name == ADAPTIVE_ROOT
-    # path[level] is the position of the line at that level the next deeper line hangs under.
+    # path[level] is the position of the line at that level the next deeper line hangs under
+    # (inner_of(owner) where an inner plan of owner opens).
     path: List[int] = [0]
-    stages: List[str] = []  # the root's lines are under `== ... Plan ==` stage headers
+    #: The stage frames open: (the column level of its root, the levels its lines are printed
+    #: off by, its AdaptiveSparkPlan's position and level, "final" or "initial").
+    frames: List[Tuple[int, int, int, int, str]] = []
     last_colon = False  # the last line's glyphs say more children follow
     known = _TREE_LINES
     index += 1
@@ -240,60 +252,86 @@ def _read_tree(lines: List[str], index: int, inner_lines: List[int]
         if entry is None:
             if not line.strip():
                 break
-            stage = STAGES.get(line.rstrip()) if line[:5] == "+- ==" else None
+            stage = STAGE_HEADER.match(line) if STAGE_MARK in line else None
             if stage is not None:
-                if not adaptive or (not stages and len(parts) > 1):
-                    return None
+                which = stage["which"]
+                if which == "Initial":
+                    while frames and frames[-1][4] != "final":
+                        frames.pop()
+                    if not frames:
+                        return None  # a lone initial plan, or an error: the grammar's
+                    _, _, owner, level, _ = frames.pop()
+                    if len(path) <= level or path[level] != owner or \
+                            len(stages.get(owner, ())) != 1:
+                        return None
+                else:
+                    owner, level = path[-1], len(path) - 1
+                    if parts[owner][0] != ADAPTIVE_ROOT or owner in stages:
+                        return None
+                if owner != 0 or line.rstrip() != "+- == " + which + " Plan ==":
+                    if not shape_from:
+                        shape_from.append(index + 1)
                 index += 1
                 if index >= count:
                     return None
                 stage_line = lines[index]
-                if stage_line[:3] != "   " or stage_line[3:4] in GLYPHS:
+                root = STAGE_ROOT.match(stage_line)
+                if root is None:
                     return None
-                op = _operator(stage_line[3:], index + 1, 4)
+                pre = root["pre"]
+                if pre != "   " and not shape_from:
+                    shape_from.append(index)  # (the header's line)
+                op = _operator(root["rest"], index + 1, len(pre) + 1)
                 if op is None or op.name == ADAPTIVE_ROOT:
                     return None
+                if op.unnumbered and not shape_from:
+                    shape_from.append(index + 2)
                 at = len(parts)
-                if stage == "Initial":
-                    tree.initial_at = at
-                else:
-                    tree.final_at = at
+                stages.setdefault(owner, []).append((which, at))
                 parts.append(_parts(op))
                 numbers.append(index + 1)
-                parents.append(0)
-                stages.append(stage)
-                path = [0, at]
-                last_colon = False
+                parents.append(-1)
+                raw = len(pre) // 3
+                frames.append((raw, raw - (level + 1), owner, level,
+                               "initial" if which == "Initial" else "final"))
+                del path[level + 1:]
+                path.append(at)
+                last_colon = ":" in pre
                 index += 1
                 continue
             glyphs = TREE_LINE.match(line)
             if glyphs is None:
                 return None
             at = glyphs.end() - 3
-            level = at // 3 + 1
-            if stages and level < 2 or level > len(path) + 1:
-                return None  # back at the root's level under stages, or a jump (a cut)
-            if level > len(path) and not inner_lines:
-                inner_lines.append(index + 1)
+            raw = at // 3 + 1
+        else:
+            raw = entry[0]
+        while frames and raw <= frames[-1][0]:
+            frames.pop()
+        level = raw - frames[-1][1] if frames else raw
+        if level < 1 or level > len(path) + 1:
+            return None  # above the root, or a jump (a cut): the grammar's error or note
+        if level > len(path) and not shape_from:
+            shape_from.append(index + 1)
+        if entry is None:
             op = _operator(line[at + 3:], index + 1, at + 4)
-            if op is None or op.name == ADAPTIVE_ROOT:
+            if op is None:
                 return None
-            entry = (level, ":" in line[:at + 3], _parts(op))
+            entry = (raw, ":" in line[:at + 3], _parts(op))
             if len(line) <= _TREE_LINE_CACHED:
                 if len(known) >= _TREE_LINES_MAX:
                     known.clear()
                 known[line] = entry
-        else:
-            level = entry[0]
-            if stages and level < 2 or level > len(path) + 1:
-                return None
-            if level > len(path) and not inner_lines:
-                inner_lines.append(index + 1)
+        if (entry[2][0] == ADAPTIVE_ROOT or entry[2][2] is None) and not shape_from:
+            # a nested AdaptiveSparkPlan, an unnumbered operator: from the next line
+            shape_from.append(index + 2)
         if level > len(path):
             # Two levels below the line above: an inner plan of it (a command's query, a
             # cached relation's plan), as the lexer reads a jump of two.
             path.append(inner_of(path[-1]))
         del path[level:]
+        if path[-1] in stages:
+            return None  # beside an AdaptiveSparkPlan's stages: the grammar's case
         parents.append(path[-1])
         path.append(len(parts))
         parts.append(entry[2])
@@ -302,8 +340,9 @@ def _read_tree(lines: List[str], index: int, inner_lines: List[int]
         index += 1
     if last_colon:
         return None  # the last line says more children follow: cut short
-    if stages and stages not in (["Final", "Initial"], ["Current", "Initial"]):
-        return None
+    for kinds in stages.values():
+        if [kind for kind, _ in kinds] not in STAGE_KINDS:
+            return None
     return tree, index
 
 
@@ -400,7 +439,7 @@ Entry = Tuple[Any, int, Optional[_Tree]]
 
 
 def _read_sections(text: str, lines: List[str], index: int, offset: int,
-                   inner_lines: List[int]) -> Optional[Tuple[Dict[int, Block], List[Entry], Optional[int]]]:
+                   shape_from: List[int]) -> Optional[Tuple[Dict[int, Block], List[Entry], Optional[int]]]:
     """What follows the tree from `lines[index]` (at `offset` in `text`): the detail blocks,
     the subquery section's entries, and the last block's id when the text's last line is in
     it (-1 when that line is an entry's alone, None when it is anything else); None when
@@ -466,7 +505,7 @@ def _read_sections(text: str, lines: List[str], index: int, offset: int,
                 index += 1
             sub_tree = None
             if index < count and _starts_tree(lines[index]):
-                read = _read_tree(lines, index, inner_lines)
+                read = _read_tree(lines, index, shape_from)
                 if read is None:
                     return None
                 sub_tree, index = read
@@ -504,20 +543,20 @@ def _read_plain(text: str) -> Optional[Tuple[Query, bool]]:
     `damage.check_query` would note (True only when that is certain; see `_whole`).
 
     An operator id or codegen stage of more digits than a number can have is an error where
-    it stands, as the grammar's parse makes it; but from the first line of an inner plan on
-    (which this reader once gave to the grammar, whose error is a note on the execution),
-    such a text gives None."""
-    inner_lines: List[int] = []
+    it stands, as the grammar's parse makes it; but from the first line of a shape this
+    reader once gave to the grammar (an inner plan, a nested AdaptiveSparkPlan's stages:
+    `_read_tree`) on, where the grammar's error is a note on the execution, it gives None."""
+    shape_from: List[int] = []
     try:
-        return _read_parts(text, inner_lines)
+        return _read_parts(text, shape_from)
     except PlanSyntaxError as error:
-        if inner_lines and error.line is not None and error.line >= inner_lines[0]:
+        if shape_from and error.line is not None and error.line >= shape_from[0]:
             return None
         raise
 
 
-def _read_parts(text: str, inner_lines: List[int]) -> Optional[Tuple[Query, bool]]:
-    """`_read_plain`, its errors raised where they stand (`inner_lines`: see `_read_tree`)."""
+def _read_parts(text: str, shape_from: List[int]) -> Optional[Tuple[Query, bool]]:
+    """`_read_plain`, its errors raised where they stand (`shape_from`: see `_read_tree`)."""
     if "\x00" in text or "\r" in text:
         return None
     lines = text.split("\n")
@@ -528,12 +567,12 @@ def _read_parts(text: str, inner_lines: List[int]) -> Optional[Tuple[Query, bool
     if index >= count or lines[index].rstrip() != HEADER:
         return None
     header_line = index + 1
-    read = _read_tree(lines, index + 1, inner_lines)
+    read = _read_tree(lines, index + 1, shape_from)
     if read is None:
         return None
     tree, index = read
     sections = _read_sections(text, lines, index, sum(map(len, lines[:index])) + index,
-                              inner_lines)
+                              shape_from)
     if sections is None:
         return None
     blocks, entries, last_block = sections
@@ -586,7 +625,7 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
     literal, new_object = _LITERAL, _new_object
     for tree in trees:
         all_parts, numbers, parents = tree.parts, tree.numbers, tree.parents
-        final_at, initial_at = tree.final_at, tree.initial_at
+        stages = tree.stages
         # each line's children and inner plans made so far, last first (None before the first)
         below: List[Optional[List[Node]]] = [None] * len(all_parts)
         inside: List[Optional[List[Node]]] = [None] * len(all_parts)
@@ -594,15 +633,18 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
         for at in range(len(all_parts) - 1, -1, -1):
             (name, args, op_id, op_stage, whole_stage, statistics, description, needs_child,
              join) = all_parts[at]
-            block = blocks.get(op_id)
-            if block is None:
-                return None
-            title, block_stage, fields = block
-            if op_id in used:
-                details = dict(fields)
+            if op_id is None:  # `(unknown)`: a logical operator, without a detail block
+                title, block_stage, details = name, None, {}
             else:
-                used.add(op_id)
-                details = fields
+                block = blocks.get(op_id)
+                if block is None:
+                    return None
+                title, block_stage, fields = block
+                if op_id in used:
+                    details = dict(fields)
+                else:
+                    used.add(op_id)
+                    details = fields
             kids = below[at]
             if kids is None:
                 children: Tuple[Node, ...] = ()
@@ -617,10 +659,11 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
                 inner = tuple(kids)
             initial = None
             final = None
-            if at == 0 and name == ADAPTIVE_ROOT:
-                if final_at >= 0:
-                    children = (stage_roots[final_at],)
-                    initial = stage_roots[initial_at]
+            if name == ADAPTIVE_ROOT:
+                own = stages.get(at)
+                if own is not None:  # [(Final or Current, its root), (Initial, its root)]
+                    children = (stage_roots[own[0][1]],)
+                    initial = stage_roots[own[1][1]]
                 elif children:
                     initial = children[0]
                 final = is_final_plan(args, details)
@@ -644,11 +687,11 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
                     signs = True
             elif needs_child:
                 signs = True
-            if op_id == last_block and missing_fields(node):
+            if op_id == last_block and op_id is not None and missing_fields(node):
                 signs = True
             parent = parents[at]
-            if at == final_at or at == initial_at:
-                stage_roots[at] = node
+            if parent == -1:
+                stage_roots[at] = node  # (or the root)
             elif parent >= 0:
                 siblings = below[parent]
                 if siblings is None:
