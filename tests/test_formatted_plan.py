@@ -352,3 +352,28 @@ def test_a_number_too_long_past_an_inner_plan_goes_to_the_grammar(where):
     with pytest.raises(PlanSyntaxError):
         parse_formatted(text.replace("Execute CreateViewCommand (1)",
                                      f"Execute CreateViewCommand ({long})", 1), "log")
+
+
+@pytest.mark.parametrize("shape", ["nested stages", "unknown", "inner plan"])
+def test_the_shapes_once_given_to_the_grammar_read_as_it_reads_them(descriptions, shape):
+    """Descriptions this reader once gave to the grammar (a cached relation's AdaptiveSparkPlan
+    with its stages, Spark 4's `(unknown)` operators under an EmptyRelation, a command's inner
+    plan): the samples that hold them are read here now, as the grammar reads them."""
+    def holds(text: str) -> bool:
+        lines = text.split("\n")
+        if not any(line.startswith("(1) ") for line in lines):
+            return False  # not formatted mode
+        if shape == "nested stages":
+            return any(" +- == Final Plan ==" in line for line in lines)
+        if shape == "unknown":
+            return any(line.rstrip().endswith(" (unknown)") for line in lines)
+        return any(line.startswith("   +- ") for line in lines[2:3])
+
+    found = [(where, text) for where, text in descriptions if holds(text)]
+    read = 0
+    for where, text in found:
+        query = parse_formatted(text, "log")
+        if query is not None:
+            read += 1
+            assert query == _grammar(text), where
+    assert found and read >= 0.9 * len(found), (read, len(found))
