@@ -141,9 +141,11 @@ _new_object = object.__new__
 # ---- tree lines --------------------------------------------------------------------------------
 
 #: The parts of a tree line's operator that do not depend on where it stands: name (interned),
-#: args, id, codegen stage, whole-stage flag, statistics, description; then what
-#: `damage.leaf_rules` says of its name (it needs a child; it is a join), which `_build` asks.
-Parts = Tuple[str, str, int, Optional[int], bool, Optional[str], Optional[str], bool, bool]
+#: args, id (None for `(unknown)`), codegen stage, whole-stage flag, statistics, description;
+#: then what `damage.leaf_rules` says of its name (it needs a child; it is a join), which
+#: `_build` asks.
+Parts = Tuple[str, str, Optional[int], Optional[int], bool, Optional[str], Optional[str], bool,
+              bool]
 
 
 def _parts(op: OperatorLine) -> Parts:
@@ -439,7 +441,8 @@ Entry = Tuple[Any, int, Optional[_Tree]]
 
 
 def _read_sections(text: str, lines: List[str], index: int, offset: int,
-                   shape_from: List[int]) -> Optional[Tuple[Dict[int, Block], List[Entry], Optional[int]]]:
+                   shape_from: List[int]
+                   ) -> Optional[Tuple[Dict[int, Block], List[Entry], Optional[int]]]:
     """What follows the tree from `lines[index]` (at `offset` in `text`): the detail blocks,
     the subquery section's entries, and the last block's id when the text's last line is in
     it (-1 when that line is an entry's alone, None when it is anything else); None when
