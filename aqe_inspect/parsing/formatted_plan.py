@@ -20,16 +20,18 @@ plain shape, the one Spark's `ExplainUtils` prints when nothing is cut or odd:
     ...
 
 `read_formatted` reads exactly that shape: the header, one tree (with the final or current
-and the initial plan of its root `AdaptiveSparkPlan`, or a plain tree; inner plans printed
-two levels below their operator, as a command's query, included), then the detail blocks and
-the `===== Subqueries =====` section's entries, every tree line with its `(N)` and every
+and the initial plan of each `AdaptiveSparkPlan`, a cached relation's nested one included;
+inner plans printed two levels below their operator, as a command's query; operators printed
+`(unknown)` under an EmptyRelation), then the detail blocks and the `===== Subqueries =====`
+section's entries, every tree line with its `(N)` and every
 block joined to one tree line. Lines are split as the grammar's parser splits them
 (`read_operator_line`; `read_detail_block`, or for runs of plain blocks one regex call over
 the text that gives the same fields) and the nodes are made as its builder makes them, so
 the `Query` is the one `parse_text` gives (tests hold the two equal over every sample and
-golden plan, and over altered ones). Anything else (an adaptive plan nested in a tree, an
-elision, a cut text, a line of an unexpected kind, a block missing or twice) gives None: the
-caller parses the text with the grammar, which reads and notes every such case.
+golden plan, and over altered ones). Anything else (an elision, a cut text, a jump of more
+than two levels, a stage without its initial plan, a line of an unexpected kind, a block
+missing or twice) gives None: the caller parses the text with the grammar, which reads and
+notes every such case.
 
 The notes `damage.check_query` makes on signs of a cut are asked only when the reader has
 not proved there are none (`_read_plain`): a long log's descriptions nearly all show none.
