@@ -20,11 +20,11 @@ operators without detail blocks) are noted where they are seen, in the lexer and
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from .lexer import DETAIL_HEADER, Damage, PlanLines
 from ..plan.model import Node, Query
-from ..plan.operators import family, is_join
+from ..plan.operators import JOINS, family, is_join, name_family
 
 #: Operators that always have at least one child in a physical plan Spark prints.
 NEEDS_CHILD = frozenset({
@@ -82,6 +82,9 @@ GENERATED_CLASS = re.compile(r"/\* \d+ \*/ (?:public )?(?:final )?class ")
 GENERATED_CODE_END = re.compile(r"/\* \d+ \*/ \}\s*$")
 SUBTREE_NUMBER = re.compile(r"== Subtree (\d{1,9}) / (\d{1,9}) ")
 BRACKETS = {")": "(", "]": "[", "}": "{"}
+NOT_BRACKETS = re.compile(r"[^][(){}]+")
+#: What every SUBQUERY_REFERENCE holds: a text without them refers to no subquery.
+SUBQUERY_MARKS = ("uery#", "pruning#")
 
 
 def check_query(query: Query, plan: PlanLines, last: bool = True) -> List[str]:
@@ -170,10 +173,7 @@ def _last_line(plan: PlanLines) -> Iterator[Damage]:
     index = _last_text_line(plan)
     if index is None:
         return
-    line = plan.lines[index]
-    if len(line) > 100_000:
-        line = line[-100_000:]
-    if _unbalanced(line):
+    if last_line_unbalanced(plan.lines[index]):
         yield Damage(plan.line_number(index), "the last line's brackets never close; the plan "
                      "looks cut short")
 
@@ -185,11 +185,19 @@ def _last_text_line(plan: PlanLines) -> Optional[int]:
     return index if index >= 0 else None
 
 
+def last_line_unbalanced(line: str) -> bool:
+    """Whether the text's last line leaves a bracket open (its last 100,000 characters)."""
+    if len(line) > 100_000:
+        line = line[-100_000:]
+    return _unbalanced(line)
+
+
 def _unbalanced(text: str) -> bool:
     """Whether an opening bracket is left open (quotes are not tracked: Spark prints string
-    literals with brackets in them rarely, and only the last line is judged)."""
+    literals with brackets in them rarely, and only the last line is judged). Only the
+    brackets are walked: the other characters change nothing."""
     stack: List[str] = []
-    for char in text:
+    for char in NOT_BRACKETS.sub("", text):
         if char in "([{":
             stack.append(char)
         elif char in BRACKETS and stack and stack[-1] == BRACKETS[char]:
@@ -211,6 +219,15 @@ def _last_detail_block(nodes: List[Node], plan: PlanLines) -> Iterator[Damage]:
     node = next((n for n in nodes if n.id == block_id), None)
     if node is None:
         return
+    missing = missing_fields(node)
+    if missing:
+        yield Damage(plan.line_number(index), f"the last detail block ({block_id}) {node.name} "
+                     f"lacks {', '.join(missing)}; the plan looks cut short")
+
+
+def missing_fields(node: Node) -> List[str]:
+    """The fields Spark always prints in a detail block of `node`'s operator that its
+    details lack."""
     required = REQUIRED_FIELDS.get(family(node), ())
     if FILE_SCAN.match(node.title):
         required = FILE_SCAN_FIELDS
@@ -218,10 +235,30 @@ def _last_detail_block(nodes: List[Node], plan: PlanLines) -> Iterator[Damage]:
         required = ()  # a logical operator printed inside a physical one
     if not node.details:
         required = ("its fields",) if node.id is not None else ()
-    missing = [name for name in required if name not in node.details]
-    if missing:
-        yield Damage(plan.line_number(index), f"the last detail block ({block_id}) {node.name} "
-                     f"lacks {', '.join(missing)}; the plan looks cut short")
+    return [name for name in required if name not in node.details]
+
+
+#: `leaf_rules` by operator name, for names of a sane length (bounded).
+_LEAF_RULES: Dict[str, Tuple[bool, bool]] = {}
+
+
+def leaf_rules(name: str) -> Tuple[bool, bool]:
+    """Whether an operator of this name always has a child (so `_leaves` notes it printed
+    without one), and whether it is a join (noted with one input): asked of every node a
+    plain formatted plan is read into (`formatted_plan`), so remembered by name."""
+    rules = _LEAF_RULES.get(name)
+    if rules is None:
+        operator = name_family(name)
+        rules = (operator in NEEDS_CHILD, operator in JOINS)
+        if len(name) <= 100 and len(_LEAF_RULES) < 4096:
+            _LEAF_RULES[name] = rules
+    return rules
+
+
+def subqueries_cut(query: Query) -> bool:
+    """Whether `check_query` notes a subquery printed without its plan or a subquery used
+    without its entry."""
+    return any(_subquery_trees(query)) or any(_subquery_entries(query))
 
 
 def _subquery_entries(query: Query) -> Iterator[Damage]:
@@ -235,7 +272,7 @@ def _subquery_entries(query: Query) -> Iterator[Damage]:
             if node.id is None:
                 continue
             for value in node.details.values():
-                if "uery#" not in value and "pruning#" not in value:
+                if SUBQUERY_MARKS[0] not in value and SUBQUERY_MARKS[1] not in value:
                     continue  # what every SUBQUERY_REFERENCE holds, found without a regex
                 for number in SUBQUERY_REFERENCE.findall(value):
                     if (node.id, number) not in hosted:

@@ -191,7 +191,7 @@ class DetailBlock(NamedTuple):
 def read_detail_block(header: str, field_lines: List[str], line: int) -> DetailBlock:
     match = DETAIL_ID.match(header)
     assert match, header  # the lexer only emits DETAIL_HEADER tokens that match
-    title, stage = _title_and_stage(header[match.end():], line, match.end() + 1)
+    title, stage = title_and_stage(header[match.end():], line, match.end() + 1)
     fields: Dict[str, str] = {}
     last_key: Optional[str] = None
     field_match = FIELD.match
@@ -216,7 +216,7 @@ def read_detail_block(header: str, field_lines: List[str], line: int) -> DetailB
                        codegen_stage=stage, fields=fields, line=line)
 
 
-def _title_and_stage(heading: str, line: int, column: int) -> Tuple[str, Optional[int]]:
+def title_and_stage(heading: str, line: int, column: int) -> Tuple[str, Optional[int]]:
     """`AQEShuffleRead [codegen id : 3]` -> ('AQEShuffleRead', 3); no stage -> (title, None)."""
     heading = heading.rstrip()
     if heading.endswith("]"):
