@@ -432,7 +432,8 @@ class Scanner:
             stop = find(b"\n", at, end + 1)
             if starts(LINE_HEAD, at):
                 if starts(markers, at + 1):
-                    marker = next(m for m in markers if starts(m, at + 1))
+                    marker = SQL_EVENT if starts(SQL_EVENT, at + 1) else \
+                        next(m for m in markers if starts(m, at + 1))
                     if stop - at > self.max_size:  # only when max_size is below the chunk
                         self._too_long(_event_name(buffer, at + 1), part, line)
                     else:
@@ -574,7 +575,7 @@ class Scanner:
                 updates = event.get("accumUpdates")
                 for item in updates if isinstance(updates, list) else ():
                     if isinstance(item, list) and len(item) == 2 and \
-                            all(isinstance(x, int) for x in item):
+                            isinstance(item[0], int) and isinstance(item[1], int):
                         raw.accumulators[item[0]] = raw.accumulators.get(item[0], 0) + item[1]
                         values.setdefault(item[0], []).append(item[1])
                         count += 1
