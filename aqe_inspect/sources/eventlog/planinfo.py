@@ -33,7 +33,7 @@ from ...errors import PlanSyntaxError
 from ...parsing.formatted_plan import node_with
 from ...plan.model import ADAPTIVE_ROOT, Node, Query, Spread
 from ...plan.operators import (PLAN_IDS, QUERY_STAGES, family, is_query_stage, is_shuffle_read,
-                          name_family)
+                               mentions, name_family)
 from .runtime import Evidence
 
 #: The wrapper nodes sparkPlanInfo has and no physical-plan text prints as operators.
@@ -127,13 +127,12 @@ def _unwrap(item: Mapping[str, Any], stage: Optional[int]
     while True:
         name = _name(item)
         match = CODEGEN_STAGE.fullmatch(name)
-        children = _children(item)
-        if match and len(children) == 1:
-            stage = int(match.group(1))
-        elif name == INPUT_ADAPTER and len(children) == 1:
-            stage = None
-        else:
+        if not match and name != INPUT_ADAPTER:
             return item, stage
+        children = _children(item)
+        if len(children) != 1:
+            return item, stage
+        stage = int(match.group(1)) if match else None
         item = children[0]
 
 
@@ -196,27 +195,67 @@ def adaptive_tree(initial_info: Optional[Node], final_info: Node) -> Node:
 # ---- metrics onto a parsed tree ---------------------------------------------------------------
 
 def _plan_id(node: Node) -> Optional[str]:
-    match = PLAN_IDS.search(node.text)
-    return match.group(0) if match else None
+    """The first plan id (`[plan_id=30]`, `[id=#28]`) in `node.text`, read part by part
+    without joining the text: an id holds no space, so it stands within one part."""
+    for part in (node.args, node.description):
+        if part:
+            match = PLAN_IDS.search(part)
+            if match:
+                return match.group(0)
+    for part in node.details.values():
+        if part:
+            match = PLAN_IDS.search(part)
+            if match:
+                return match.group(0)
+    return None
 
 
-def _exchange_key(node: Node) -> Optional[Tuple[str, str]]:
+def _exchange_key(node: Node, plan_ids: Optional[Dict[int, Optional[str]]] = None,
+                  kind: Optional[str] = None) -> Optional[Tuple[str, str]]:
     """(family, plan id of the exchange it is or stands over), for exchanges, query stages and
-    shuffle reads."""
-    below = node
-    while (is_shuffle_read(below) or is_query_stage(below)) and below.children:
-        below = below.children[0]
-    plan_id = _plan_id(below)
-    return (family(node), plan_id) if plan_id else None
+    shuffle reads. `plan_ids` keeps the plan id by `id()` of each node on the way down to the
+    exchange (a read, its stage and the exchange ask for the same one); `kind` is
+    `family(node)` when known."""
+    if kind is None:
+        kind = family(node)
+    if plan_ids is None:
+        plan_ids = {}
+    plan_id = plan_ids.get(id(node), _NOT_READ)
+    if plan_id is _NOT_READ:
+        passed = [node]
+        below, below_kind = node, kind
+        while (below_kind == SHUFFLE_READ or below_kind in QUERY_STAGES) and below.children:
+            below = below.children[0]
+            plan_id = plan_ids.get(id(below), _NOT_READ)
+            if plan_id is not _NOT_READ:
+                break
+            passed.append(below)
+            below_kind = family(below)
+        if plan_id is _NOT_READ:
+            plan_id = _plan_id(below)
+        for each in passed:
+            plan_ids[id(each)] = plan_id
+    return (kind, plan_id) if plan_id else None
+
+
+_NOT_READ: Any = object()  # the mark of a plan id not read yet
 
 
 def carries_figures(node: Node) -> bool:
     """The operators whose run-time figures a report uses: exchanges (partitions, data size),
     the query stages over them, shuffle reads (coalesced, skewed partitions and splits), and
     scans with a dynamic pruning filter (partitions and files read)."""
-    return is_shuffle_read(node) or is_query_stage(node) or family(node).endswith("Exchange") \
-        or (family(node) in SCANS and PRUNING in node.text)
+    return _carries(node, family(node))
 
+
+def _carries(node: Node, kind: str) -> bool:
+    """`carries_figures` of a node whose family is `kind`. `PRUNING` holds no space, so
+    `mentions` finds it where `node.text` would, without building the text."""
+    return kind == SHUFFLE_READ or kind in QUERY_STAGES or kind.endswith("Exchange") \
+        or (kind in SCANS and mentions(node, PRUNING))
+
+
+SHUFFLE_READ = "AQEShuffleRead"
 
 #: The scan operators (a file scan prints `FileScan` in simple mode, `Scan` in formatted), one
 #: family for pairing a text's scans with sparkPlanInfo's; `PRUNING` marks the ones whose
@@ -236,39 +275,103 @@ Carrier = Tuple[str, Optional[Tuple[str, str]], Mapping[str, int], Mapping[str, 
 
 def tree_carriers(info: Node) -> List[Carrier]:
     """The carriers of a tree built from sparkPlanInfo or the UI's graph."""
-    return [(_carrier_family(family(n)), _exchange_key(n), n.metrics, n.spreads)
+    plan_ids: Dict[int, Optional[str]] = {}
+    return [(_carrier_family(family(n)), _exchange_key(n, plan_ids), n.metrics, n.spreads)
             for n in info.walk(inner=True) if carries_figures(n)]
+
+
+#: What `info_carriers` does with a sparkPlanInfo node, by the family of its first word.
+PASS, REUSED_PLAN, STANDS_OVER, EXCHANGE, SCAN = range(5)
+#: (family, role) by a sparkPlanInfo node's first word: names repeat in every plan of a log;
+#: bounded, as `name_family`'s cache is.
+_ROLES: Dict[str, Tuple[str, int]] = {}
+
+
+def _role(word: str) -> Tuple[str, int]:
+    """(family, what `info_carriers` does with it) of an operator named `word`."""
+    found = _ROLES.get(word)
+    if found is None:
+        kind = name_family(word)
+        if kind in REUSED:
+            role = REUSED_PLAN
+        elif _stands_over(kind):
+            role = STANDS_OVER
+        elif kind.endswith("Exchange"):
+            role = EXCHANGE
+        elif kind in SCANS:
+            role = SCAN
+        else:
+            role = PASS
+        found = (kind, role)
+        if len(word) <= 100 and len(_ROLES) < 4096:
+            _ROLES[word] = found
+    return found
 
 
 def info_carriers(info: Mapping[str, Any], values: Mapping[int, int],
                   evidence: Optional[Evidence] = None) -> List[Carrier]:
     """The carriers of a sparkPlanInfo, read straight from its JSON (no tree is built): what
     `tree_carriers(build_tree(info, values, evidence=evidence))` gives, at a fraction of the
-    cost, for a plan whose tree comes from its text."""
+    cost, for a plan whose tree comes from its text. One walk, in printed order; each node's
+    first word says at once (`_role`) whether it carries figures."""
     found: List[Carrier] = []
+    figures = evidence.figures if evidence is not None else None
+    plan_ids: Dict[int, Optional[str]] = {}  # see `_exchange_id`
     stack = [info]
     while stack:
         item = stack.pop()
-        text = _text(item)
-        kind = name_family(text.partition(" ")[0])
-        children = _children(item)
-        if kind in REUSED:
-            children = []  # the plan it reuses is printed where it ran
-        elif _stands_over(kind) or kind.endswith("Exchange"):
-            below, below_text = item, text
-            while _stands_over(name_family(below_text.partition(" ")[0])):
-                under = _children(below)
-                if not under:
-                    break
-                below = _unwrap(under[0], None)[0]
-                below_text = _text(below)
-            match = PLAN_IDS.search(below_text)
-            key = (kind, match.group(0)) if match else None
-            found.append((kind, key, *node_figures(_metrics_of(item), values, evidence)))
-        elif kind in SCANS and PRUNING in text:
-            found.append(("Scan", None, *node_figures(_metrics_of(item), values, evidence)))
-        stack.extend(reversed(children))
+        text = item.get("simpleString") or item.get("nodeName") or ""
+        if text.__class__ is not str:
+            text = text_of(text)
+        kind, role = _role(text.partition(" ")[0])
+        if role == REUSED_PLAN:
+            continue  # the plan it reuses is printed where it ran
+        if role == STANDS_OVER or role == EXCHANGE:
+            plan_id = _exchange_id(item, text, role, plan_ids)
+            metrics = _metrics_of(item)
+            found.append((kind, (kind, plan_id) if plan_id else None,
+                          *(figures(metrics) if figures is not None
+                            else (metric_values(metrics, values), {}))))
+        elif role == SCAN and PRUNING in text:
+            metrics = _metrics_of(item)
+            found.append(("Scan", None, *(figures(metrics) if figures is not None
+                                          else (metric_values(metrics, values), {}))))
+        children = item.get("children")
+        if isinstance(children, list):  # none, or a hostile `true`
+            for child in reversed(children):
+                if isinstance(child, dict):
+                    stack.append(child)
     return found
+
+
+def _exchange_id(item: Mapping[str, Any], text: str, role: int,
+                 plan_ids: Dict[int, Optional[str]]) -> Optional[str]:
+    """The plan id of the exchange a sparkPlanInfo node is or stands over (below its shuffle
+    reads and query stages, past the codegen wrappers), None when it prints none.
+    `plan_ids` keeps it by `id()` of every node on the way down: a read is walked before
+    its query stage and exchange, which then find theirs there."""
+    known = plan_ids.get(id(item), _NOT_READ)
+    if known is not _NOT_READ:
+        return known
+    passed = [item]
+    below = item
+    while role == STANDS_OVER:
+        under = _children(below)
+        if not under:
+            break
+        below = _unwrap(under[0], None)[0]
+        known = plan_ids.get(id(below), _NOT_READ)
+        if known is not _NOT_READ:
+            break
+        passed.append(below)
+        text = _text(below)
+        role = _role(text.partition(" ")[0])[1]
+    if known is _NOT_READ:
+        match = PLAN_IDS.search(text)
+        known = match.group(0) if match else None
+    for each in passed:
+        plan_ids[id(each)] = known
+    return known
 
 
 def _metrics_of(item: Mapping[str, Any]) -> List[Any]:
@@ -283,14 +386,18 @@ def _text(item: Mapping[str, Any]) -> str:
 
 def _stands_over(kind: str) -> bool:
     """A shuffle read or query stage: the exchange it reads is below it."""
-    return kind == "AQEShuffleRead" or kind in QUERY_STAGES
+    return kind == SHUFFLE_READ or kind in QUERY_STAGES
 
 
 def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
     """`root` (parsed from text) with the metrics and spreads of `sources` (`info_carriers`,
     `tree_carriers`) on its exchanges, query stages and shuffle reads: paired by the plan id
     of the exchange, else by place among the operators of their family when both trees hold
-    as many; the same tree when nothing pairs."""
+    as many; the same tree when nothing pairs.
+
+    One walk of the text's tree (in `root.walk(inner=True)`'s order) finds the operators that
+    take figures and each visit's parent, so that only the paths from the changed operators
+    up are rebuilt (`_rebuild_paths`), not the whole tree."""
     if not any(metrics or spreads for _, _, metrics, spreads in sources):
         return root
     Figures = Tuple[Mapping[str, int], Mapping[str, Spread]]
@@ -300,26 +407,116 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
         if key is not None:
             by_key.setdefault(key, (metrics, spreads))
         by_family.setdefault(kind, []).append((metrics, spreads))
-    targets = [n for n in root.walk(inner=True) if carries_figures(n)]
-    text_by_family: Dict[str, List[Node]] = {}
-    position: Dict[int, int] = {}  # id(node) -> its place among the text's nodes of its family
-    for node in targets:
-        same = text_by_family.setdefault(_carrier_family(family(node)), [])
-        position[id(node)] = len(same)
-        same.append(node)
-    changes: Dict[int, Node] = {}
-    for node in targets:
-        key = _exchange_key(node)
+    visits: List[Node] = []
+    parent_at: List[int] = []  # the index in `visits` of each visit's parent (-1: the root)
+    targets: List[Tuple[int, str]] = []  # each target's (visit index, carrier family)
+    # Each target's place among the text's nodes of its family, by `id()`: a node met twice
+    # takes its last place, as it always has.
+    place_of: Dict[int, int] = {}
+    family_sizes: Dict[str, int] = {}
+    kinds: Dict[int, str] = {}  # each target's family, by visit index
+    initials: List[Node] = []  # initial plans of the walked adaptive plans (not walked here)
+    stack: List[Node] = [root]
+    owners: List[int] = [-1]
+    while stack:
+        node = stack.pop()
+        at = len(visits)
+        visits.append(node)
+        parent_at.append(owners.pop())
+        kind = family(node)
+        if _carries(node, kind):
+            kinds[at] = kind
+            kind = _carrier_family(kind)
+            place = family_sizes.get(kind, 0)
+            family_sizes[kind] = place + 1
+            place_of[id(node)] = place
+            targets.append((at, kind))
+        if node.initial is not None:
+            initials.append(node.initial)
+        # Pushed as `Node.walk` pushes them: children, then inner plans (walked first).
+        if node.children:
+            stack.extend(reversed(node.children))
+            owners.extend([at] * len(node.children))
+        if node.inner:
+            stack.extend(reversed(node.inner))
+            owners.extend([at] * len(node.inner))
+    # id(node) -> the fields it takes: {"metrics": ..., "spreads": ...}
+    figures_of: Dict[int, Dict[str, Any]] = {}
+    plan_ids: Dict[int, Optional[str]] = {}
+    for at, kind in targets:
+        node = visits[at]
+        key = _exchange_key(node, plan_ids, kinds[at])
         figures = by_key.get(key) if key is not None else None
         if figures is None:
-            kind = _carrier_family(family(node))
-            mine, theirs = text_by_family[kind], by_family.get(kind, [])
-            if len(mine) == len(theirs):
-                figures = theirs[position[id(node)]]
-        if figures and (figures[0] or figures[1]) and id(node) not in changes:
-            changes[id(node)] = node_with(node, {"metrics": dict(figures[0]),
-                                                 "spreads": dict(figures[1])})
-    return replace_nodes(root, changes) if changes else root
+            theirs = by_family.get(kind, [])
+            if family_sizes[kind] == len(theirs):
+                figures = theirs[place_of[id(node)]]
+        if figures and (figures[0] or figures[1]) and id(node) not in figures_of:
+            figures_of[id(node)] = {"metrics": dict(figures[0]), "spreads": dict(figures[1])}
+    if not figures_of:
+        return root
+    # Every place of a changed node (a node met twice in the walk changes in both).
+    changed_at = [at for at, _ in targets if id(visits[at]) in figures_of]
+    if initials and _reaches(initials, figures_of):
+        # An initial plan shares a changed operator: the general way.
+        changes = {id(visits[at]): node_with(visits[at], figures_of[id(visits[at])])
+                   for at in changed_at}
+        return replace_nodes(root, changes)
+    return _rebuild_paths(visits, parent_at, changed_at, figures_of)
+
+
+def _reaches(roots: List[Node], changes: Mapping[int, Any]) -> bool:
+    """Whether any node of the trees under `roots` (children, inner and initial plans, each
+    node once) is one of `changes`."""
+    seen = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        key = id(node)
+        if key in changes:
+            return True
+        if key in seen:
+            continue
+        seen.add(key)
+        stack.extend(node.children)
+        stack.extend(node.inner)
+        if node.initial is not None:
+            stack.append(node.initial)
+    return False
+
+
+def _rebuild_paths(visits: List[Node], parent_at: List[int], changed_at: List[int],
+                   fields_of: Mapping[int, Mapping[str, Any]]) -> Node:
+    """What `replace_nodes(visits[0], changes)` gives, where each change is its node with
+    `fields_of[id(node)]` (`node_with`), when `visits` is the walk of the tree in pre-order
+    (`parent_at` each visit's parent) and no initial plan holds a changed node.
+
+    The visits on a path from a changed one up are rebuilt, last visited first (a visit's
+    subtree follows it in pre-order), each node once and with one copy (its new fields and
+    new children together); the rest are kept as they are."""
+    on_path = set(changed_at)
+    over_changed = set()  # the visits with a child on a path: their children change
+    for at in changed_at:
+        at = parent_at[at]
+        while at >= 0 and at not in over_changed:
+            over_changed.add(at)
+            on_path.add(at)
+            at = parent_at[at]
+    rebuilt: Dict[int, Node] = {}  # id(node) -> its replacement
+    for at in sorted(on_path, reverse=True):
+        node = visits[at]
+        if id(node) in rebuilt:
+            continue  # met before: one replacement for the node, wherever it stands
+        fields = fields_of.get(id(node))
+        if at in over_changed:  # a child on a path was rebuilt: a new object
+            inner = node.inner
+            kids = {"children": tuple([rebuilt.get(id(child), child) for child in node.children]),
+                    "inner": tuple([rebuilt.get(id(child), child) for child in inner])
+                    if inner else inner,
+                    "initial": node.initial}
+            fields = {**fields, **kids} if fields else kids
+        rebuilt[id(node)] = node_with(node, fields)
+    return rebuilt[id(visits[0])]
 
 
 def replace_nodes(root: Node, changes: Mapping[int, Node]) -> Node:

@@ -268,6 +268,7 @@ class Evidence:
                                  "read (damaged Accumulables); the event was skipped")
         self.totals.update(totals)  # the driver's own figures (never updated by tasks)
         self._updated: Optional[Dict[int, List[int]]] = None
+        self._figures_by_key: Optional[Dict[int, Tuple[Optional[int], Optional[List[int]]]]] = None
 
     def __bool__(self) -> bool:
         return bool(self.totals or self.runtime.stages)
@@ -287,29 +288,51 @@ class Evidence:
             values.extend(self.runtime.stages[stage_id].values(accumulator))
         return values
 
+    def _by_accumulator(self) -> Dict[int, Tuple[Optional[int], Optional[List[int]]]]:
+        """(total, driver values) of every accumulator that has either: the total, and the
+        driver's values when it updated the accumulator more than once (only those can
+        spread). Built at the first `figures`: a node's metrics are then looked up once each,
+        and those with no figure passed over before their names are read."""
+        if self._figures_by_key is None:
+            spreading = {key: values for key, values in self.runtime.driver_values.items()
+                         if len(values) > 1}
+            self._figures_by_key = {key: (self.totals.get(key), spreading.get(key))
+                                    for key in (*self.totals, *spreading)}
+        return self._figures_by_key
+
     def figures(self, metrics: Iterable[Any]) -> Tuple[Dict[str, int], Dict[str, Spread]]:
         """(`Node.metrics`, `Node.spreads`) of one sparkPlanInfo node's `metrics` list."""
         totals: Dict[str, int] = {}
         spreads: Dict[str, Spread] = {}
         named: List[Tuple[str, int, str]] = []
+        by_key = self._by_accumulator()
+        with_tasks = bool(self.runtime.stages)  # then every named metric may spread
+        nothing = (None, None)
         for metric in metrics:
-            if not isinstance(metric, dict) or not metric.get("name"):
+            if not isinstance(metric, dict):
                 continue
             key = metric.get("accumulatorId")
             if not isinstance(key, int):
                 continue
-            name = deepjson.text(metric["name"])
-            kind = deepjson.text(metric.get("metricType") or "")
+            value, driver = by_key.get(key, nothing)
+            if value is None and driver is None and not with_tasks:
+                continue  # no figure of it: its name and type are not needed
+            name = metric.get("name")
+            if not name:
+                continue
+            if name.__class__ is not str:
+                name = deepjson.text(name)
+            kind = metric.get("metricType") or ""
+            if kind.__class__ is not str:
+                kind = deepjson.text(kind)
             named.append((name, key, kind))
-            value = self.totals.get(key)
             if value is not None:
                 totals[name] = value // NANOS_PER_MS if kind == "nsTiming" else value
-            driver = self.runtime.driver_values.get(key)
-            if driver is not None and len(driver) > 1 and kind in SPREAD_TYPES:
+            if driver is not None and kind in SPREAD_TYPES:
                 spread = spread_of(_in_ms(driver, kind))
                 if spread is not None:
                     spreads[name] = spread
-        if self.runtime.stages:
+        if with_tasks:
             spreads.update(self._task_spreads(named))
         return totals, spreads
 
