@@ -213,29 +213,35 @@ def _plan_id(node: Node) -> Optional[str]:
 def _exchange_key(node: Node, plan_ids: Optional[Dict[int, Optional[str]]] = None,
                   kind: Optional[str] = None) -> Optional[Tuple[str, str]]:
     """(family, plan id of the exchange it is or stands over), for exchanges, query stages and
-    shuffle reads. `plan_ids` keeps the plan id by `id()` of each node on the way down to the
-    exchange (a read, its stage and the exchange ask for the same one); `kind` is
-    `family(node)` when known."""
+    shuffle reads. `plan_ids`: see `_exchange_plan_id`; `kind` is `family(node)` when known."""
     if kind is None:
         kind = family(node)
-    if plan_ids is None:
-        plan_ids = {}
-    plan_id = plan_ids.get(id(node), _NOT_READ)
-    if plan_id is _NOT_READ:
-        passed = [node]
-        below, below_kind = node, kind
-        while (below_kind == SHUFFLE_READ or below_kind in QUERY_STAGES) and below.children:
-            below = below.children[0]
-            plan_id = plan_ids.get(id(below), _NOT_READ)
-            if plan_id is not _NOT_READ:
-                break
-            passed.append(below)
-            below_kind = family(below)
-        if plan_id is _NOT_READ:
-            plan_id = _plan_id(below)
-        for each in passed:
-            plan_ids[id(each)] = plan_id
+    plan_id = _exchange_plan_id(node, kind, {} if plan_ids is None else plan_ids)
     return (kind, plan_id) if plan_id else None
+
+
+def _exchange_plan_id(node: Node, kind: str, plan_ids: Dict[int, Optional[str]]
+                      ) -> Optional[str]:
+    """The plan id of the exchange `node` (of family `kind`) is or stands over, below its
+    shuffle reads and query stages. `plan_ids` keeps it by `id()` of each node on the way
+    down (a read, its stage and the exchange ask for the same one)."""
+    plan_id = plan_ids.get(id(node), _NOT_READ)
+    if plan_id is not _NOT_READ:
+        return plan_id
+    passed = [node]
+    below, below_kind = node, kind
+    while (below_kind == SHUFFLE_READ or below_kind in QUERY_STAGES) and below.children:
+        below = below.children[0]
+        plan_id = plan_ids.get(id(below), _NOT_READ)
+        if plan_id is not _NOT_READ:
+            break
+        passed.append(below)
+        below_kind = family(below)
+    if plan_id is _NOT_READ:
+        plan_id = _plan_id(below)
+    for each in passed:
+        plan_ids[id(each)] = plan_id
+    return plan_id
 
 
 _NOT_READ: Any = object()  # the mark of a plan id not read yet
@@ -257,6 +263,26 @@ def _carries(node: Node, kind: str) -> bool:
 
 SHUFFLE_READ = "AQEShuffleRead"
 
+#: (family, carrier family or None, whether it carries figures only with a pruning filter)
+#: of a text's operator, by its name: asked of every node of every plan (`_carries` in one
+#: look-up); bounded, as `name_family`'s cache is.
+_TARGETS: Dict[str, Tuple[str, Optional[str], bool]] = {}
+
+
+def _target(name: str) -> Tuple[str, Optional[str], bool]:
+    found = _TARGETS.get(name)
+    if found is None:
+        kind = name_family(name)
+        if kind == SHUFFLE_READ or kind in QUERY_STAGES or kind.endswith("Exchange"):
+            found = (kind, kind, False)
+        elif kind in SCANS:
+            found = (kind, "Scan", True)
+        else:
+            found = (kind, None, False)
+        if len(name) <= 100 and len(_TARGETS) < 4096:
+            _TARGETS[name] = found
+    return found
+
 #: The scan operators (a file scan prints `FileScan` in simple mode, `Scan` in formatted), one
 #: family for pairing a text's scans with sparkPlanInfo's; `PRUNING` marks the ones whose
 #: figures a report uses.
@@ -271,6 +297,8 @@ def _carrier_family(kind: str) -> str:
 #: One operator whose figures may pass to the text's tree: its family, the key of the
 #: exchange it is or stands over (None when it prints no plan id), its metrics and spreads.
 Carrier = Tuple[str, Optional[Tuple[str, str]], Mapping[str, int], Mapping[str, Spread]]
+#: An operator's (metrics, spreads).
+Figures = Tuple[Mapping[str, int], Mapping[str, Spread]]
 
 
 def tree_carriers(info: Node) -> List[Carrier]:
@@ -312,66 +340,92 @@ def info_carriers(info: Mapping[str, Any], values: Mapping[int, int],
                   evidence: Optional[Evidence] = None) -> List[Carrier]:
     """The carriers of a sparkPlanInfo, read straight from its JSON (no tree is built): what
     `tree_carriers(build_tree(info, values, evidence=evidence))` gives, at a fraction of the
-    cost, for a plan whose tree comes from its text. One walk, in printed order; each node's
-    first word says at once (`_role`) whether it carries figures."""
+    cost, for a plan whose tree comes from its text.
+
+    One walk, in printed order; each node's first word says at once (`_role`) whether it
+    carries figures. A shuffle read or query stage is keyed by the plan id of the exchange
+    below it, which the walk reaches next: a node's first child is the next one taken, so the
+    nodes down to that exchange (past codegen wrappers and the stages between) come one after
+    another, and the carriers wait in `waiting` until it comes."""
     found: List[Carrier] = []
     figures = evidence.figures if evidence is not None else None
-    plan_ids: Dict[int, Optional[str]] = {}  # see `_exchange_id`
+    waiting: List[Tuple[int, Mapping[str, Any]]] = []  # (place in `found`, node)
     stack = [info]
     while stack:
         item = stack.pop()
         text = item.get("simpleString") or item.get("nodeName") or ""
         if text.__class__ is not str:
             text = text_of(text)
-        kind, role = _role(text.partition(" ")[0])
+        word = text.partition(" ")[0]
+        kind, role = _ROLES.get(word) or _role(word)
+        children = None
+        if waiting:
+            children = _children(item)
+            if _is_wrapper(item) and len(children) == 1:
+                if role == REUSED_PLAN:  # its child is not walked: read the way down
+                    _resolve(found, waiting, _below_plan_id(waiting[0][1]))
+            elif not (role == STANDS_OVER and children):
+                match = PLAN_IDS.search(text)
+                _resolve(found, waiting, match.group(0) if match else None)
         if role == REUSED_PLAN:
             continue  # the plan it reuses is printed where it ran
-        if role == STANDS_OVER or role == EXCHANGE:
-            plan_id = _exchange_id(item, text, role, plan_ids)
+        if role == STANDS_OVER or role == EXCHANGE or (role == SCAN and PRUNING in text):
             metrics = _metrics_of(item)
-            found.append((kind, (kind, plan_id) if plan_id else None,
-                          *(figures(metrics) if figures is not None
-                            else (metric_values(metrics, values), {}))))
-        elif role == SCAN and PRUNING in text:
-            metrics = _metrics_of(item)
-            found.append(("Scan", None, *(figures(metrics) if figures is not None
-                                          else (metric_values(metrics, values), {}))))
-        children = item.get("children")
-        if isinstance(children, list):  # none, or a hostile `true`
-            for child in reversed(children):
-                if isinstance(child, dict):
-                    stack.append(child)
+            own = figures(metrics) if figures is not None \
+                else (metric_values(metrics, values), {})
+            if role == SCAN:
+                found.append(("Scan", None, *own))
+            else:
+                if role == STANDS_OVER and children is None:
+                    children = _children(item)
+                if role == STANDS_OVER and children:
+                    waiting.append((len(found), item))
+                    found.append((kind, None, *own))  # keyed when its exchange comes
+                else:
+                    match = PLAN_IDS.search(text)
+                    found.append((kind, (kind, match.group(0)) if match else None, *own))
+        if children is not None:
+            stack.extend(reversed(children))
+        else:
+            children = item.get("children")
+            if isinstance(children, list):  # none, or a hostile `true`
+                for child in reversed(children):
+                    if isinstance(child, dict):
+                        stack.append(child)
     return found
 
 
-def _exchange_id(item: Mapping[str, Any], text: str, role: int,
-                 plan_ids: Dict[int, Optional[str]]) -> Optional[str]:
-    """The plan id of the exchange a sparkPlanInfo node is or stands over (below its shuffle
-    reads and query stages, past the codegen wrappers), None when it prints none.
-    `plan_ids` keeps it by `id()` of every node on the way down: a read is walked before
-    its query stage and exchange, which then find theirs there."""
-    known = plan_ids.get(id(item), _NOT_READ)
-    if known is not _NOT_READ:
-        return known
-    passed = [item]
-    below = item
-    while role == STANDS_OVER:
+def _is_wrapper(item: Mapping[str, Any]) -> bool:
+    """A `WholeStageCodegen (N)` or `InputAdapter` node (by its node name), which `_unwrap`
+    passes through when it has one child."""
+    name = item.get("nodeName")
+    if name.__class__ is not str:  # the text of another JSON value is never a wrapper's name
+        return False
+    return name == INPUT_ADAPTER or (name.startswith("WholeStageCodegen")
+                                     and CODEGEN_STAGE.fullmatch(name) is not None)
+
+
+def _resolve(found: List[Carrier], waiting: List[Tuple[int, Mapping[str, Any]]],
+             plan_id: Optional[str]) -> None:
+    """The waiting carriers keyed by the plan id of the exchange they stand over."""
+    for place, _ in waiting:
+        kind, _, metrics, spreads = found[place]
+        found[place] = (kind, (kind, plan_id) if plan_id else None, metrics, spreads)
+    waiting.clear()
+
+
+def _below_plan_id(item: Mapping[str, Any]) -> Optional[str]:
+    """The plan id of the exchange a shuffle read or query stage of sparkPlanInfo stands over,
+    read down its first children (past codegen wrappers), None when it prints none."""
+    below, text = item, _text(item)
+    while _role(text.partition(" ")[0])[1] == STANDS_OVER:
         under = _children(below)
         if not under:
             break
         below = _unwrap(under[0], None)[0]
-        known = plan_ids.get(id(below), _NOT_READ)
-        if known is not _NOT_READ:
-            break
-        passed.append(below)
         text = _text(below)
-        role = _role(text.partition(" ")[0])[1]
-    if known is _NOT_READ:
-        match = PLAN_IDS.search(text)
-        known = match.group(0) if match else None
-    for each in passed:
-        plan_ids[id(each)] = known
-    return known
+    match = PLAN_IDS.search(text)
+    return match.group(0) if match else None
 
 
 def _metrics_of(item: Mapping[str, Any]) -> List[Any]:
@@ -400,7 +454,6 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
     up are rebuilt (`_rebuild_paths`), not the whole tree."""
     if not any(metrics or spreads for _, _, metrics, spreads in sources):
         return root
-    Figures = Tuple[Mapping[str, int], Mapping[str, Spread]]
     by_key: Dict[Tuple[str, str], Figures] = {}
     by_family: Dict[str, List[Figures]] = {}
     for kind, key, metrics, spreads in sources:
@@ -423,10 +476,10 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
         at = len(visits)
         visits.append(node)
         parent_at.append(owners.pop())
-        kind = family(node)
-        if _carries(node, kind):
+        kind, carrier, if_pruning = _TARGETS.get(node.name) or _target(node.name)
+        if carrier is not None and (not if_pruning or mentions(node, PRUNING)):
             kinds[at] = kind
-            kind = _carrier_family(kind)
+            kind = carrier
             place = family_sizes.get(kind, 0)
             family_sizes[kind] = place + 1
             place_of[id(node)] = place
@@ -434,9 +487,10 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
         if node.initial is not None:
             initials.append(node.initial)
         # Pushed as `Node.walk` pushes them: children, then inner plans (walked first).
-        if node.children:
-            stack.extend(reversed(node.children))
-            owners.extend([at] * len(node.children))
+        children = node.children
+        if children:
+            stack.extend(reversed(children))
+            owners.extend([at] * len(children))
         if node.inner:
             stack.extend(reversed(node.inner))
             owners.extend([at] * len(node.inner))
@@ -445,7 +499,10 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
     plan_ids: Dict[int, Optional[str]] = {}
     for at, kind in targets:
         node = visits[at]
-        key = _exchange_key(node, plan_ids, kinds[at])
+        plan_id = plan_ids.get(id(node), _NOT_READ)  # the exchange's, below a read or stage
+        if plan_id is _NOT_READ:
+            plan_id = _exchange_plan_id(node, kinds[at], plan_ids)
+        key = (kinds[at], plan_id) if plan_id else None
         figures = by_key.get(key) if key is not None else None
         if figures is None:
             theirs = by_family.get(kind, [])

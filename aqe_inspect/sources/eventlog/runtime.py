@@ -301,12 +301,37 @@ class Evidence:
         return self._figures_by_key
 
     def figures(self, metrics: Iterable[Any]) -> Tuple[Dict[str, int], Dict[str, Spread]]:
-        """(`Node.metrics`, `Node.spreads`) of one sparkPlanInfo node's `metrics` list."""
+        """(`Node.metrics`, `Node.spreads`) of one sparkPlanInfo node's `metrics` list.
+
+        Without task metrics, only the metrics whose accumulator has a total or driver values
+        can give a figure: they are found first, in one pass in C (most of a plan's metrics
+        have none when the log holds no stage totals, and many nodes have no metrics), and
+        only they are read. An entry that is odd (not a dict, an unhashable id) sends the
+        whole list the plain way, which sorts it out; an id equal to an accumulator's without
+        being an int (`3.0`) is found here and dropped there, as it always was."""
+        by_key = self._figures_by_key
+        if by_key is None:
+            by_key = self._by_accumulator()
+        if self.runtime.stages:
+            return self._figures_of(metrics, by_key, True)
+        if metrics.__class__ is not list:
+            metrics = list(metrics)  # read twice
+        try:
+            metrics = [metric for metric in metrics if metric.get("accumulatorId") in by_key]
+        except (AttributeError, TypeError):
+            pass
+        if not metrics:
+            return {}, {}
+        return self._figures_of(metrics, by_key, False)
+
+    def _figures_of(self, metrics: Iterable[Any],
+                    by_key: Mapping[int, Tuple[Optional[int], Optional[List[int]]]],
+                    with_tasks: bool) -> Tuple[Dict[str, int], Dict[str, Spread]]:
+        """`figures`, read metric by metric; `with_tasks`: the execution has task metrics,
+        so that every named metric may spread over tasks."""
         totals: Dict[str, int] = {}
         spreads: Dict[str, Spread] = {}
         named: List[Tuple[str, int, str]] = []
-        by_key = self._by_accumulator()
-        with_tasks = bool(self.runtime.stages)  # then every named metric may spread
         nothing = (None, None)
         for metric in metrics:
             if not isinstance(metric, dict):
@@ -325,7 +350,8 @@ class Evidence:
             kind = metric.get("metricType") or ""
             if kind.__class__ is not str:
                 kind = deepjson.text(kind)
-            named.append((name, key, kind))
+            if with_tasks:
+                named.append((name, key, kind))
             if value is not None:
                 totals[name] = value // NANOS_PER_MS if kind == "nsTiming" else value
             if driver is not None and kind in SPREAD_TYPES:
