@@ -444,3 +444,43 @@ def test_metrics_onto_a_deep_tree():
             measured.append((depth, leaf.metrics))
     # The two reads over the lowest Project (plan_id=2), and the exchange at the bottom.
     assert measured == [(4998, {"rows": 1}), (4999, {"rows": 1}), (5001, {"x": 2})]
+
+
+# ---- the report's JSON: which values msgspec writes -----------------------------------------
+
+def plain_plain(value: Any) -> bool:
+    """`report_json._plain` as it was."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = item.__class__
+        if kind is dict:
+            for key in item:
+                if key.__class__ is not str:
+                    return False
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif kind not in (str, int, bool, type(None)):
+            return False
+    return True
+
+
+class Text(str):
+    pass
+
+
+REPORT_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
+    | st.builds(Text, st.text(max_size=3)) | st.just(Node(name="Exchange")),
+    lambda inner: st.lists(inner, max_size=4) | st.lists(inner, max_size=3).map(tuple)
+    | st.dictionaries(st.text(max_size=3) | st.integers(0, 3) | st.none(), inner, max_size=4),
+    max_leaves=25)
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=REPORT_VALUES)
+def test_which_report_values_msgspec_writes_is_as_it_was(value):
+    from aqe_inspect.formats.report_json import _plain
+
+    assert _plain(value) == plain_plain(value)

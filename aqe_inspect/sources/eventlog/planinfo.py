@@ -203,7 +203,7 @@ def _plan_id(node: Node) -> Optional[str]:
             if match:
                 return match.group(0)
     for part in node.details.values():
-        if part:
+        if "id=" in part:  # in every plan id; most details (`Input`, `Output`) hold none
             match = PLAN_IDS.search(part)
             if match:
                 return match.group(0)
@@ -566,12 +566,11 @@ def _rebuild_paths(visits: List[Node], parent_at: List[int], changed_at: List[in
             continue  # met before: one replacement for the node, wherever it stands
         fields = fields_of.get(id(node))
         if at in over_changed:  # a child on a path was rebuilt: a new object
-            inner = node.inner
-            kids = {"children": tuple([rebuilt.get(id(child), child) for child in node.children]),
-                    "inner": tuple([rebuilt.get(id(child), child) for child in inner])
-                    if inner else inner,
-                    "initial": node.initial}
-            fields = {**fields, **kids} if fields else kids
+            fields = {**fields} if fields else {}
+            fields["children"] = tuple([rebuilt.get(id(child), child)
+                                        for child in node.children])
+            if node.inner:
+                fields["inner"] = tuple([rebuilt.get(id(child), child) for child in node.inner])
         rebuilt[id(node)] = node_with(node, fields)
     return rebuilt[id(visits[0])]
 

@@ -268,7 +268,7 @@ class Evidence:
                                  "read (damaged Accumulables); the event was skipped")
         self.totals.update(totals)  # the driver's own figures (never updated by tasks)
         self._updated: Optional[Dict[int, List[int]]] = None
-        self._figures_by_key: Optional[Dict[int, Tuple[Optional[int], Optional[List[int]]]]] = None
+        self._keys: Optional[Mapping[int, Any]] = None  # see `_figure_keys`
 
     def __bool__(self) -> bool:
         return bool(self.totals or self.runtime.stages)
@@ -288,17 +288,15 @@ class Evidence:
             values.extend(self.runtime.stages[stage_id].values(accumulator))
         return values
 
-    def _by_accumulator(self) -> Dict[int, Tuple[Optional[int], Optional[List[int]]]]:
-        """(total, driver values) of every accumulator that has either: the total, and the
-        driver's values when it updated the accumulator more than once (only those can
-        spread). Built at the first `figures`: a node's metrics are then looked up once each,
-        and those with no figure passed over before their names are read."""
-        if self._figures_by_key is None:
-            spreading = {key: values for key, values in self.runtime.driver_values.items()
-                         if len(values) > 1}
-            self._figures_by_key = {key: (self.totals.get(key), spreading.get(key))
-                                    for key in (*self.totals, *spreading)}
-        return self._figures_by_key
+    def _figure_keys(self) -> Mapping[int, Any]:
+        """The accumulators that may give a figure: those with a total or driver values (the
+        driver's are among the totals as a rule, as the scanner sums them: then the totals
+        themselves serve, with nothing built)."""
+        if self._keys is None:
+            driver = self.runtime.driver_values
+            self._keys = self.totals if self.totals.keys() >= driver.keys() \
+                else {**driver, **self.totals}
+        return self._keys
 
     def figures(self, metrics: Iterable[Any]) -> Tuple[Dict[str, int], Dict[str, Spread]]:
         """(`Node.metrics`, `Node.spreads`) of one sparkPlanInfo node's `metrics` list.
@@ -309,37 +307,40 @@ class Evidence:
         only they are read. An entry that is odd (not a dict, an unhashable id) sends the
         whole list the plain way, which sorts it out; an id equal to an accumulator's without
         being an int (`3.0`) is found here and dropped there, as it always was."""
-        by_key = self._figures_by_key
-        if by_key is None:
-            by_key = self._by_accumulator()
         if self.runtime.stages:
-            return self._figures_of(metrics, by_key, True)
+            return self._figures_of(metrics, True)
+        keys = self._keys
+        if keys is None:
+            keys = self._figure_keys()
         if metrics.__class__ is not list:
             metrics = list(metrics)  # read twice
         try:
-            metrics = [metric for metric in metrics if metric.get("accumulatorId") in by_key]
+            metrics = [metric for metric in metrics if metric.get("accumulatorId") in keys]
         except (AttributeError, TypeError):
             pass
         if not metrics:
             return {}, {}
-        return self._figures_of(metrics, by_key, False)
+        return self._figures_of(metrics, False)
 
-    def _figures_of(self, metrics: Iterable[Any],
-                    by_key: Mapping[int, Tuple[Optional[int], Optional[List[int]]]],
-                    with_tasks: bool) -> Tuple[Dict[str, int], Dict[str, Spread]]:
+    def _figures_of(self, metrics: Iterable[Any], with_tasks: bool
+                    ) -> Tuple[Dict[str, int], Dict[str, Spread]]:
         """`figures`, read metric by metric; `with_tasks`: the execution has task metrics,
         so that every named metric may spread over tasks."""
         totals: Dict[str, int] = {}
         spreads: Dict[str, Spread] = {}
         named: List[Tuple[str, int, str]] = []
-        nothing = (None, None)
+        held = self.totals
+        driver_values = self.runtime.driver_values
         for metric in metrics:
             if not isinstance(metric, dict):
                 continue
             key = metric.get("accumulatorId")
             if not isinstance(key, int):
                 continue
-            value, driver = by_key.get(key, nothing)
+            value = held.get(key)
+            driver = driver_values.get(key)
+            if driver is not None and len(driver) < 2:
+                driver = None  # one update is the total, no spread
             if value is None and driver is None and not with_tasks:
                 continue  # no figure of it: its name and type are not needed
             name = metric.get("name")
