@@ -308,7 +308,8 @@ def tree_carriers(info: Node) -> List[Carrier]:
             for n in info.walk(inner=True) if carries_figures(n)]
 
 
-#: What `info_carriers` does with a sparkPlanInfo node, by the family of its first word.
+#: What `info_carriers` does with a sparkPlanInfo node, by the family of its first word
+#: (PASS, the most, is 0: false).
 PASS, REUSED_PLAN, STANDS_OVER, EXCHANGE, SCAN = range(5)
 #: (family, role) by a sparkPlanInfo node's first word: names repeat in every plan of a log;
 #: bounded, as `name_family`'s cache is.
@@ -369,7 +370,7 @@ def info_carriers(info: Mapping[str, Any], values: Mapping[int, int],
                 _resolve(found, waiting, match.group(0) if match else None)
         if role == REUSED_PLAN:
             continue  # the plan it reuses is printed where it ran
-        if role == STANDS_OVER or role == EXCHANGE or (role == SCAN and PRUNING in text):
+        if role and (role != SCAN or PRUNING in text):  # most nodes PASS
             metrics = _metrics_of(item)
             own = figures(metrics) if figures is not None \
                 else (metric_values(metrics, values), {})
@@ -452,22 +453,24 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
     One walk of the text's tree (in `root.walk(inner=True)`'s order) finds the operators that
     take figures and each visit's parent, so that only the paths from the changed operators
     up are rebuilt (`_rebuild_paths`), not the whole tree."""
-    if not any(metrics or spreads for _, _, metrics, spreads in sources):
-        return root
     by_key: Dict[Tuple[str, str], Figures] = {}
     by_family: Dict[str, List[Figures]] = {}
+    any_figures = False
     for kind, key, metrics, spreads in sources:
         if key is not None:
             by_key.setdefault(key, (metrics, spreads))
         by_family.setdefault(kind, []).append((metrics, spreads))
+        any_figures = any_figures or bool(metrics or spreads)
+    if not any_figures:
+        return root
     visits: List[Node] = []
     parent_at: List[int] = []  # the index in `visits` of each visit's parent (-1: the root)
-    targets: List[Tuple[int, str]] = []  # each target's (visit index, carrier family)
+    # Each target's (visit index, family, carrier family).
+    targets: List[Tuple[int, str, str]] = []
     # Each target's place among the text's nodes of its family, by `id()`: a node met twice
     # takes its last place, as it always has.
     place_of: Dict[int, int] = {}
     family_sizes: Dict[str, int] = {}
-    kinds: Dict[int, str] = {}  # each target's family, by visit index
     initials: List[Node] = []  # initial plans of the walked adaptive plans (not walked here)
     stack: List[Node] = [root]
     owners: List[int] = [-1]
@@ -478,12 +481,10 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
         parent_at.append(owners.pop())
         kind, carrier, if_pruning = _TARGETS.get(node.name) or _target(node.name)
         if carrier is not None and (not if_pruning or mentions(node, PRUNING)):
-            kinds[at] = kind
-            kind = carrier
-            place = family_sizes.get(kind, 0)
-            family_sizes[kind] = place + 1
+            place = family_sizes.get(carrier, 0)
+            family_sizes[carrier] = place + 1
             place_of[id(node)] = place
-            targets.append((at, kind))
+            targets.append((at, kind, carrier))
         if node.initial is not None:
             initials.append(node.initial)
         # Pushed as `Node.walk` pushes them: children, then inner plans (walked first).
@@ -496,24 +497,25 @@ def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
             owners.extend([at] * len(node.inner))
     # id(node) -> the fields it takes: {"metrics": ..., "spreads": ...}
     figures_of: Dict[int, Dict[str, Any]] = {}
+    changed_at: List[int] = []  # the visits of the changed nodes
     plan_ids: Dict[int, Optional[str]] = {}
-    for at, kind in targets:
+    for at, kind, carrier in targets:
         node = visits[at]
         plan_id = plan_ids.get(id(node), _NOT_READ)  # the exchange's, below a read or stage
         if plan_id is _NOT_READ:
-            plan_id = _exchange_plan_id(node, kinds[at], plan_ids)
-        key = (kinds[at], plan_id) if plan_id else None
-        figures = by_key.get(key) if key is not None else None
+            plan_id = _exchange_plan_id(node, kind, plan_ids)
+        figures = by_key.get((kind, plan_id)) if plan_id else None
         if figures is None:
-            theirs = by_family.get(kind, [])
-            if family_sizes[kind] == len(theirs):
+            theirs = by_family.get(carrier, [])
+            if family_sizes[carrier] == len(theirs):
                 figures = theirs[place_of[id(node)]]
         if figures and (figures[0] or figures[1]) and id(node) not in figures_of:
             figures_of[id(node)] = {"metrics": dict(figures[0]), "spreads": dict(figures[1])}
+            changed_at.append(at)
     if not figures_of:
         return root
-    # Every place of a changed node (a node met twice in the walk changes in both).
-    changed_at = [at for at, _ in targets if id(visits[at]) in figures_of]
+    if len(place_of) < len(targets):  # a node met twice: every place of a changed one
+        changed_at = [at for at, _, _ in targets if id(visits[at]) in figures_of]
     if initials and _reaches(initials, figures_of):
         # An initial plan shares a changed operator: the general way.
         changes = {id(visits[at]): node_with(visits[at], figures_of[id(visits[at])])
