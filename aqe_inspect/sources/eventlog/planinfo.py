@@ -372,8 +372,12 @@ def info_carriers(info: Mapping[str, Any], values: Mapping[int, int],
             continue  # the plan it reuses is printed where it ran
         if role and (role != SCAN or PRUNING in text):  # most nodes PASS
             metrics = _metrics_of(item)
-            own = figures(metrics) if figures is not None \
-                else (metric_values(metrics, values), {})
+            if not metrics:  # a query stage, as a rule: no figures
+                own: Figures = ({}, {})
+            elif figures is not None:
+                own = figures(metrics)
+            else:
+                own = (metric_values(metrics, values), {})
             if role == SCAN:
                 found.append(("Scan", None, *own))
             else:
