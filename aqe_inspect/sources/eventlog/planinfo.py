@@ -32,8 +32,7 @@ from ..deepjson import text as text_of
 from ...errors import PlanSyntaxError
 from ...parsing.formatted_plan import node_with
 from ...plan.model import ADAPTIVE_ROOT, Node, Query, Spread
-from ...plan.operators import (PLAN_IDS, QUERY_STAGES, family, is_query_stage, is_shuffle_read,
-                               mentions, name_family)
+from ...plan.operators import PLAN_IDS, QUERY_STAGES, family, mentions, name_family
 from .runtime import Evidence
 
 #: The wrapper nodes sparkPlanInfo has and no physical-plan text prints as operators.
@@ -41,6 +40,10 @@ CODEGEN_STAGE = re.compile(r"WholeStageCodegen \((\d+)\)")
 INPUT_ADAPTER = "InputAdapter"
 #: Nodes whose sparkPlanInfo children are a plan printed elsewhere (as text they are leaves).
 REUSED = ("ReusedExchange", "ReusedSubquery")
+#: The family of AQE's shuffle reads (`CustomShuffleReader` before Spark 3.2).
+SHUFFLE_READ = "AQEShuffleRead"
+#: The mark of a plan id not read yet (`_exchange_plan_id`).
+_NOT_READ: Any = object()
 #: Children of an operator that are subquery plans (`plan.subqueries`), not inputs.
 SUBQUERY_NAMES = ("Subquery", "SubqueryBroadcast", "SubqueryAdaptiveBroadcast", "ReusedSubquery")
 
@@ -210,12 +213,11 @@ def _plan_id(node: Node) -> Optional[str]:
     return None
 
 
-def _exchange_key(node: Node, plan_ids: Optional[Dict[int, Optional[str]]] = None,
-                  kind: Optional[str] = None) -> Optional[Tuple[str, str]]:
+def _exchange_key(node: Node, plan_ids: Optional[Dict[int, Optional[str]]] = None
+                  ) -> Optional[Tuple[str, str]]:
     """(family, plan id of the exchange it is or stands over), for exchanges, query stages and
-    shuffle reads. `plan_ids`: see `_exchange_plan_id`; `kind` is `family(node)` when known."""
-    if kind is None:
-        kind = family(node)
+    shuffle reads. `plan_ids`: see `_exchange_plan_id`."""
+    kind = family(node)
     plan_id = _exchange_plan_id(node, kind, {} if plan_ids is None else plan_ids)
     return (kind, plan_id) if plan_id else None
 
@@ -244,28 +246,18 @@ def _exchange_plan_id(node: Node, kind: str, plan_ids: Dict[int, Optional[str]]
     return plan_id
 
 
-_NOT_READ: Any = object()  # the mark of a plan id not read yet
-
-
 def carries_figures(node: Node) -> bool:
     """The operators whose run-time figures a report uses: exchanges (partitions, data size),
     the query stages over them, shuffle reads (coalesced, skewed partitions and splits), and
     scans with a dynamic pruning filter (partitions and files read)."""
-    return _carries(node, family(node))
+    _, carrier, if_pruning = _TARGETS.get(node.name) or _target(node.name)
+    return carrier is not None and (not if_pruning or mentions(node, PRUNING))
 
-
-def _carries(node: Node, kind: str) -> bool:
-    """`carries_figures` of a node whose family is `kind`. `PRUNING` holds no space, so
-    `mentions` finds it where `node.text` would, without building the text."""
-    return kind == SHUFFLE_READ or kind in QUERY_STAGES or kind.endswith("Exchange") \
-        or (kind in SCANS and mentions(node, PRUNING))
-
-
-SHUFFLE_READ = "AQEShuffleRead"
 
 #: (family, carrier family or None, whether it carries figures only with a pruning filter)
-#: of a text's operator, by its name: asked of every node of every plan (`_carries` in one
-#: look-up); bounded, as `name_family`'s cache is.
+#: of a text's operator, by its name: asked of every node of every plan; bounded, as
+#: `name_family`'s cache is. `PRUNING` holds no space, so `mentions` finds it where
+#: `node.text` would, without building the text.
 _TARGETS: Dict[str, Tuple[str, Optional[str], bool]] = {}
 
 
@@ -273,7 +265,7 @@ def _target(name: str) -> Tuple[str, Optional[str], bool]:
     found = _TARGETS.get(name)
     if found is None:
         kind = name_family(name)
-        if kind == SHUFFLE_READ or kind in QUERY_STAGES or kind.endswith("Exchange"):
+        if _stands_over(kind) or kind.endswith("Exchange"):
             found = (kind, kind, False)
         elif kind in SCANS:
             found = (kind, "Scan", True)
@@ -282,6 +274,7 @@ def _target(name: str) -> Tuple[str, Optional[str], bool]:
         if len(name) <= 100 and len(_TARGETS) < 4096:
             _TARGETS[name] = found
     return found
+
 
 #: The scan operators (a file scan prints `FileScan` in simple mode, `Scan` in formatted), one
 #: family for pairing a text's scans with sparkPlanInfo's; `PRUNING` marks the ones whose
