@@ -325,7 +325,10 @@ def _info_node(children):
         st.lists(METRIC, max_size=4) | ODD,
         st.lists(children | ODD, max_size=3),
         st.none() | st.none() | ODD,
-        st.none() | st.none() | st.none() | ODD)
+        # The simple string of another operator than the node name says (a wrapper that
+        # prints as a reused exchange, a stage that prints as a scan...), or odd.
+        st.none() | st.none() | st.none() | ODD
+        | st.tuples(st.sampled_from(NAMES), st.sampled_from(ARGS)).map(" ".join))
 
 
 INFO = st.recursive(_info_node(st.nothing()), _info_node, max_leaves=25)
@@ -484,3 +487,21 @@ def test_which_report_values_msgspec_writes_is_as_it_was(value):
     from aqe_inspect.formats.report_json import _plain
 
     assert _plain(value) == plain_plain(value)
+
+
+def test_a_read_over_a_wrapper_printed_as_a_reused_exchange():
+    """The walk does not go below a reused exchange: a read waiting for the exchange below such
+    a wrapper reads its way down, as it always did."""
+    exchange = {"nodeName": "Exchange", "simpleString": "Exchange x [plan_id=8]",
+                "metrics": [{"name": "data size", "accumulatorId": 1, "metricType": "size"}]}
+    wrapper = {"nodeName": "InputAdapter", "simpleString": "ReusedExchange [plan_id=3]",
+               "children": [exchange]}
+    read = {"nodeName": "AQEShuffleRead", "simpleString": "AQEShuffleRead coalesced",
+            "metrics": [{"name": "number of partitions", "accumulatorId": 2,
+                         "metricType": "sum"}],
+            "children": [wrapper]}
+    values = {1: 10, 2: 3}
+    carriers = info_carriers(read, values)
+    assert carriers == plain_info_carriers(read, values)
+    assert carriers == [("AQEShuffleRead", ("AQEShuffleRead", "[plan_id=8]"),
+                         {"number of partitions": 3}, {})]
