@@ -122,20 +122,27 @@ def json_text(value: Any, base: int = 0) -> str:
 
 def _plain(value: Any) -> bool:
     """Whether `value` is made of what `json_text` writes with msgspec (walked with a
-    stack: any depth)."""
+    stack: any depth). Only containers go on the stack; the scalars, most of a report, are
+    checked where they stand."""
+    kind = value.__class__
+    if kind is not dict and kind is not list and kind is not tuple:
+        return kind in _SAME_SCALARS
     stack = [value]
     while stack:
         item = stack.pop()
-        kind = item.__class__
-        if kind is dict:
+        if item.__class__ is dict:
             for key in item:
                 if key.__class__ is not str:
                     return False
-            stack.extend(item.values())
-        elif kind is list or kind is tuple:
-            stack.extend(item)
-        elif kind not in _SAME_SCALARS:
-            return False
+            item = item.values()
+        for member in item:
+            kind = member.__class__
+            if kind is str or kind is int or member is None or kind is bool:
+                continue
+            if kind is dict or kind is list or kind is tuple:
+                stack.append(member)
+            else:
+                return False
     return True
 
 

@@ -32,8 +32,7 @@ from ..deepjson import text as text_of
 from ...errors import PlanSyntaxError
 from ...parsing.formatted_plan import node_with
 from ...plan.model import ADAPTIVE_ROOT, Node, Query, Spread
-from ...plan.operators import (PLAN_IDS, QUERY_STAGES, family, is_query_stage, is_shuffle_read,
-                          name_family)
+from ...plan.operators import PLAN_IDS, QUERY_STAGES, family, mentions, name_family
 from .runtime import Evidence
 
 #: The wrapper nodes sparkPlanInfo has and no physical-plan text prints as operators.
@@ -41,6 +40,10 @@ CODEGEN_STAGE = re.compile(r"WholeStageCodegen \((\d+)\)")
 INPUT_ADAPTER = "InputAdapter"
 #: Nodes whose sparkPlanInfo children are a plan printed elsewhere (as text they are leaves).
 REUSED = ("ReusedExchange", "ReusedSubquery")
+#: The family of AQE's shuffle reads (`CustomShuffleReader` before Spark 3.2).
+SHUFFLE_READ = "AQEShuffleRead"
+#: The mark of a plan id not read yet (`_exchange_plan_id`).
+_NOT_READ: Any = object()
 #: Children of an operator that are subquery plans (`plan.subqueries`), not inputs.
 SUBQUERY_NAMES = ("Subquery", "SubqueryBroadcast", "SubqueryAdaptiveBroadcast", "ReusedSubquery")
 
@@ -127,13 +130,12 @@ def _unwrap(item: Mapping[str, Any], stage: Optional[int]
     while True:
         name = _name(item)
         match = CODEGEN_STAGE.fullmatch(name)
-        children = _children(item)
-        if match and len(children) == 1:
-            stage = int(match.group(1))
-        elif name == INPUT_ADAPTER and len(children) == 1:
-            stage = None
-        else:
+        if not match and name != INPUT_ADAPTER:
             return item, stage
+        children = _children(item)
+        if len(children) != 1:
+            return item, stage
+        stage = int(match.group(1)) if match else None
         item = children[0]
 
 
@@ -196,26 +198,82 @@ def adaptive_tree(initial_info: Optional[Node], final_info: Node) -> Node:
 # ---- metrics onto a parsed tree ---------------------------------------------------------------
 
 def _plan_id(node: Node) -> Optional[str]:
-    match = PLAN_IDS.search(node.text)
-    return match.group(0) if match else None
+    """The first plan id (`[plan_id=30]`, `[id=#28]`) in `node.text`, read part by part
+    without joining the text: an id holds no space, so it stands within one part."""
+    for part in (node.args, node.description):
+        if part:
+            match = PLAN_IDS.search(part)
+            if match:
+                return match.group(0)
+    for part in node.details.values():
+        if "id=" in part:  # in every plan id; most details (`Input`, `Output`) hold none
+            match = PLAN_IDS.search(part)
+            if match:
+                return match.group(0)
+    return None
 
 
-def _exchange_key(node: Node) -> Optional[Tuple[str, str]]:
+def _exchange_key(node: Node, plan_ids: Optional[Dict[int, Optional[str]]] = None
+                  ) -> Optional[Tuple[str, str]]:
     """(family, plan id of the exchange it is or stands over), for exchanges, query stages and
-    shuffle reads."""
-    below = node
-    while (is_shuffle_read(below) or is_query_stage(below)) and below.children:
+    shuffle reads. `plan_ids`: see `_exchange_plan_id`."""
+    kind = family(node)
+    plan_id = _exchange_plan_id(node, kind, {} if plan_ids is None else plan_ids)
+    return (kind, plan_id) if plan_id else None
+
+
+def _exchange_plan_id(node: Node, kind: str, plan_ids: Dict[int, Optional[str]]
+                      ) -> Optional[str]:
+    """The plan id of the exchange `node` (of family `kind`) is or stands over, below its
+    shuffle reads and query stages. `plan_ids` keeps it by `id()` of each node on the way
+    down (a read, its stage and the exchange ask for the same one)."""
+    plan_id = plan_ids.get(id(node), _NOT_READ)
+    if plan_id is not _NOT_READ:
+        return plan_id
+    passed = [node]
+    below, below_kind = node, kind
+    while (below_kind == SHUFFLE_READ or below_kind in QUERY_STAGES) and below.children:
         below = below.children[0]
-    plan_id = _plan_id(below)
-    return (family(node), plan_id) if plan_id else None
+        plan_id = plan_ids.get(id(below), _NOT_READ)
+        if plan_id is not _NOT_READ:
+            break
+        passed.append(below)
+        below_kind = family(below)
+    if plan_id is _NOT_READ:
+        plan_id = _plan_id(below)
+    for each in passed:
+        plan_ids[id(each)] = plan_id
+    return plan_id
 
 
 def carries_figures(node: Node) -> bool:
     """The operators whose run-time figures a report uses: exchanges (partitions, data size),
     the query stages over them, shuffle reads (coalesced, skewed partitions and splits), and
     scans with a dynamic pruning filter (partitions and files read)."""
-    return is_shuffle_read(node) or is_query_stage(node) or family(node).endswith("Exchange") \
-        or (family(node) in SCANS and PRUNING in node.text)
+    _, carrier, if_pruning = _TARGETS.get(node.name) or _target(node.name)
+    return carrier is not None and (not if_pruning or mentions(node, PRUNING))
+
+
+#: (family, carrier family or None, whether it carries figures only with a pruning filter)
+#: of a text's operator, by its name: asked of every node of every plan; bounded, as
+#: `name_family`'s cache is. `PRUNING` holds no space, so `mentions` finds it where
+#: `node.text` would, without building the text.
+_TARGETS: Dict[str, Tuple[str, Optional[str], bool]] = {}
+
+
+def _target(name: str) -> Tuple[str, Optional[str], bool]:
+    found = _TARGETS.get(name)
+    if found is None:
+        kind = name_family(name)
+        if _stands_over(kind) or kind.endswith("Exchange"):
+            found = (kind, kind, False)
+        elif kind in SCANS:
+            found = (kind, "Scan", True)
+        else:
+            found = (kind, None, False)
+        if len(name) <= 100 and len(_TARGETS) < 4096:
+            _TARGETS[name] = found
+    return found
 
 
 #: The scan operators (a file scan prints `FileScan` in simple mode, `Scan` in formatted), one
@@ -232,43 +290,140 @@ def _carrier_family(kind: str) -> str:
 #: One operator whose figures may pass to the text's tree: its family, the key of the
 #: exchange it is or stands over (None when it prints no plan id), its metrics and spreads.
 Carrier = Tuple[str, Optional[Tuple[str, str]], Mapping[str, int], Mapping[str, Spread]]
+#: An operator's (metrics, spreads).
+Figures = Tuple[Mapping[str, int], Mapping[str, Spread]]
 
 
 def tree_carriers(info: Node) -> List[Carrier]:
     """The carriers of a tree built from sparkPlanInfo or the UI's graph."""
-    return [(_carrier_family(family(n)), _exchange_key(n), n.metrics, n.spreads)
+    plan_ids: Dict[int, Optional[str]] = {}
+    return [(_carrier_family(family(n)), _exchange_key(n, plan_ids), n.metrics, n.spreads)
             for n in info.walk(inner=True) if carries_figures(n)]
+
+
+#: What `info_carriers` does with a sparkPlanInfo node, by the family of its first word
+#: (PASS, the most, is 0: false).
+PASS, REUSED_PLAN, STANDS_OVER, EXCHANGE, SCAN = range(5)
+#: (family, role) by a sparkPlanInfo node's first word: names repeat in every plan of a log;
+#: bounded, as `name_family`'s cache is.
+_ROLES: Dict[str, Tuple[str, int]] = {}
+
+
+def _role(word: str) -> Tuple[str, int]:
+    """(family, what `info_carriers` does with it) of an operator named `word`."""
+    found = _ROLES.get(word)
+    if found is None:
+        kind = name_family(word)
+        if kind in REUSED:
+            role = REUSED_PLAN
+        elif _stands_over(kind):
+            role = STANDS_OVER
+        elif kind.endswith("Exchange"):
+            role = EXCHANGE
+        elif kind in SCANS:
+            role = SCAN
+        else:
+            role = PASS
+        found = (kind, role)
+        if len(word) <= 100 and len(_ROLES) < 4096:
+            _ROLES[word] = found
+    return found
 
 
 def info_carriers(info: Mapping[str, Any], values: Mapping[int, int],
                   evidence: Optional[Evidence] = None) -> List[Carrier]:
     """The carriers of a sparkPlanInfo, read straight from its JSON (no tree is built): what
     `tree_carriers(build_tree(info, values, evidence=evidence))` gives, at a fraction of the
-    cost, for a plan whose tree comes from its text."""
+    cost, for a plan whose tree comes from its text.
+
+    One walk, in printed order; each node's first word says at once (`_role`) whether it
+    carries figures. A shuffle read or query stage is keyed by the plan id of the exchange
+    below it, which the walk reaches next: a node's first child is the next one taken, so the
+    nodes down to that exchange (past codegen wrappers and the stages between) come one after
+    another, and the carriers wait in `waiting` until it comes."""
     found: List[Carrier] = []
+    figures = evidence.figures if evidence is not None else None
+    waiting: List[Tuple[int, Mapping[str, Any]]] = []  # (place in `found`, node)
     stack = [info]
     while stack:
         item = stack.pop()
-        text = _text(item)
-        kind = name_family(text.partition(" ")[0])
-        children = _children(item)
-        if kind in REUSED:
-            children = []  # the plan it reuses is printed where it ran
-        elif _stands_over(kind) or kind.endswith("Exchange"):
-            below, below_text = item, text
-            while _stands_over(name_family(below_text.partition(" ")[0])):
-                under = _children(below)
-                if not under:
-                    break
-                below = _unwrap(under[0], None)[0]
-                below_text = _text(below)
-            match = PLAN_IDS.search(below_text)
-            key = (kind, match.group(0)) if match else None
-            found.append((kind, key, *node_figures(_metrics_of(item), values, evidence)))
-        elif kind in SCANS and PRUNING in text:
-            found.append(("Scan", None, *node_figures(_metrics_of(item), values, evidence)))
-        stack.extend(reversed(children))
+        text = item.get("simpleString") or item.get("nodeName") or ""
+        if text.__class__ is not str:
+            text = text_of(text)
+        word = text.partition(" ")[0]
+        kind, role = _ROLES.get(word) or _role(word)
+        children = None
+        if waiting:
+            children = _children(item)
+            if _is_wrapper(item) and len(children) == 1:
+                if role == REUSED_PLAN:  # its child is not walked: read the way down
+                    _resolve(found, waiting, _below_plan_id(waiting[0][1]))
+            elif not (role == STANDS_OVER and children):
+                match = PLAN_IDS.search(text)
+                _resolve(found, waiting, match.group(0) if match else None)
+        if role == REUSED_PLAN:
+            continue  # the plan it reuses is printed where it ran
+        if role and (role != SCAN or PRUNING in text):  # most nodes PASS
+            metrics = _metrics_of(item)
+            if not metrics:  # a query stage, as a rule: no figures
+                own: Figures = ({}, {})
+            elif figures is not None:
+                own = figures(metrics)
+            else:
+                own = (metric_values(metrics, values), {})
+            if role == SCAN:
+                found.append(("Scan", None, *own))
+            else:
+                if role == STANDS_OVER and children is None:
+                    children = _children(item)
+                if role == STANDS_OVER and children:
+                    waiting.append((len(found), item))
+                    found.append((kind, None, *own))  # keyed when its exchange comes
+                else:
+                    match = PLAN_IDS.search(text)
+                    found.append((kind, (kind, match.group(0)) if match else None, *own))
+        if children is not None:
+            stack.extend(reversed(children))
+        else:
+            children = item.get("children")
+            if isinstance(children, list):  # none, or a hostile `true`
+                for child in reversed(children):
+                    if isinstance(child, dict):
+                        stack.append(child)
     return found
+
+
+def _is_wrapper(item: Mapping[str, Any]) -> bool:
+    """A `WholeStageCodegen (N)` or `InputAdapter` node (by its node name), which `_unwrap`
+    passes through when it has one child."""
+    name = item.get("nodeName")
+    if name.__class__ is not str:  # the text of another JSON value is never a wrapper's name
+        return False
+    return name == INPUT_ADAPTER or (name.startswith("WholeStageCodegen")
+                                     and CODEGEN_STAGE.fullmatch(name) is not None)
+
+
+def _resolve(found: List[Carrier], waiting: List[Tuple[int, Mapping[str, Any]]],
+             plan_id: Optional[str]) -> None:
+    """The waiting carriers keyed by the plan id of the exchange they stand over."""
+    for place, _ in waiting:
+        kind, _, metrics, spreads = found[place]
+        found[place] = (kind, (kind, plan_id) if plan_id else None, metrics, spreads)
+    waiting.clear()
+
+
+def _below_plan_id(item: Mapping[str, Any]) -> Optional[str]:
+    """The plan id of the exchange a shuffle read or query stage of sparkPlanInfo stands over,
+    read down its first children (past codegen wrappers), None when it prints none."""
+    below, text = item, _text(item)
+    while _role(text.partition(" ")[0])[1] == STANDS_OVER:
+        under = _children(below)
+        if not under:
+            break
+        below = _unwrap(under[0], None)[0]
+        text = _text(below)
+    match = PLAN_IDS.search(text)
+    return match.group(0) if match else None
 
 
 def _metrics_of(item: Mapping[str, Any]) -> List[Any]:
@@ -283,43 +438,140 @@ def _text(item: Mapping[str, Any]) -> str:
 
 def _stands_over(kind: str) -> bool:
     """A shuffle read or query stage: the exchange it reads is below it."""
-    return kind == "AQEShuffleRead" or kind in QUERY_STAGES
+    return kind == SHUFFLE_READ or kind in QUERY_STAGES
 
 
 def attach_metrics(root: Node, sources: List[Carrier]) -> Node:
     """`root` (parsed from text) with the metrics and spreads of `sources` (`info_carriers`,
     `tree_carriers`) on its exchanges, query stages and shuffle reads: paired by the plan id
     of the exchange, else by place among the operators of their family when both trees hold
-    as many; the same tree when nothing pairs."""
-    if not any(metrics or spreads for _, _, metrics, spreads in sources):
-        return root
-    Figures = Tuple[Mapping[str, int], Mapping[str, Spread]]
+    as many; the same tree when nothing pairs.
+
+    One walk of the text's tree (in `root.walk(inner=True)`'s order) finds the operators that
+    take figures and each visit's parent, so that only the paths from the changed operators
+    up are rebuilt (`_rebuild_paths`), not the whole tree."""
     by_key: Dict[Tuple[str, str], Figures] = {}
     by_family: Dict[str, List[Figures]] = {}
+    any_figures = False
     for kind, key, metrics, spreads in sources:
         if key is not None:
             by_key.setdefault(key, (metrics, spreads))
         by_family.setdefault(kind, []).append((metrics, spreads))
-    targets = [n for n in root.walk(inner=True) if carries_figures(n)]
-    text_by_family: Dict[str, List[Node]] = {}
-    position: Dict[int, int] = {}  # id(node) -> its place among the text's nodes of its family
-    for node in targets:
-        same = text_by_family.setdefault(_carrier_family(family(node)), [])
-        position[id(node)] = len(same)
-        same.append(node)
-    changes: Dict[int, Node] = {}
-    for node in targets:
-        key = _exchange_key(node)
-        figures = by_key.get(key) if key is not None else None
+        any_figures = any_figures or bool(metrics or spreads)
+    if not any_figures:
+        return root
+    visits: List[Node] = []
+    parent_at: List[int] = []  # the index in `visits` of each visit's parent (-1: the root)
+    # Each target's (visit index, family, carrier family).
+    targets: List[Tuple[int, str, str]] = []
+    # Each target's place among the text's nodes of its family, by `id()`: a node met twice
+    # takes its last place, as it always has.
+    place_of: Dict[int, int] = {}
+    family_sizes: Dict[str, int] = {}
+    initials: List[Node] = []  # initial plans of the walked adaptive plans (not walked here)
+    stack: List[Node] = [root]
+    owners: List[int] = [-1]
+    while stack:
+        node = stack.pop()
+        at = len(visits)
+        visits.append(node)
+        parent_at.append(owners.pop())
+        kind, carrier, if_pruning = _TARGETS.get(node.name) or _target(node.name)
+        if carrier is not None and (not if_pruning or mentions(node, PRUNING)):
+            place = family_sizes.get(carrier, 0)
+            family_sizes[carrier] = place + 1
+            place_of[id(node)] = place
+            targets.append((at, kind, carrier))
+        if node.initial is not None:
+            initials.append(node.initial)
+        # Pushed as `Node.walk` pushes them: children, then inner plans (walked first).
+        children = node.children
+        if children:
+            stack.extend(reversed(children))
+            owners.extend([at] * len(children))
+        if node.inner:
+            stack.extend(reversed(node.inner))
+            owners.extend([at] * len(node.inner))
+    # id(node) -> the fields it takes: {"metrics": ..., "spreads": ...}
+    figures_of: Dict[int, Dict[str, Any]] = {}
+    changed_at: List[int] = []  # the visits of the changed nodes
+    plan_ids: Dict[int, Optional[str]] = {}
+    for at, kind, carrier in targets:
+        node = visits[at]
+        plan_id = plan_ids.get(id(node), _NOT_READ)  # the exchange's, below a read or stage
+        if plan_id is _NOT_READ:
+            plan_id = _exchange_plan_id(node, kind, plan_ids)
+        figures = by_key.get((kind, plan_id)) if plan_id else None
         if figures is None:
-            kind = _carrier_family(family(node))
-            mine, theirs = text_by_family[kind], by_family.get(kind, [])
-            if len(mine) == len(theirs):
-                figures = theirs[position[id(node)]]
-        if figures and (figures[0] or figures[1]) and id(node) not in changes:
-            changes[id(node)] = node_with(node, {"metrics": dict(figures[0]),
-                                                 "spreads": dict(figures[1])})
-    return replace_nodes(root, changes) if changes else root
+            theirs = by_family.get(carrier, [])
+            if family_sizes[carrier] == len(theirs):
+                figures = theirs[place_of[id(node)]]
+        if figures and (figures[0] or figures[1]) and id(node) not in figures_of:
+            figures_of[id(node)] = {"metrics": dict(figures[0]), "spreads": dict(figures[1])}
+            changed_at.append(at)
+    if not figures_of:
+        return root
+    if len(place_of) < len(targets):  # a node met twice: every place of a changed one
+        changed_at = [at for at, _, _ in targets if id(visits[at]) in figures_of]
+    if initials and _reaches(initials, figures_of):
+        # An initial plan shares a changed operator: the general way.
+        changes = {id(visits[at]): node_with(visits[at], figures_of[id(visits[at])])
+                   for at in changed_at}
+        return replace_nodes(root, changes)
+    return _rebuild_paths(visits, parent_at, changed_at, figures_of)
+
+
+def _reaches(roots: List[Node], changes: Mapping[int, Any]) -> bool:
+    """Whether any node of the trees under `roots` (children, inner and initial plans, each
+    node once) is one of `changes`."""
+    seen = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        key = id(node)
+        if key in changes:
+            return True
+        if key in seen:
+            continue
+        seen.add(key)
+        stack.extend(node.children)
+        stack.extend(node.inner)
+        if node.initial is not None:
+            stack.append(node.initial)
+    return False
+
+
+def _rebuild_paths(visits: List[Node], parent_at: List[int], changed_at: List[int],
+                   fields_of: Mapping[int, Mapping[str, Any]]) -> Node:
+    """What `replace_nodes(visits[0], changes)` gives, where each change is its node with
+    `fields_of[id(node)]` (`node_with`), when `visits` is the walk of the tree in pre-order
+    (`parent_at` each visit's parent) and no initial plan holds a changed node.
+
+    The visits on a path from a changed one up are rebuilt, last visited first (a visit's
+    subtree follows it in pre-order), each node once and with one copy (its new fields and
+    new children together); the rest are kept as they are."""
+    on_path = set(changed_at)
+    over_changed = set()  # the visits with a child on a path: their children change
+    for at in changed_at:
+        at = parent_at[at]
+        while at >= 0 and at not in over_changed:
+            over_changed.add(at)
+            on_path.add(at)
+            at = parent_at[at]
+    rebuilt: Dict[int, Node] = {}  # id(node) -> its replacement
+    for at in sorted(on_path, reverse=True):
+        node = visits[at]
+        if id(node) in rebuilt:
+            continue  # met before: one replacement for the node, wherever it stands
+        fields = fields_of.get(id(node))
+        if at in over_changed:  # a child on a path was rebuilt: a new object
+            fields = {**fields} if fields else {}
+            fields["children"] = tuple([rebuilt.get(id(child), child)
+                                        for child in node.children])
+            if node.inner:
+                fields["inner"] = tuple([rebuilt.get(id(child), child) for child in node.inner])
+        rebuilt[id(node)] = node_with(node, fields)
+    return rebuilt[id(visits[0])]
 
 
 def replace_nodes(root: Node, changes: Mapping[int, Node]) -> Node:

@@ -268,6 +268,7 @@ class Evidence:
                                  "read (damaged Accumulables); the event was skipped")
         self.totals.update(totals)  # the driver's own figures (never updated by tasks)
         self._updated: Optional[Dict[int, List[int]]] = None
+        self._keys: Optional[Mapping[int, Any]] = None  # see `_figure_keys`
 
     def __bool__(self) -> bool:
         return bool(self.totals or self.runtime.stages)
@@ -287,29 +288,78 @@ class Evidence:
             values.extend(self.runtime.stages[stage_id].values(accumulator))
         return values
 
+    def _figure_keys(self) -> Mapping[int, Any]:
+        """The accumulators that may give a figure: those with a total or driver values (the
+        driver's are among the totals as a rule, as the scanner sums them: then the totals
+        themselves serve, with nothing built)."""
+        if self._keys is None:
+            driver = self.runtime.driver_values
+            self._keys = self.totals if self.totals.keys() >= driver.keys() \
+                else {**driver, **self.totals}
+        return self._keys
+
     def figures(self, metrics: Iterable[Any]) -> Tuple[Dict[str, int], Dict[str, Spread]]:
-        """(`Node.metrics`, `Node.spreads`) of one sparkPlanInfo node's `metrics` list."""
+        """(`Node.metrics`, `Node.spreads`) of one sparkPlanInfo node's `metrics` list.
+
+        Without task metrics, only the metrics whose accumulator has a total or driver values
+        can give a figure: they are found first, in one pass in C (most of a plan's metrics
+        have none when the log holds no stage totals, and many nodes have no metrics), and
+        only they are read. An entry that is odd (not a dict, an unhashable id) sends the
+        whole list the plain way, which sorts it out; an id equal to an accumulator's without
+        being an int (`3.0`) is found here and dropped there, as it always was."""
+        if self.runtime.stages:
+            return self._figures_of(metrics, True)
+        keys = self._keys
+        if keys is None:
+            keys = self._figure_keys()
+        if metrics.__class__ is not list:
+            metrics = list(metrics)  # read twice
+        try:
+            metrics = [metric for metric in metrics if metric.get("accumulatorId") in keys]
+        except (AttributeError, TypeError):
+            pass
+        if not metrics:
+            return {}, {}
+        return self._figures_of(metrics, False)
+
+    def _figures_of(self, metrics: Iterable[Any], with_tasks: bool
+                    ) -> Tuple[Dict[str, int], Dict[str, Spread]]:
+        """`figures`, read metric by metric; `with_tasks`: the execution has task metrics,
+        so that every named metric may spread over tasks."""
         totals: Dict[str, int] = {}
         spreads: Dict[str, Spread] = {}
         named: List[Tuple[str, int, str]] = []
+        held = self.totals
+        driver_values = self.runtime.driver_values
         for metric in metrics:
-            if not isinstance(metric, dict) or not metric.get("name"):
+            if not isinstance(metric, dict):
                 continue
             key = metric.get("accumulatorId")
             if not isinstance(key, int):
                 continue
-            name = deepjson.text(metric["name"])
-            kind = deepjson.text(metric.get("metricType") or "")
-            named.append((name, key, kind))
-            value = self.totals.get(key)
+            value = held.get(key)
+            driver = driver_values.get(key)
+            if driver is not None and len(driver) < 2:
+                driver = None  # one update is the total, no spread
+            if value is None and driver is None and not with_tasks:
+                continue  # no figure of it: its name and type are not needed
+            name = metric.get("name")
+            if not name:
+                continue
+            if name.__class__ is not str:
+                name = deepjson.text(name)
+            kind = metric.get("metricType") or ""
+            if kind.__class__ is not str:
+                kind = deepjson.text(kind)
+            if with_tasks:
+                named.append((name, key, kind))
             if value is not None:
                 totals[name] = value // NANOS_PER_MS if kind == "nsTiming" else value
-            driver = self.runtime.driver_values.get(key)
-            if driver is not None and len(driver) > 1 and kind in SPREAD_TYPES:
+            if driver is not None and kind in SPREAD_TYPES:
                 spread = spread_of(_in_ms(driver, kind))
                 if spread is not None:
                     spreads[name] = spread
-        if self.runtime.stages:
+        if with_tasks:
             spreads.update(self._task_spreads(named))
         return totals, spreads
 
