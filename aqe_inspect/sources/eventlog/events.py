@@ -751,24 +751,26 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
         query_notes.append(note)
     info = event.get("sparkPlanInfo")
     evidence = Evidence(raw.accumulators, raw.runtime, notes, raw.part)
+    root = None
     if query is not None:
         # A tree read from text takes only the figures of sparkPlanInfo, when the log has any.
+        root = query.root
         if isinstance(info, dict) and evidence:
-            carriers = info_carriers(info, raw.accumulators, evidence)
-            query = dataclasses.replace(query, root=attach_metrics(query.root, carriers))
+            root = attach_metrics(root, info_carriers(info, raw.accumulators, evidence))
     elif isinstance(info, dict):
         info_tree = build_tree(info, raw.accumulators, line, evidence)
         initial = start.get("sparkPlanInfo") if update is not None else None
         initial_tree = build_tree(initial, {}, raw.start_line) \
             if isinstance(initial, dict) else None
         query = Query(root=adaptive_tree(initial_tree, info_tree), mode="simple")
+        root = query.root
     else:
         notes.append(f"{raw.part}:{line}: {label} has neither a plan description nor "
                      "sparkPlanInfo; it was skipped")
         return None, notes
     query = dataclasses.replace(
-        query, source=source, line=line, label=execution.description or label, origin=ORIGIN,
-        execution=execution, notes=(*query_notes, *query.notes))
+        query, root=root, source=source, line=line, label=execution.description or label,
+        origin=ORIGIN, execution=execution, notes=(*query_notes, *query.notes))
     return query, notes
 
 
