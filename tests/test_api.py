@@ -267,6 +267,22 @@ def test_importing_the_cli_imports_only_the_light_foundations():
                       "aqe_inspect.signals", "aqe_inspect.version"}
 
 
+@pytest.mark.parametrize("sample", ["formatted_after.txt", "driver.log"])
+def test_reading_a_plan_text_imports_no_event_log_reader(sample):
+    """A plan text or a driver log is told from an event log by its first bytes alone: the
+    event-log, History Server and plan-change readers (and their start-up cost) are not
+    imported to read one; an event log still is read by them."""
+    plan = ROOT / "sample_plans" / "spark-4.3.0" / "five_way_join" / sample
+    code = ("import sys; from aqe_inspect import api; d = api.read(sys.argv[1]); "
+            "print(len(d.queries), ' '.join(m for m in sys.modules if m.startswith("
+            "('aqe_inspect.sources.eventlog', 'aqe_inspect.sources.planchange'))))")
+    out = subprocess.run([sys.executable, "-c", code, str(plan)], capture_output=True,
+                         text=True, check=True, timeout=60).stdout.split()
+    assert int(out[0]) >= 1 and out[1:] == []
+    log = ROOT / "sample_plans" / "spark-4.3.0" / "five_way_join" / "eventlog.json"
+    assert len(list(api.read(str(log)).queries)) == 1
+
+
 # ---- the library page's examples run as written -------------------------------------------
 
 LIBRARY_PAGE = ROOT / "docs" / "library.md"

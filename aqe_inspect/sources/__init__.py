@@ -3,6 +3,7 @@ notebook's output, a driver log (log4j lines, Spark 4's JSON records, AQE's own 
 messages). Each plan keeps where it stood in the original text.
 
     reading.py    bytes -> numbered lines, streamed, with a size guard
+    magic.py      a file's first bytes -> event log (compressed, JSON) or text, told cheaply
     skim.py       a log's bytes -> only the lines that can hold a plan (byte searches)
     lines.py      lines -> cleaned lines (log prefixes, JSON records, markers, prompts off)
     extract.py    cleaned lines -> one region per plan (explain output, AQE messages)
@@ -59,14 +60,14 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: boo
         return _document(reader.lines(), reader.name, reader, max_size)
     if not plan_changes:
         return document
-    from .planchange import attach_from_file
-
     # The skimmer counts the plan-change rule blocks it passed over: none, and the log holds
     # no plan-change log unless a block came through with an explain in it (rare; then the
     # file is searched for one). Without that count, the file is searched.
     blocks = getattr(skimmer, "rule_blocks", None)
     if blocks == 0 and not headings:
         return document
+    from .planchange import attach_from_file
+
     return attach_from_file(document, path)
 
 

@@ -69,16 +69,22 @@ def _read_events(path: str, task_metrics: bool = False, max_size: int = DEFAULT_
     A compressed file is an event log by its magic bytes, never text: what it holds if not
     events is said by the event-log reader. `max_size` bounds each event of a log, and a
     History Server answer whole (one JSON document: refused, not skipped)."""
-    from .eventlog import stream_event_logs
-    from .eventlog.files import file_head, may_be_event_log
-    from .eventlog.history import looks_like_history_json, read_history
+    from .magic import file_head, may_be_json_or_compressed
 
     if os.path.isdir(path):  # says so when it holds none
+        from .eventlog import stream_event_logs
+
         return stream_event_logs(path, task_metrics=task_metrics, max_size=max_size)
     try:
         head = file_head(path)
     except OSError:
         return None  # the text reader says what is wrong, as for any file
+    if not may_be_json_or_compressed(head, path):  # a plan text or a log: no reader imported
+        return None
+    from .eventlog import stream_event_logs
+    from .eventlog.files import may_be_event_log
+    from .eventlog.history import looks_like_history_json, read_history
+
     if looks_like_history_json(head):
         return read_history(_history_bytes(path, max_size), path)
     if head and may_be_event_log(head, path):  # the bytes already read tell

@@ -49,9 +49,10 @@ import importlib
 import io
 import struct
 import zlib
-from typing import BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import BinaryIO, Callable, Dict, Iterator, List, Optional
 
 from ...errors import InspectError
+from ..magic import GZIP_MAGIC, LZ4_MAGIC, SNAPPY_MAGIC, magic_codec, suffix_codec
 from ..reading import DEFAULT_MAX_SIZE
 
 __all__ = ["CODECS", "DEFAULT_CHUNK_SIZE", "decode", "detect_codec", "magic_codec",
@@ -62,45 +63,8 @@ DEFAULT_CHUNK_SIZE = 8 << 20
 #: How much of a compressed file is read at once.
 READ_SIZE = 4 << 20
 
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-LZ4_MAGIC = b"LZ4Block"
-SNAPPY_MAGIC = b"\x82SNAPPY\x00"
-GZIP_MAGIC = b"\x1f\x8b"
-LZF_MAGICS = (b"ZV\x00", b"ZV\x01")
-_MAGICS: Tuple[Tuple[bytes, str], ...] = (
-    (ZSTD_MAGIC, "zstd"), (LZ4_MAGIC, "lz4"), (SNAPPY_MAGIC, "snappy"), (GZIP_MAGIC, "gzip"),
-    *((magic, "lzf") for magic in LZF_MAGICS))
-#: File-name suffixes Spark (and Databricks) give each codec.
-SUFFIXES = {".zstd": "zstd", ".zst": "zstd", ".lz4": "lz4", ".snappy": "snappy", ".lzf": "lzf",
-            ".gz": "gzip"}
 _LIBRARY = {"zstd": ("zstandard", "zstandard"), "lz4": ("lz4.block", "lz4"),
             "snappy": ("cramjam", "cramjam"), "lzf": ("lzf", "python-neo-lzf")}
-
-
-def suffix_codec(name: str) -> Optional[str]:
-    """The codec a file's name suggests (`.inprogress` aside), or None."""
-    if name.endswith(".inprogress"):
-        name = name[: -len(".inprogress")]
-    dot = name.rfind(".")
-    return SUFFIXES.get(name[dot:].lower()) if dot >= 0 else None
-
-
-def magic_codec(head: bytes, name: str = "") -> Optional[str]:
-    """The compressed codec whose magic `head` starts with, or None. A file too short for its
-    magic (cut in its header) is told by a magic it begins when its name says that codec or
-    its bytes cannot be text; a short text that merely begins one ("ZV", "LZ4") is not."""
-    for magic, codec in _MAGICS:
-        if head.startswith(magic):
-            return codec
-    if not head or len(head) >= len(LZ4_MAGIC):
-        return None
-    begun = [codec for magic, codec in _MAGICS if magic.startswith(head)]
-    hinted = suffix_codec(name)
-    if hinted in begun:
-        return hinted
-    if begun and not all(32 <= byte < 127 for byte in head):
-        return begun[0]
-    return None
 
 
 def detect_codec(head: bytes, name: str = "") -> Optional[str]:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Collection, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ...errors import InspectError, printable
+from ..magic import SNIFF_SIZE, file_head
 from ..reading import DEFAULT_MAX_SIZE
 from .codecs import CODECS, DEFAULT_CHUNK_SIZE, decode, detect_codec, magic_codec, require_library, \
     suffix_codec
@@ -42,8 +43,6 @@ __all__ = ["EventLog", "Found", "Part", "find_event_logs", "events_codec", "even
            "file_head", "may_be_event_log", "search_event_logs", "stream_event_log"]
 
 LAYOUTS = ("file", "rolling", "databricks")
-#: The first bytes read to tell a file's codec and whether it holds events.
-SNIFF_SIZE = 64 << 10
 _ROLLING_DIR = re.compile(r"eventlog_v2_(?P<app>.+)")
 _ROLLING_PART = re.compile(
     r"events_(?P<index>\d+)_(?P<app>.+?)(?:\.[A-Za-z0-9]+)?(?:\.inprogress)?")
@@ -271,12 +270,6 @@ def stream_event_log(name: str, codec: str, stream: BinaryIO) -> EventLog:
 
 
 # -- one file --------------------------------------------------------------------------------
-
-def file_head(path: str, size: int = SNIFF_SIZE) -> bytes:
-    """The first `size` bytes of the file at `path` (all of a shorter one)."""
-    with open(path, "rb") as handle:
-        return handle.read(size)
-
 
 def _sniffed(path: str, head: bytes) -> Tuple[str, bytes]:
     """The codec of a file that starts with `head` ("plain" when no magic says otherwise) and
