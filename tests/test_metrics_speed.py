@@ -9,9 +9,8 @@ The plain ways are kept here, as they were written, to compare with."""
 from __future__ import annotations
 
 import re
-from operator import is_not
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -185,32 +184,7 @@ def plain_attach_metrics(root, sources):
         if figures and (figures[0] or figures[1]) and id(node) not in changes:
             changes[id(node)] = node_with(node, {"metrics": dict(figures[0]),
                                                  "spreads": dict(figures[1])})
-    return plain_replace_nodes(root, changes) if changes else root
-
-
-def plain_replace_nodes(root, changes):
-    done: Dict[int, Node] = {}
-    stack: List[Any] = [root]
-    while stack:
-        item = stack.pop()
-        if item.__class__ is tuple:
-            node = item[0]
-            new = changes.get(id(node), node)
-            children, inner, initial = node.children, node.inner, node.initial
-            kids = tuple([done[id(c)] for c in children])
-            inside = tuple([done[id(c)] for c in inner]) if inner else inner
-            first = done[id(initial)] if initial is not None else None
-            if first is not initial or any(map(is_not, kids, children)) or \
-                    any(map(is_not, inside, inner)):
-                new = node_with(new, {"children": kids, "inner": inside, "initial": first})
-            done[id(node)] = new
-        elif id(item) not in done:
-            stack.append((item,))
-            stack.extend(item.children)
-            stack.extend(item.inner)
-            if item.initial is not None:
-                stack.append(item.initial)
-    return done[id(root)]
+    return replace_nodes(root, changes) if changes else root  # unchanged: the module's
 
 
 # ---- comparing --------------------------------------------------------------------------------
