@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from aqe_inspect.errors import InspectError, PlanSyntaxError
 from aqe_inspect.parsing import parse_text
-from aqe_inspect.parsing.formatted_plan import parse_formatted, read_formatted
+from aqe_inspect.parsing.formatted_plan import parse_formatted
 from aqe_inspect.sources.eventlog.events import Scanner, _load
 from aqe_inspect.sources.eventlog.files import search_event_logs
 
