@@ -380,6 +380,71 @@ def test_count_newlines_is_bytes_count(pieces, cut_begin, cut_end):
     assert count_newlines(data, begin, end) == data.count(b"\n", begin, end)
 
 
+def _queries(log, spans: bool):
+    scanner = Scanner(log, [], spans=spans, chunk_size=1 << 16)
+    return [build_query(raw, log.name, scanner.app.configs) for raw in scanner.executions()]
+
+
+@pytest.mark.parametrize("name", ["five_way_join", "skew_join", "dpp_subquery", "aqe_off"])
+def test_events_kept_as_spans_build_the_same_queries(name, tmp_path):
+    """The scanner may keep a plain file's events as spans (where they stand), which the
+    worker reads back: the same queries and notes as from the bytes, for a whole file and for
+    a rolling log's parts."""
+    from aqe_inspect.sources.eventlog.events import Span
+
+    sample = Path(__file__).resolve().parent.parent / "sample_plans" / "spark-4.3.0" / name
+    log = files.find_event_logs(str(sample / "eventlog.json"))[0]
+    assert _queries(log, True) == _queries(log, False)
+    scanner = Scanner(log, [], spans=True)
+    raws = list(scanner.executions())
+    assert any(isinstance(raw.update, Span) or isinstance(raw.start, Span) for raw in raws)
+    # A rolling log: the same events over two part files, an execution across both.
+    lines = (sample / "eventlog.json").read_bytes().split(b"\n")
+    folder = tmp_path / "eventlog_v2_app-1"
+    folder.mkdir()
+    half = len(lines) // 2
+    (folder / "events_1_app-1").write_bytes(b"\n".join(lines[:half]) + b"\n")
+    (folder / "events_2_app-1").write_bytes(b"\n".join(lines[half:]))
+    (folder / "appstatus_app-1").write_bytes(b"")
+    rolling = files.find_event_logs(str(folder))[0]
+    assert len(rolling.parts) == 2
+    assert [q for q, _ in _queries(rolling, True)] == [q for q, _ in _queries(rolling, False)]
+
+
+def test_spans_of_a_file_changed_since_its_scan_are_notes(tmp_path):
+    """A file cut after it was scanned, before its executions are built: what its spans now
+    hold is read, and the damage is a note on the execution, not an error."""
+    sample = Path(__file__).resolve().parent.parent / "sample_plans" / "spark-4.3.0"
+    path = tmp_path / "eventlog.json"
+    path.write_bytes((sample / "five_way_join" / "eventlog.json").read_bytes())
+    log = files.find_event_logs(str(path))[0]
+    scanner = Scanner(log, [], spans=True)
+    raws = list(scanner.executions())
+    path.write_bytes(path.read_bytes()[:1000])
+    built = [build_query(raw, log.name, scanner.app.configs) for raw in raws]
+    notes = [note for _, found in built for note in found]
+    assert any("malformed JSON" in note for note in notes)
+
+
+def test_compressed_events_are_kept_as_bytes(tmp_path):
+    """Only a plain file's events have a place to be read again: a compressed log's are
+    kept as their bytes, spans asked for or not, and build the same queries."""
+    import zstandard
+
+    from aqe_inspect.sources.eventlog.events import Span
+
+    sample = Path(__file__).resolve().parent.parent / "sample_plans" / "spark-4.3.0"
+    path = tmp_path / "eventlog.zstd"
+    path.write_bytes(zstandard.ZstdCompressor().compress(
+        (sample / "five_way_join" / "eventlog.json").read_bytes()))
+    log = files.find_event_logs(str(path))[0]
+    raws = list(Scanner(log, [], spans=True).executions())
+    assert raws and all(isinstance(raw.update, bytes) and isinstance(raw.start, bytes)
+                        for raw in raws)
+    assert not any(isinstance(text, Span) for raw in raws for _, text in raw.runtime.completed)
+    assert _queries(log, True) == _queries(log, False)
+
+
 def _lines(path):
     return Path(path).read_bytes().split(b"\n")
 

@@ -34,9 +34,10 @@ WORKERS = 2
 
 @pytest.fixture(scope="module")
 def long_log(tmp_path_factory) -> Path:
-    """2,500 executions, 140 MB: some seconds of reading on any machine this runs on."""
+    """6,000 executions, 340 MB: some seconds of reading on any machine this runs on (2,500
+    were read in about a second once the reader got faster)."""
     path = tmp_path_factory.mktemp("long") / "local-1795445853005"
-    write_plain(renumbered(sample().read_bytes().split(b"\n"), 2500), path)
+    write_plain(renumbered(sample().read_bytes().split(b"\n"), 6000), path)
     return path
 
 

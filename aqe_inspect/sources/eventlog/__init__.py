@@ -156,7 +156,8 @@ class LogStream:
         read = 0
         for log in self._logs:
             self._scanner = Scanner(log, self.notes, keep_replans=self._keep_replans,
-                                    task_metrics=self._task_metrics, max_size=self._max_size)
+                                    task_metrics=self._task_metrics, max_size=self._max_size,
+                                    spans=True)
             found = 0
             try:
                 for query, query_notes in build_queries(self._scanner, self._workers,

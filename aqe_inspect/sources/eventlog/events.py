@@ -32,7 +32,8 @@ import signal
 import sys
 import weakref
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Dict, Generator, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import (IO, Any, Callable, Dict, Generator, Iterator, List, Mapping, NamedTuple,
+                    Optional, Set, Tuple, Union)
 
 from .. import deepjson
 from ...errors import InspectError
@@ -125,15 +126,26 @@ class AppState:
         return Application(app_id=self.app_id, name=self.name, spark_version=self.spark_version)
 
 
+class Span(NamedTuple):
+    """Where an event's line stands in a plain event-log file: what a worker process reads
+    for itself (`resolved`) rather than being sent the event's bytes."""
+
+    path: str
+    offset: int
+    length: int
+
+
 @dataclass
 class RawExecution:
-    """One SQL execution as found: raw event bytes, not yet decoded (picklable, cheap)."""
+    """One SQL execution as found: raw event bytes, not yet decoded (picklable, cheap). With
+    `Scanner(spans=True)`, the events of a plain file are `Span`s instead (`resolved` reads
+    them)."""
 
     execution_id: int
     part: str
-    start: Optional[bytes] = None
+    start: Optional[Union[bytes, Span]] = None
     start_line: int = 0
-    update: Optional[bytes] = None
+    update: Optional[Union[bytes, Span]] = None
     update_line: int = 0
     updates: int = 0
     accumulators: Dict[int, int] = field(default_factory=dict)
@@ -177,6 +189,40 @@ def count_newlines(buffer: bytes, begin: int, end: int) -> int:
             return found + buffer.count(b"\n", at + 1, end)
         at = find(b"\n", at + 1, end)
     return found
+
+
+def resolved(raw: RawExecution) -> RawExecution:
+    """`raw`, its events held as `Span`s read from their files (each file opened once) in
+    their place. A file cut or changed since it was scanned gives what it now holds there,
+    which the JSON decoding then notes as malformed."""
+    spans = [item for item in (raw.start, raw.update) if isinstance(item, Span)]
+    completed = raw.runtime.completed
+    spans.extend(text for _, text in completed if isinstance(text, Span))
+    if not spans:
+        return raw
+    texts: Dict[Span, bytes] = {}
+    for path in {span.path for span in spans}:
+        try:
+            with open(path, "rb", buffering=0) as handle:
+                for span in spans:
+                    if span.path == path:
+                        handle.seek(span.offset)
+                        texts[span] = handle.read(span.length) or b""
+        except OSError:
+            for span in spans:
+                if span.path == path:
+                    texts[span] = b""
+    if isinstance(raw.start, Span):
+        raw.start = texts[raw.start]
+    if isinstance(raw.update, Span):
+        raw.update = texts[raw.update]
+    raw.runtime.completed = [(line, texts[text] if isinstance(text, Span) else text)
+                             for line, text in completed]
+    return raw
+
+
+def _length(text: Union[bytes, Span, None]) -> int:
+    return 0 if text is None else text.length if isinstance(text, Span) else len(text)
 
 
 def _part_name(part: Any) -> str:
@@ -278,8 +324,16 @@ class Scanner:
 
     def __init__(self, log: Any, notes: List[str], chunk_size: int = 8 << 20,
                  keep_replans: bool = False, task_metrics: bool = False,
-                 max_size: int = DEFAULT_MAX_SIZE):
+                 max_size: int = DEFAULT_MAX_SIZE, spans: bool = False):
         self.log = log
+        #: Keep the start, update and stage events of a plain file as `Span`s (where they
+        #: stand) rather than their bytes: the pool's workers read them back themselves,
+        #: instead of the bytes being pickled, sent and unpickled (`resolved`).
+        self.spans = spans
+        #: The file offset of the chunk whose lines are read, when its events may be kept as
+        #: spans; the offset of the event being read (`_lines`), else None.
+        self._base: Optional[int] = None
+        self._text_at: Optional[int] = None
         #: Keep every update's plan text (the HTML page's timeline); off, only the last is.
         self.keep_replans = keep_replans
         #: Read each task's SQL metric updates (`Node.spreads` over tasks); off, the task
@@ -315,13 +369,19 @@ class Scanner:
     def executions(self) -> Iterator[RawExecution]:
         part = None
         line = 1  # the number of the next line to be handled
+        offset = 0  # of the chunk in its part's file
+        spannable = False
         for chunk_part, chunk in files.read_chunks(self.log, self.notes, self.chunk_size,
                                                     max_size=self.max_size):
             if chunk_part is not part:
                 if part is not None:
                     yield from self._tail(part, line)
-                part, line = chunk_part, 1
+                part, line, offset = chunk_part, 1, 0
+                # A plain file's chunks are its bytes in order: an event's place is known.
+                spannable = self.spans and chunk_part.codec == "plain" and \
+                    chunk_part.stream is None
                 self._new_line()
+            base, offset = offset, offset + len(chunk)
             first = chunk.find(b"\n")
             if first < 0:
                 self._grow(chunk, part, line)
@@ -332,7 +392,9 @@ class Scanner:
                 begin = first + 1
             last = chunk.rfind(b"\n")
             if last >= begin:
+                self._base = base if spannable else None
                 line = yield from self._lines(chunk, begin, last, part, line)
+                self._base = None
             self._new_line()
             if last + 1 < len(chunk):
                 self._grow(chunk[last + 1:], part, line)
@@ -440,7 +502,9 @@ class Scanner:
                         text = buffer[at:stop]
                         if text.endswith(b"\r"):
                             text = text[:-1]
+                        self._text_at = None if self._base is None else self._base + at
                         ended = self._event(text, marker, 1, part, line)
+                        self._text_at = None
                         if ended:
                             yield from ended
                 line += 1
@@ -478,7 +542,9 @@ class Scanner:
             text = buffer[start:stop]
             if text.endswith(b"\r"):
                 text = text[:-1]
+            self._text_at = None if self._base is None else self._base + start
             ended = self._event(text, marker, at - start, part, line)
+            self._text_at = None
             if ended:
                 yield from ended
         return line + count_newlines(buffer, counted, end + 1)
@@ -537,7 +603,8 @@ class Scanner:
                 if raw is not None:  # the same id started again: the earlier one never ended
                     closed = self._close(number)
                 self._let_go.discard(number)
-                raw = self._open[number] = RawExecution(number, _part_name(part), start=text,
+                raw = self._open[number] = RawExecution(number, _part_name(part),
+                                                        start=self._kept(text, part),
                                                         start_line=line)
                 self._hold(raw, len(text))
             else:
@@ -546,8 +613,8 @@ class Scanner:
                         self._late += 1
                         return None
                     raw = self._open[number] = RawExecution(number, _part_name(part))
-                grown = len(text) - (len(raw.update) if raw.update is not None else 0)
-                raw.update, raw.update_line = text, line
+                grown = len(text) - _length(raw.update)
+                raw.update, raw.update_line = self._kept(text, part), line
                 raw.updates += 1
                 if self.keep_replans and len(raw.replans) < MAX_REPLANS_KEPT:
                     event = self._decode(text, part, line)
@@ -581,6 +648,13 @@ class Scanner:
                         count += 1
                 self._hold(raw, count * HELD_PER_VALUE)
         return closed
+
+    def _kept(self, text: bytes, part: Any) -> Union[bytes, Span]:
+        """What an execution keeps of an event: where it stands in a plain file (with
+        `spans`), else its bytes. Either way its length counts against --max-size."""
+        if self._text_at is None:
+            return text
+        return Span(part.path, self._text_at, len(text))
 
     def _hold(self, raw: RawExecution, size: int) -> None:
         raw.held += size
@@ -640,7 +714,7 @@ class Scanner:
         if raw is None:
             return
         if marker is STAGE_EVENT:
-            raw.runtime.completed.append((line, text))
+            raw.runtime.completed.append((line, self._kept(text, part)))
             self._hold(raw, len(text))
             return
         try:
@@ -706,8 +780,10 @@ class Scanner:
 
 def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
                 ) -> Tuple[Optional[Query], List[str]]:
-    """The execution's Query (None when its events cannot be read) and notes about it."""
+    """The execution's Query (None when its events cannot be read) and notes about it. Events
+    `raw` holds as spans are read in its place first (`resolved`)."""
     notes: List[str] = []
+    raw = resolved(raw)
     start = _load(raw.start, raw.part, raw.start_line, notes)
     update = _load(raw.update, raw.part, raw.update_line, notes)
     if start is None and update is None:
