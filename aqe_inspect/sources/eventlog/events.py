@@ -18,6 +18,10 @@ only when asked (`task_metrics`), each successful task's metric updates. An exec
 handed on at its `SparkListenerSQLExecutionEnd`, or at the end of the log marked as not
 finished. Memory is bounded by the largest event and the executions open at once.
 
+Read by `LogStream` from a plain file, the start, update and stage events are kept as `Span`s
+(where their lines stand) rather than their bytes: the worker process that builds the
+execution reads them back itself, so that they are not pickled, piped and unpickled.
+
 `build_query` turns one such execution into a `Query` (in a worker process when there are many):
 the final plan text (the last update's description, which prints the initial plan too) is
 parsed; when it is missing or cut, the tree is built from `sparkPlanInfo` (planinfo.py).
