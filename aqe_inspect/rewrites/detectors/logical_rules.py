@@ -73,7 +73,8 @@ class _Index:
         self.final_families = pair._final_families
         self._keys: Dict[int, str] = {}
         self._categories: Dict[int, str] = {}
-        self.initial_with_depth = _initial_with_depth(pair) if pair.initial is not None else ()
+        self.initial_with_depth = pair._initial_tree.own_with_exchange_above \
+            if pair.initial is not None else ()
         self.initial_own = tuple(zip(pair._initial_nodes, pair._initial_families))
 
     @computed_once
