@@ -195,11 +195,12 @@ def test_five_thousand_levels_through_every_detector():
 # Plans with what the pair's one walk of each tree must handle as the separate walks did:
 # nested adaptive plans, inner plans (subqueries under a scan), an EmptyRelation over the
 # logical plan it replaced, pruning filters, reused exchanges and subqueries.
-RICH_NAMES = NAMES + ["AdaptiveSparkPlan", "EmptyRelation", "ReusedExchange",
+RICH_NAMES = NAMES + ["CollectLimit", "SortAggregate", "AdaptiveSparkPlan", "EmptyRelation", "ReusedExchange",
                       "SubqueryBroadcast", "ReusedSubquery", "BroadcastExchange",
                       "BroadcastQueryStage", "LocalTableScan", "ShuffleExchange"]
 RICH_ARGS = ARGS + ["dynamicpruning#4", "[p#2], [dynamicpruningexpression(p#2 IN "
-                    "dynamicpruning#4)]", "<empty>, [a#1]", "dynamicpruningexpression(true)"]
+                    "dynamicpruning#4)]", "<empty>, [a#1]", "dynamicpruningexpression(true)",
+                    "100, [a#1]", "(keys=[a#1], functions=[])"]
 
 
 @st.composite
@@ -332,3 +333,50 @@ def test_the_pairs_exchange_below_is_the_plain_search(final):
     for node in _walk(final) * 2:
         assert pair.exchange_below(node) is exchange_below(node)
         assert pair.partitioning(node) == partitioning(node)
+
+
+def _plain_is_global_sort(node: Node) -> bool:
+    if family(node) != "Sort":
+        return False
+    parts = split_top_level(node.details.get("Arguments") or node.args, 2)
+    return len(parts) >= 2 and parts[1] == "true"
+
+
+def _plain_category(node: Node) -> str:
+    name = node.name
+    if "Aggregate" in name:
+        return "aggregate"
+    if "Limit" in name or "TakeOrdered" in name:
+        return "limit"
+    if "Sort" in name and "SortMergeJoin" not in name and "SortAggregate" not in name:
+        parts = split_top_level(node.details.get("Arguments") or node.args, 2)
+        return "" if len(parts) >= 2 and parts[1] == "false" else "sort"
+    return ""
+
+
+@SETTINGS
+@given(st.sampled_from(["Sort", "GpuSort", "SortExecTransformer", "Project"]),
+       st.text(alphabet="[](),'` atruefls0", max_size=30), st.booleans())
+def test_a_sorts_order_is_read_as_the_full_split_reads_it(name, args, in_details):
+    from aqe_inspect.rewrites.detectors.logical_rules import _category, is_global_sort
+
+    node = Node(name=name, args="" if in_details else args,
+                details={"Arguments": args} if in_details else {})
+    assert is_global_sort(node) == _plain_is_global_sort(node)
+    assert _category(node) == _plain_category(node)
+
+
+@SETTINGS
+@given(rich_trees(), rich_trees())
+def test_removed_operators_of_some_families_are_those_of_all(initial, final):
+    """Given the families `wanted` can pick, the final operators are counted from the pair's
+    index family by family: the same operators removed as when every operator is asked."""
+    from aqe_inspect.rewrites.detectors.logical_rules import LIMITS, ONE_ROW_FAMILIES, \
+        is_aggregate, is_global_sort, is_limit, removed_operators
+
+    pair = PlanPair(final=final, initial=initial, is_final_plan=True)
+    one_row = lambda node: is_global_sort(node) or is_aggregate(node)  # noqa: E731
+    assert removed_operators(pair, one_row, ONE_ROW_FAMILIES) == \
+        removed_operators(pair, one_row)
+    assert removed_operators(pair, is_limit, frozenset(LIMITS)) == \
+        removed_operators(pair, is_limit)

@@ -268,6 +268,13 @@ class Alignment:
         if target.id is not None and target.id in self._by_id:
             return self._by_id[target.id]
         text = self._text(target)
+        if _shape_family(target) != "Scan":
+            # The answer is the first candidate of the same family and text whose subtree is
+            # the target's, or else the first candidate (`shallow` below, the same list): with
+            # one candidate it is that one, whatever a comparison of subtrees would say.
+            candidates = self._with_text(family(target), text)
+            if len(candidates) == 1:
+                return candidates[0]
         same = self._same_signature(target, text)
         if same is not None:
             return same

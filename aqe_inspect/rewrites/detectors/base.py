@@ -180,6 +180,8 @@ class PlanPair:
 
     def initial_of(self, *families: str) -> Iterator[Node]:
         """The operators of the initial plan of these families, in printed order."""
+        if len(families) == 1:
+            return iter(self._initial_by_family.get(families[0], ()))
         wanted = set(families)
         return (node for node, name in zip(self._initial_nodes, self._initial_families)
                 if name in wanted)
@@ -213,14 +215,23 @@ class PlanPair:
 
     @computed_once
     def _final_by_family(self) -> Dict[str, List[Node]]:
-        index: Dict[str, List[Node]] = {}
-        for node, name in zip(self._final_nodes, self._final_families):
-            found = index.get(name)
-            if found is None:
-                index[name] = [node]
-            else:
-                found.append(node)
-        return index
+        return _by_family(self._final_nodes, self._final_families)
+
+    @computed_once
+    def _initial_by_family(self) -> Dict[str, List[Node]]:
+        return _by_family(self._initial_nodes, self._initial_families)
+
+
+def _by_family(nodes: Tuple[Node, ...], families: Tuple[str, ...]) -> Dict[str, List[Node]]:
+    """The nodes by family, each list in the nodes' order."""
+    index: Dict[str, List[Node]] = {}
+    for node, name in zip(nodes, families):
+        found = index.get(name)
+        if found is None:
+            index[name] = [node]
+        else:
+            found.append(node)
+    return index
 
 
 #: The exchanges below which the logical-rules detectors ignore a removed operator when the
