@@ -31,11 +31,6 @@ BEFORE_ACTION_NOTE = ("printed before its action ran: AQE has not re-planned yet
                       "again after the action (or read the event log)")
 
 
-def _walked(query: Query) -> List[Node]:
-    """Every operator of the plan that ran: final trees only, so nothing is said twice."""
-    return [node for tree in query_trees(query) for node in tree.walked()]
-
-
 #: The families `_observations` names, with the kind of observation each is.
 _OBSERVED = {"ReusedExchange": "reused-exchange", "SubqueryBroadcast": "dynamic-pruning",
              "ReusedSubquery": "reused-subquery",
@@ -44,8 +39,9 @@ _OBSERVED = {"ReusedExchange": "reused-exchange", "SubqueryBroadcast": "dynamic-
 
 def _observations(query: Query, walked: Optional[List[List[Node]]] = None
                   ) -> List[Observation]:
-    """What the plan that ran shows of AQE besides rewrites, operator by operator. `walked`,
-    when the caller has it, is `tree.walked()` of each of `query_trees(query)`."""
+    """What the plan that ran shows of AQE besides rewrites, operator by operator: final
+    trees only, so nothing is said twice. `walked`, when the caller has it, is
+    `tree.walked()` of each of `query_trees(query)`."""
     seen: List[Observation] = []
     if walked is None:
         walked = [tree.walked() for tree in query_trees(query)]
