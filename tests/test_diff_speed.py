@@ -19,7 +19,8 @@ from aqe_inspect.plan.align import Alignment, _Signatures, _shape_family, _throu
     expression_ids
 from aqe_inspect.plan.model import Node, Query
 from aqe_inspect.plan.operators import family, mentions, normalized_text, split_top_level
-from aqe_inspect.rewrites.detectors.base import PlanPair, own_nodes, stage_statistics, walk_own
+from aqe_inspect.rewrites.detectors.base import InitialTree, PlanPair, own_nodes, stage_statistics, \
+    walk_own
 from aqe_inspect.rewrites.engine import diff_query
 
 SETTINGS = settings(max_examples=300, deadline=None,
@@ -189,3 +190,193 @@ def test_five_thousand_levels_through_every_detector():
     pair = PlanPair(final=final, initial=initial, is_final_plan=True, same_ids=False)
     deepest_final = _walk(final)[-2]
     assert pair.initial_for(deepest_final) is _walk(initial)[-2]
+
+
+# Plans with what the pair's one walk of each tree must handle as the separate walks did:
+# nested adaptive plans, inner plans (subqueries under a scan), an EmptyRelation over the
+# logical plan it replaced, pruning filters, reused exchanges and subqueries.
+RICH_NAMES = NAMES + ["CollectLimit", "SortAggregate", "AdaptiveSparkPlan", "EmptyRelation", "ReusedExchange",
+                      "SubqueryBroadcast", "ReusedSubquery", "BroadcastExchange",
+                      "BroadcastQueryStage", "LocalTableScan", "ShuffleExchange"]
+RICH_ARGS = ARGS + ["dynamicpruning#4", "[p#2], [dynamicpruningexpression(p#2 IN "
+                    "dynamicpruning#4)]", "<empty>, [a#1]", "dynamicpruningexpression(true)",
+                    "100, [a#1]", "(keys=[a#1], functions=[])"]
+
+
+@st.composite
+def rich_trees(draw, depth: int = 4) -> Node:
+    """A random plan tree with inner plans and nested adaptive plans (built bottom-up)."""
+    name = draw(st.sampled_from(RICH_NAMES))
+    args = draw(st.sampled_from(RICH_ARGS))
+    details = draw(st.sampled_from([{}, {"Arguments": args}, {"PartitionFilters": args}]))
+    children: Tuple[Node, ...] = ()
+    inner: Tuple[Node, ...] = ()
+    if depth > 0:
+        children = tuple(draw(st.lists(rich_trees(depth=depth - 1), max_size=2)))
+        inner = tuple(draw(st.lists(rich_trees(depth=depth - 2), max_size=1))) \
+            if depth > 1 else ()
+    return Node(name=name, args=args, id=draw(st.sampled_from([None, 1, 2, 3])),
+                details=details, children=children, inner=inner)
+
+
+def _plain_initial_with_depth(root: Node) -> List[Tuple[Node, bool, str]]:
+    """The logical-rules detectors' walk of the initial plan as it was."""
+    found: List[Tuple[Node, bool, str]] = []
+    stack = [(root, False)]
+    while stack:
+        node, under = stack.pop()
+        name = family(node)
+        found.append((node, under, name))
+        if node is not root and node.name == "AdaptiveSparkPlan":
+            continue
+        below = under or name in ("Exchange", "ShuffleExchange", "BroadcastExchange")
+        stack.extend([(child, below) for child in reversed(node.children)
+                      if child.name != "AdaptiveSparkPlan"])
+    return found
+
+
+def _plain_own_nodes(root: Node) -> List[Node]:
+    """`walk_own` as it was written first: nested adaptive plans and an EmptyRelation's
+    logical plan left out, inner plans before children."""
+    found: List[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if (node is not root and node.name == "AdaptiveSparkPlan") \
+                or family(node) == "EmptyRelation":
+            continue
+        below = [n for n in (*node.inner, *node.children) if n.name != "AdaptiveSparkPlan"]
+        stack.extend(reversed(below))
+    return found
+
+
+@SETTINGS
+@given(rich_trees())
+def test_one_walk_of_the_initial_plan_holds_each_plain_walk(initial):
+    tree = InitialTree(initial)
+    assert list(tree.every) == _walk(initial)
+    assert list(tree.every_family) == [family(node) for node in _walk(initial)]
+    assert list(tree.own_with_exchange_above) == _plain_initial_with_depth(initial)
+    nodes, families = tree.own_nodes()
+    assert list(nodes) == _plain_own_nodes(initial) == list(own_nodes(initial)[0])
+    assert list(families) == [family(node) for node in nodes]
+
+
+@SETTINGS
+@given(rich_trees(), rich_trees(), st.booleans(), st.randoms(use_true_random=False))
+def test_the_alignment_on_the_pairs_walk_answers_as_the_plain_lookup(initial, final, same_ids,
+                                                                     rng):
+    """Given the pair's walk of the initial plan, and asked again in any order (the equal
+    subtree pairs it remembers), the alignment answers as the plain lookup."""
+    tree = InitialTree(initial)
+    new = Alignment(initial, final, same_ids, initial_nodes=tree.every,
+                    initial_families=tree.every_family)
+    plain = _PlainAlignment(initial, same_ids)
+    asked = _walk(final) * 2
+    rng.shuffle(asked)
+    for node in asked:
+        assert new.initial_for(node) is plain.initial_for(node)
+
+
+def _plain_observations(query: Query) -> List[Tuple[str, int, str]]:
+    """The observations as `engine._observations` first made them."""
+    from aqe_inspect.plan.operators import QUERY_STAGES
+    from aqe_inspect.rewrites.findings import describe
+
+    seen = []
+    for node in [n for tree in (query.root, *query.subquery_trees()) for n in tree.walked()]:
+        name = family(node)
+        if name == "ReusedExchange":
+            seen.append(("reused-exchange", node,
+                         f"{describe(node)} reuses an exchange computed once"))
+        elif name == "SubqueryBroadcast" or mentions(node, "dynamicpruning#"):
+            seen.append(("dynamic-pruning", node,
+                         f"{describe(node)} uses dynamic partition pruning"))
+        elif name == "ReusedSubquery":
+            seen.append(("reused-subquery", node, f"{describe(node)} reuses a subquery's result"))
+        elif name in QUERY_STAGES:
+            seen.append(("query-stage", node,
+                         f"{describe(node)} is a query stage AQE ran on its own"))
+    return [(kind, id(node), message) for kind, node, message in seen]
+
+
+@SETTINGS
+@given(rich_trees(), st.lists(rich_trees(depth=2), max_size=2))
+def test_one_walk_of_the_query_serves_the_pairs_and_the_observations(root, subquery_trees):
+    from aqe_inspect.plan.model import Subquery
+    from aqe_inspect.rewrites.detectors.base import plan_pairs, query_trees
+    from aqe_inspect.rewrites.engine import _observations
+
+    subqueries = tuple(Subquery(index=number, hosting_operator_id=None,
+                                hosting_expression="", tree=tree)
+                       for number, tree in enumerate([*subquery_trees, None], 1))
+    query = Query(root=root, subqueries=subqueries)
+    walked = [tree.walked() for tree in query_trees(query)]
+    observed = [(o.kind, id(o.node), o.message) for o in _observations(query, walked)]
+    assert observed == _plain_observations(query)
+    assert observed == [(o.kind, id(o.node), o.message) for o in _observations(query)]
+    shared, plain = plan_pairs(query, walked), plan_pairs(query)
+    assert [(p.final, p.initial, p.where, p.is_final_plan) for p in shared] == \
+        [(p.final, p.initial, p.where, p.is_final_plan) for p in plain]
+    for one, other in zip(shared, plain):
+        assert all(a is b for a, b in zip((one.final, one.initial), (other.final, other.initial)))
+
+
+@SETTINGS
+@given(rich_trees())
+def test_the_pairs_exchange_below_is_the_plain_search(final):
+    from aqe_inspect.plan.operators import partitioning
+    from aqe_inspect.rewrites.detectors.base import exchange_below
+
+    pair = PlanPair(final=final, initial=None, is_final_plan=True)
+    for node in _walk(final) * 2:
+        assert pair.exchange_below(node) is exchange_below(node)
+        assert pair.partitioning(node) == partitioning(node)
+
+
+def _plain_is_global_sort(node: Node) -> bool:
+    if family(node) != "Sort":
+        return False
+    parts = split_top_level(node.details.get("Arguments") or node.args, 2)
+    return len(parts) >= 2 and parts[1] == "true"
+
+
+def _plain_category(node: Node) -> str:
+    name = node.name
+    if "Aggregate" in name:
+        return "aggregate"
+    if "Limit" in name or "TakeOrdered" in name:
+        return "limit"
+    if "Sort" in name and "SortMergeJoin" not in name and "SortAggregate" not in name:
+        parts = split_top_level(node.details.get("Arguments") or node.args, 2)
+        return "" if len(parts) >= 2 and parts[1] == "false" else "sort"
+    return ""
+
+
+@SETTINGS
+@given(st.sampled_from(["Sort", "GpuSort", "SortExecTransformer", "Project"]),
+       st.text(alphabet="[](),'` atruefls0", max_size=30), st.booleans())
+def test_a_sorts_order_is_read_as_the_full_split_reads_it(name, args, in_details):
+    from aqe_inspect.rewrites.detectors.logical_rules import _category, is_global_sort
+
+    node = Node(name=name, args="" if in_details else args,
+                details={"Arguments": args} if in_details else {})
+    assert is_global_sort(node) == _plain_is_global_sort(node)
+    assert _category(node) == _plain_category(node)
+
+
+@SETTINGS
+@given(rich_trees(), rich_trees())
+def test_removed_operators_of_some_families_are_those_of_all(initial, final):
+    """Given the families `wanted` can pick, the final operators are counted from the pair's
+    index family by family: the same operators removed as when every operator is asked."""
+    from aqe_inspect.rewrites.detectors.logical_rules import LIMITS, ONE_ROW_FAMILIES, \
+        is_aggregate, is_global_sort, is_limit, removed_operators
+
+    pair = PlanPair(final=final, initial=initial, is_final_plan=True)
+    one_row = lambda node: is_global_sort(node) or is_aggregate(node)  # noqa: E731
+    assert removed_operators(pair, one_row, ONE_ROW_FAMILIES) == \
+        removed_operators(pair, one_row)
+    assert removed_operators(pair, is_limit, frozenset(LIMITS)) == \
+        removed_operators(pair, is_limit)

@@ -9,14 +9,17 @@ shuffle reads (which only the final plan has) are looked through, and plan ids (
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, FrozenSet, Hashable, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Hashable, List, Optional, Sequence, Set, Tuple
 
 from .model import Node
+from .operators import _FAMILIES as _FAMILY_OF_NAME
 from .operators import QUERY_STAGES, family, normalized_text
 
 
 #: The operators only AQE puts in: query stages and shuffle reads.
 _AQE_FAMILIES = frozenset((*QUERY_STAGES, "AQEShuffleRead"))
+#: The families `_shape_family` takes as one.
+_SCAN_FAMILIES = frozenset(("Scan", "FileScan"))
 
 
 class computed_once:  # noqa: N801 - used as a decorator, like functools.cached_property
@@ -90,18 +93,30 @@ class Alignment:
     operators, and structural signatures most of the rest."""
 
     def __init__(self, initial: Optional[Node], final: Node, same_ids: bool = True,
-                 texts: Optional[Dict[int, str]] = None):
+                 texts: Optional[Dict[int, str]] = None,
+                 initial_nodes: Optional[Sequence[Node]] = None,
+                 initial_families: Optional[Sequence[str]] = None):
+        """`initial_nodes`, when the caller has walked the initial plan already, is
+        `list(initial.walk(inner=False))`, and `initial_families` the family of each."""
+        self._families = initial_families if initial_nodes is not None else None
         #: normalized_text by node, computed once a node (shared with the caller's, if given)
         self._texts: Dict[int, str] = {} if texts is None else texts
         self._signatures = _Signatures(self._text)
         self._shapes = _Signatures()
-        self._nodes: List[Node] = []
-        if initial is not None:  # initial.walk(inner=False), without a generator's cost
+        #: (id(final subtree), id(initial subtree)) found equal by `_equal_subtrees`, every
+        #: pair below them included: a later lookup meeting one does not compare it again.
+        self._equal_pairs: Set[Tuple[int, int]] = set()
+        self._nodes: Sequence[Node] = ()
+        if initial_nodes is not None:
+            self._nodes = initial_nodes
+        elif initial is not None:  # initial.walk(inner=False), without a generator's cost
+            nodes: List[Node] = []
             stack = [initial]
             while stack:
                 node = stack.pop()
-                self._nodes.append(node)
+                nodes.append(node)
                 stack.extend(reversed(node.children))
+            self._nodes = nodes
         self._same_text: Dict[Tuple[str, str], List[Node]] = {}
         self._by_id: Dict[int, Node] = {}
         if same_ids:
@@ -118,7 +133,16 @@ class Alignment:
 
     @computed_once
     def _by_family(self) -> Dict[Hashable, List[Node]]:
-        return self._grouped(family)
+        if self._families is None:
+            return self._grouped(family)
+        index: Dict[Hashable, List[Node]] = {}
+        for node, name in zip(self._nodes, self._families):
+            found = index.get(name)
+            if found is None:
+                index[name] = [node]
+            else:
+                found.append(node)
+        return index
 
     def _with_text(self, name: str, text: str) -> List[Node]:
         """The initial plan's nodes of family `name` and normalised text `text`, in printed
@@ -163,8 +187,15 @@ class Alignment:
         """Whether two subtrees have equal signatures, compared node pair by node pair (the
         same family, text and children looked through AQE's operators) and stopping at the
         first difference; None when the comparison runs out of `budget` (node pairs, shared
-        by one lookup), so that large equal subtrees go to the memoised signatures."""
+        by one lookup), so that large equal subtrees go to the memoised signatures.
+
+        Families are read from `family`'s cache by name first (one dict lookup, no call):
+        the diff asks this of every node pair of every candidate."""
         text = self._text
+        known_equal = self._equal_pairs
+        known = _FAMILY_OF_NAME
+        aqe_families = _AQE_FAMILIES
+        compared: List[Tuple[int, int]] = []
         stack = [(target, node)]
         while stack:
             if budget[0] <= 0:
@@ -173,16 +204,39 @@ class Alignment:
             left, right = stack.pop()
             if left is right:
                 continue
-            if _shape_family(left) != _shape_family(right) \
-                    or len(left.children) != len(right.children):
+            key = (id(left), id(right))
+            if key in known_equal:
+                continue
+            compared.append(key)
+            left_family = known.get(left.name)
+            if left_family is None:
+                left_family = family(left)
+            right_family = known.get(right.name)
+            if right_family is None:
+                right_family = family(right)
+            # The same shape family (`_shape_family`: FileScan and Scan are one).
+            if left_family != right_family and not (
+                    left_family in _SCAN_FAMILIES and right_family in _SCAN_FAMILIES):
+                return False
+            left_children, right_children = left.children, right.children
+            if len(left_children) != len(right_children):
                 return False
             # The same family, arguments and detail values print the same normalised text;
             # only when they differ is the text (without plan ids) computed and compared.
-            if not (left.args == right.args and family(left) == family(right)
+            if not (left.args == right.args and left_family == right_family
                     and tuple(left.details.values()) == tuple(right.details.values())) \
                     and text(left) != text(right):
                 return False
-            stack.extend(zip(map(_through_aqe, left.children), map(_through_aqe, right.children)))
+            for below_left, below_right in zip(left_children, right_children):
+                # `_through_aqe` of each
+                while below_left.children and (known.get(below_left.name)
+                                               or family(below_left)) in aqe_families:
+                    below_left = below_left.children[0]
+                while below_right.children and (known.get(below_right.name)
+                                                or family(below_right)) in aqe_families:
+                    below_right = below_right.children[0]
+                stack.append((below_left, below_right))
+        known_equal.update(compared)
         return True
 
     @computed_once
@@ -214,6 +268,13 @@ class Alignment:
         if target.id is not None and target.id in self._by_id:
             return self._by_id[target.id]
         text = self._text(target)
+        if _shape_family(target) != "Scan":
+            # The answer is the first candidate of the same family and text whose subtree is
+            # the target's, or else the first candidate (`shallow` below, the same list): with
+            # one candidate it is that one, whatever a comparison of subtrees would say.
+            candidates = self._with_text(family(target), text)
+            if len(candidates) == 1:
+                return candidates[0]
         same = self._same_signature(target, text)
         if same is not None:
             return same

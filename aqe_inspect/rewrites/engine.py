@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, Iterator, List, Tuple
+from typing import Iterable, Iterator, List, Optional, Tuple
 
 from .detectors import DETECTORS
-from .detectors.base import PlanPair, plan_pairs
+from .detectors.base import PlanPair, plan_pairs, query_trees
 from ..plan.model import Document, Node, Query
+from ..plan.operators import _FAMILIES as _FAMILY_OF_NAME
 from ..plan.operators import QUERY_STAGES, family, is_empty_relation, is_query_stage, mentions
 from .findings import Observation, QueryReport, Report, Rewrite, describe
 from .rules_fired import name_rules
@@ -30,29 +31,44 @@ BEFORE_ACTION_NOTE = ("printed before its action ran: AQE has not re-planned yet
                       "again after the action (or read the event log)")
 
 
-def _walked(query: Query) -> List[Node]:
-    """Every operator of the plan that ran: final trees only, so nothing is said twice."""
-    return [node for tree in (query.root, *query.subquery_trees()) for node in tree.walked()]
+#: The families `_observations` names, with the kind of observation each is.
+_OBSERVED = {"ReusedExchange": "reused-exchange", "SubqueryBroadcast": "dynamic-pruning",
+             "ReusedSubquery": "reused-subquery",
+             **{name: "query-stage" for name in QUERY_STAGES}}
 
 
-def _observations(query: Query) -> List[Observation]:
+def _observations(query: Query, walked: Optional[List[List[Node]]] = None
+                  ) -> List[Observation]:
+    """What the plan that ran shows of AQE besides rewrites, operator by operator: final
+    trees only, so nothing is said twice. `walked`, when the caller has it, is
+    `tree.walked()` of each of `query_trees(query)`."""
     seen: List[Observation] = []
-    for node in _walked(query):
-        name = family(node)
-        if name == "ReusedExchange":
-            seen.append(Observation("reused-exchange", node,
-                                    f"{describe(node)} reuses an exchange computed once"))
-        elif name == "SubqueryBroadcast" or mentions(node, "dynamicpruning#"):
-            # A pruning filter with its subquery; `dynamicpruningexpression(true)` is one AQE
-            # dropped (the dpp-dropped kind), no pruning at all.
-            seen.append(Observation("dynamic-pruning", node,
-                                    f"{describe(node)} uses dynamic partition pruning"))
-        elif name == "ReusedSubquery":
-            seen.append(Observation("reused-subquery", node,
-                                    f"{describe(node)} reuses a subquery's result"))
-        elif name in QUERY_STAGES:
-            seen.append(Observation("query-stage", node,
-                                    f"{describe(node)} is a query stage AQE ran on its own"))
+    if walked is None:
+        walked = [tree.walked() for tree in query_trees(query)]
+    known = _FAMILY_OF_NAME
+    for nodes in walked:
+        for node in nodes:
+            name = known.get(node.name)
+            if name is None:
+                name = family(node)
+            kind = _OBSERVED.get(name)
+            # A pruning filter with its subquery (it comes before the reused subquery and
+            # the query stage); `dynamicpruningexpression(true)` is one AQE dropped (the
+            # dpp-dropped kind), no pruning at all.
+            if kind != "reused-exchange" and kind != "dynamic-pruning" \
+                    and mentions(node, "dynamicpruning#"):
+                kind = "dynamic-pruning"
+            if kind is None:
+                continue
+            if kind == "reused-exchange":
+                said = "reuses an exchange computed once"
+            elif kind == "dynamic-pruning":
+                said = "uses dynamic partition pruning"
+            elif kind == "reused-subquery":
+                said = "reuses a subquery's result"
+            else:
+                said = "is a query stage AQE ran on its own"
+            seen.append(Observation(kind, node, f"{describe(node)} {said}"))
     return seen
 
 
@@ -89,10 +105,11 @@ def diff_query(query: Query, query_id: str) -> QueryReport:
         execution = dataclasses.replace(query.execution, updates=(),
                                         timeline=replan_steps(query.execution.updates))
         query = dataclasses.replace(query, execution=execution)
-    pairs = plan_pairs(query)
+    walked = [tree.walked() for tree in query_trees(query)]  # one walk for both
+    pairs = plan_pairs(query, walked)
     return QueryReport(id=query_id, query=query,
                        rewrites=name_rules(_detect(pairs), query.plan_changes),
-                       info=tuple(_observations(query)),
+                       info=tuple(_observations(query, walked)),
                        notes=(*query.notes, *_notes(pairs)))
 
 

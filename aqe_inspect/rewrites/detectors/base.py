@@ -8,6 +8,7 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from ...plan.align import Alignment, computed_once
 from ...plan.model import ADAPTIVE_ROOT, Node, Query, RuleApplied, Subquery
+from ...plan.operators import _FAMILIES as _FAMILY_OF_NAME
 from ...plan.operators import JOINS, family, is_query_stage, is_shuffle_read, join_keys, \
     join_type, normalized_text, partitioning, shuffle_read_modes, spec_partition_count
 
@@ -61,7 +62,17 @@ class PlanPair:
 
     @computed_once
     def alignment(self) -> Alignment:
-        return Alignment(self.initial, self.final, self.same_ids, texts=self._texts)
+        if self.initial is None:
+            return Alignment(None, self.final, self.same_ids, texts=self._texts)
+        tree = self._initial_tree
+        return Alignment(self.initial, self.final, self.same_ids, texts=self._texts,
+                         initial_nodes=tree.every, initial_families=tree.every_family)
+
+    @computed_once
+    def _initial_tree(self) -> "InitialTree":
+        """The initial plan walked once for the alignment, the logical-rules detectors and
+        `initial_of` alike (`InitialTree`)."""
+        return InitialTree(self.initial)
 
     def normalized_text(self, node: Node) -> str:
         """`normalized_text` of a node of this pair, computed once for every detector and the
@@ -82,8 +93,21 @@ class PlanPair:
         """`exchange_below(node)`, found once a node for every detector."""
         memo = self._exchanges
         if id(node) not in memo:
-            memo[id(node)] = exchange_below(node)
+            memo[id(node)] = exchange_below(node, self.partitioning)
         return memo[id(node)]
+
+    def partitioning(self, node: Node) -> Optional[str]:
+        """`partitioning(node)`, read once a node: the search for the exchange below a shuffle
+        read asks it, and the read's evidence again."""
+        memo = self._partitionings
+        if id(node) in memo:
+            return memo[id(node)]
+        found = memo[id(node)] = partitioning(node)
+        return found
+
+    @computed_once
+    def _partitionings(self) -> Dict[int, Optional[str]]:
+        return {}
 
     @computed_once
     def _read_modes(self) -> Dict[int, Tuple[str, ...]]:
@@ -156,6 +180,8 @@ class PlanPair:
 
     def initial_of(self, *families: str) -> Iterator[Node]:
         """The operators of the initial plan of these families, in printed order."""
+        if len(families) == 1:
+            return iter(self._initial_by_family.get(families[0], ()))
         wanted = set(families)
         return (node for node, name in zip(self._initial_nodes, self._initial_families)
                 if name in wanted)
@@ -167,7 +193,9 @@ class PlanPair:
 
     @computed_once
     def _initial_walk(self) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
-        return own_nodes(self.initial) if self.initial is not None else ((), ())
+        if self.initial is None:
+            return (), ()
+        return self._initial_tree.own_nodes()
 
     @property
     def _final_nodes(self) -> Tuple[Node, ...]:
@@ -187,10 +215,83 @@ class PlanPair:
 
     @computed_once
     def _final_by_family(self) -> Dict[str, List[Node]]:
-        index: Dict[str, List[Node]] = {}
-        for node, name in zip(self._final_nodes, self._final_families):
-            index.setdefault(name, []).append(node)
-        return index
+        return _by_family(self._final_nodes, self._final_families)
+
+    @computed_once
+    def _initial_by_family(self) -> Dict[str, List[Node]]:
+        return _by_family(self._initial_nodes, self._initial_families)
+
+
+def _by_family(nodes: Tuple[Node, ...], families: Tuple[str, ...]) -> Dict[str, List[Node]]:
+    """The nodes by family, each list in the nodes' order."""
+    index: Dict[str, List[Node]] = {}
+    for node, name in zip(nodes, families):
+        found = index.get(name)
+        if found is None:
+            index[name] = [node]
+        else:
+            found.append(node)
+    return index
+
+
+#: The exchanges below which the logical-rules detectors ignore a removed operator when the
+#: final plan reuses an exchange (`InitialTree.own_with_exchange_above`).
+_EXCHANGES = frozenset(("Exchange", "ShuffleExchange", "BroadcastExchange"))
+
+
+class InitialTree:
+    """One walk of an initial plan serving what three readers used to walk it for:
+
+    - `every`: each operator, children only (no inner plans), nested adaptive plans included,
+      in printed order: the nodes the alignment pairs (`Alignment`); `every_family` the
+      family of each;
+    - `own_with_exchange_above`: the operators outside nested adaptive plans, each with
+      whether an exchange is above it and its family (the logical-rules detectors);
+    - `own_nodes()`: `own_nodes(initial)`, which is those same operators with their families
+      whenever no such operator has an inner plan or is an EmptyRelation over a logical plan
+      (the walk below is then the same); otherwise walked as `own_nodes` walks.
+
+    A preorder walk of a tree with some subtrees cut off visits the remaining nodes in the
+    order of the full walk, so each list is the full walk filtered."""
+
+    def __init__(self, root: Node):
+        self.root = root
+        every: List[Node] = []
+        every_family: List[str] = []
+        own: List[Tuple[Node, bool, str]] = []
+        #: Whether an own operator has an inner plan or is an EmptyRelation with children.
+        self._own_walk_differs = False
+        known = _FAMILY_OF_NAME
+        stack: List[Tuple[Node, bool, bool]] = [(root, False, True)]
+        while stack:
+            node, under_exchange, is_own = stack.pop()
+            name = known.get(node.name)
+            if name is None:
+                name = family(node)
+            every.append(node)
+            every_family.append(name)
+            children = node.children
+            if not is_own:
+                if children:
+                    stack.extend([(child, False, False) for child in reversed(children)])
+                continue
+            own.append((node, under_exchange, name))
+            if node.inner or (name == "EmptyRelation" and children):
+                self._own_walk_differs = True
+            if children:
+                below = under_exchange or name in _EXCHANGES
+                stack.extend([(child, below, child.name != ADAPTIVE_ROOT)
+                              for child in reversed(children)])
+        self.every: Tuple[Node, ...] = tuple(every)
+        self.every_family: Tuple[str, ...] = tuple(every_family)
+        self.own_with_exchange_above: Tuple[Tuple[Node, bool, str], ...] = tuple(own)
+
+    def own_nodes(self) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
+        """`own_nodes(self.root)`."""
+        if self._own_walk_differs:
+            return own_nodes(self.root)
+        own = self.own_with_exchange_above
+        return tuple([node for node, _, _ in own]), tuple([name for _, _, name in own])
 
 
 def walk_own(root: Node) -> Iterator[Node]:
@@ -204,30 +305,43 @@ def own_nodes(root: Node) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
     one walk of a plan pair that every detector reads."""
     nodes: List[Node] = []
     families: List[str] = []
+    add_node, add_family = nodes.append, families.append
+    known = _FAMILY_OF_NAME
     stack = [root]
+    pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
-        node = stack.pop()
-        name = family(node)
-        nodes.append(node)
-        families.append(name)
+        node = pop()
+        name = known.get(node.name)
+        if name is None:
+            name = family(node)
+        add_node(node)
+        add_family(name)
         if (node is not root and node.name == ADAPTIVE_ROOT) or name == "EmptyRelation":
             continue
+        children = node.children
         if node.inner:
-            below = [n for n in (*node.inner, *node.children) if n.name != ADAPTIVE_ROOT]
-        else:
-            below = [n for n in node.children if n.name != ADAPTIVE_ROOT]
-        below.reverse()
-        stack.extend(below)
+            below = [n for n in (*node.inner, *children) if n.name != ADAPTIVE_ROOT]
+            below.reverse()
+            extend(below)
+        elif len(children) == 1:  # the common case, without a list
+            child = children[0]
+            if child.name != ADAPTIVE_ROOT:
+                push(child)
+        elif children:
+            extend([n for n in reversed(children) if n.name != ADAPTIVE_ROOT])
     return tuple(nodes), tuple(families)
 
 
-def exchange_below(node: Node) -> Optional[Node]:
+def exchange_below(node: Node,
+                   partitioning_of: Callable[[Node], Optional[str]] = partitioning
+                   ) -> Optional[Node]:
     """The exchange a shuffle read or query stage reads: the first node below with a
-    partitioning, looking through query stages."""
+    partitioning (`partitioning_of`: `partitioning`, or a plan pair's memo of it), looking
+    through query stages."""
     queue = deque(node.children)
     while queue:
         below = queue.popleft()
-        if partitioning(below) is not None:
+        if partitioning_of(below) is not None:
             return below
         queue.extend(below.children)
     return None
@@ -247,7 +361,7 @@ def exchange_numbers(node: Node, exchange: Optional[Node],
     stage statistics (found through `pair`'s index when given)."""
     evidence, numbers = [], {}
     if exchange is not None:
-        spec = partitioning(exchange)
+        spec = pair.partitioning(exchange) if pair is not None else partitioning(exchange)
         evidence.append(f"{exchange.label}: {spec}")
         count = spec_partition_count(spec)
         if count is not None:
@@ -363,17 +477,19 @@ class _Unmatched:
                 or self._earliest(("keys", keys), ("keys", swapped)))
 
 
-def plan_pairs(query: Query) -> List[PlanPair]:
+def plan_pairs(query: Query, walked: Optional[List[List[Node]]] = None) -> List[PlanPair]:
     """Every adaptive plan of the query (main, subqueries, cached plans) as a PlanPair.
 
     A plan printed without its `AdaptiveSparkPlan` root but holding AQE's operators (a
-    collapsed final plan, a plan from a log line) is a final-only pair.
+    collapsed final plan, a plan from a log line) is a final-only pair. `walked`, when the
+    caller has it, is `tree.walked()` of each tree of `query_trees(query)`.
     """
     pairs: List[PlanPair] = []
-    trees: List[Tuple[Node, str]] = [(query.root, "main")]
-    trees.extend((s.tree, f"subquery {s.index}") for s in query.subqueries if s.tree is not None)
-    for tree, where in trees:
-        for node in _adaptive_roots(tree):
+    trees = query_trees(query)
+    places = ["main", *(f"subquery {s.index}" for s in query.subqueries if s.tree is not None)]
+    for number, (tree, where) in enumerate(zip(trees, places)):
+        every = walked[number] if walked is not None else tree.walked()
+        for node in [node for node in every if node.name == ADAPTIVE_ROOT]:
             final = node.children[0] if node.children else node
             place = where if node is tree else f"{where}, nested plan at {describe(node)}"
             pairs.append(PlanPair(final=final, initial=node.initial,
@@ -385,9 +501,9 @@ def plan_pairs(query: Query) -> List[PlanPair]:
     return pairs
 
 
-def _adaptive_roots(tree: Node) -> List[Node]:
-    """The `AdaptiveSparkPlan` operators of `tree.walk()`, in its order."""
-    return [node for node in tree.walked() if node.name == ADAPTIVE_ROOT]
+def query_trees(query: Query) -> List[Node]:
+    """The trees of the plan that ran: the main one, then each subquery printed apart."""
+    return [query.root, *(s.tree for s in query.subqueries if s.tree is not None)]
 
 
 def _shows_aqe(root: Node) -> bool:

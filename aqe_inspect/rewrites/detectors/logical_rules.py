@@ -23,6 +23,8 @@ def is_global_sort(node: Node) -> bool:
     if family(node) != "Sort":
         return False
     args = node.details.get("Arguments") or node.args
+    if "true" not in args:  # the second part is `true` only where the word is
+        return False
     parts = split_top_level(args, 2)
     return len(parts) >= 2 and parts[1] == "true"
 
@@ -73,7 +75,8 @@ class _Index:
         self.final_families = pair._final_families
         self._keys: Dict[int, str] = {}
         self._categories: Dict[int, str] = {}
-        self.initial_with_depth = _initial_with_depth(pair) if pair.initial is not None else ()
+        self.initial_with_depth = pair._initial_tree.own_with_exchange_above \
+            if pair.initial is not None else ()
         self.initial_own = tuple(zip(pair._initial_nodes, pair._initial_families))
 
     @computed_once
@@ -153,7 +156,9 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool],
     else:
         initial = [(node, under) for node, under, name in index.initial_with_depth
                    if name in families]
-        finals = pair.final_of(*families)
+        # Only counted below, so in any order: family by family, from the pair's index.
+        by_family = pair._final_by_family
+        finals = [node for name in families for node in by_family.get(name, ())]
     # No initial operator picked: nothing removed, whatever else the plans hold.
     picked = [(node, under) for node, under in initial if picks(node)]
     if not picked or index.blocked:
@@ -221,6 +226,8 @@ def _category(node: Node) -> str:
         return "limit"
     if "Sort" in name and "SortMergeJoin" not in name and "SortAggregate" not in name:
         args = node.details.get("Arguments") or node.args
+        if "false" not in args:  # the second part is `false` only where the word is
+            return "sort"
         parts = split_top_level(args, 2)
         return "" if len(parts) >= 2 and parts[1] == "false" else "sort"
     return ""
