@@ -43,6 +43,19 @@ class computed_once:  # noqa: N801 - used as a decorator, like functools.cached_
         return value
 
 
+def nodes_by_family(nodes: Sequence[Node], families: Sequence[str]) -> Dict[str, List[Node]]:
+    """The nodes by their families (`families[i]` is `nodes[i]`'s), each list in the nodes'
+    order: the index a walk that already named each node's family gives."""
+    index: Dict[str, List[Node]] = {}
+    for node, name in zip(nodes, families):
+        found = index.get(name)
+        if found is None:
+            index[name] = [node]
+        else:
+            found.append(node)
+    return index
+
+
 def _through_aqe(node: Node) -> Node:
     """Below the query stages and shuffle reads AQE put in: the operator the initial plan had."""
     while node.children and family(node) in _AQE_FAMILIES:
@@ -135,14 +148,7 @@ class Alignment:
     def _by_family(self) -> Dict[Hashable, List[Node]]:
         if self._families is None:
             return self._grouped(family)
-        index: Dict[Hashable, List[Node]] = {}
-        for node, name in zip(self._nodes, self._families):
-            found = index.get(name)
-            if found is None:
-                index[name] = [node]
-            else:
-                found.append(node)
-        return index
+        return nodes_by_family(self._nodes, self._families)  # type: ignore[return-value]
 
     def _with_text(self, name: str, text: str) -> List[Node]:
         """The initial plan's nodes of family `name` and normalised text `text`, in printed

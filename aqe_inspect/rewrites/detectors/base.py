@@ -6,7 +6,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
 
-from ...plan.align import Alignment, computed_once
+from ...plan.align import Alignment, computed_once, nodes_by_family
 from ...plan.model import ADAPTIVE_ROOT, Node, Query, RuleApplied, Subquery
 from ...plan.operators import _FAMILIES as _FAMILY_OF_NAME
 from ...plan.operators import JOINS, family, is_query_stage, is_shuffle_read, join_keys, \
@@ -215,23 +215,11 @@ class PlanPair:
 
     @computed_once
     def _final_by_family(self) -> Dict[str, List[Node]]:
-        return _by_family(self._final_nodes, self._final_families)
+        return nodes_by_family(self._final_nodes, self._final_families)
 
     @computed_once
     def _initial_by_family(self) -> Dict[str, List[Node]]:
-        return _by_family(self._initial_nodes, self._initial_families)
-
-
-def _by_family(nodes: Tuple[Node, ...], families: Tuple[str, ...]) -> Dict[str, List[Node]]:
-    """The nodes by family, each list in the nodes' order."""
-    index: Dict[str, List[Node]] = {}
-    for node, name in zip(nodes, families):
-        found = index.get(name)
-        if found is None:
-            index[name] = [node]
-        else:
-            found.append(node)
-    return index
+        return nodes_by_family(self._initial_nodes, self._initial_families)
 
 
 #: The exchanges below which the logical-rules detectors ignore a removed operator when the
