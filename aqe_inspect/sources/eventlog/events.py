@@ -909,6 +909,7 @@ def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, w
         batch: List[Tuple[RawExecution, Dict[str, str]]] = []
         batch_held = 0
         configs: Optional[Dict[str, str]] = None
+        damage: Optional[InspectError] = None
         try:
             for raw in executions:
                 if configs is None or configs != scanner.app.configs:
@@ -925,18 +926,15 @@ def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, w
                     future, done_batch, done_held = pending.popleft()
                     held -= done_held
                     yield from _results(future, done_batch, source, work)
-        except InspectError:  # the log is damaged here: what was read before it still counts
-            if batch:
-                pending.append((_submit(pool, build_batch, work, batch, source), batch, 0))
-            while pending:
-                yield from _results(*pending.popleft()[:2], source, work)
-            done = True
-            raise
+        except InspectError as error:  # damaged here: what was read before it still counts
+            damage = error
         if batch:
             pending.append((_submit(pool, build_batch, work, batch, source), batch, 0))
         while pending:
             yield from _results(*pending.popleft()[:2], source, work)
         done = True
+        if damage is not None:
+            raise damage
     except BrokenExecutor:
         raise InspectError("a process reading the executions ended unexpectedly (killed, or "
                            "out of memory); the rest of the log was not read",
