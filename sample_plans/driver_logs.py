@@ -12,6 +12,8 @@ Usage::
     python sample_plans/driver_logs.py --spark-submit /tmp/spark43/bin/spark-submit --out sample_plans --json
     # a few scenarios only:
     python sample_plans/driver_logs.py --spark-submit ... --out sample_plans --only skew_join window
+    # one query run three times in one application (rerun_job.py), per negative control:
+    python sample_plans/driver_logs.py --spark-submit ... --out sample_plans --reruns
 
 Standard library only; the Spark side is ``driver_job.py``.
 """
@@ -28,6 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DRIVER_JOB = HERE / "driver_job.py"
+RERUN_JOB = HERE / "rerun_job.py"
 LOG4J2_PLAIN = HERE / "log4j2-info.properties"
 LOG4J2_JSON = HERE / "log4j2-json-info.properties"
 
@@ -62,6 +65,18 @@ def scenario_names(python: str) -> list[str]:
     ).stdout.split()
 
 
+def rerun_controls(python: str) -> list[str]:
+    """The negative controls whose twin builds the same query (rerun_job.py runs them)."""
+    listing = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from generate import SCENARIOS, "
+        "scenario_named as n; print(' '.join(s.name for s in SCENARIOS if s.control and "
+        "s.control.twin and n(s.control.twin).build is s.build))"
+    )
+    return subprocess.run(
+        [python, "-c", listing, str(HERE)], check=True, capture_output=True, text=True
+    ).stdout.split()
+
+
 def pyspark_version(python: str) -> str:
     return subprocess.run(
         [python, "-c", "import pyspark; print(pyspark.__version__)"],
@@ -71,13 +86,17 @@ def pyspark_version(python: str) -> str:
     ).stdout.strip()
 
 
-def submit_command(spark_submit: str, scenario: str, variant: str) -> list[str]:
+def submit_command(spark_submit: str, scenario: str, variant: str,
+                   rerun: bool = False) -> list[str]:
     _, log4j2, extra = VARIANTS[variant]
     command = [spark_submit, "--master", "local[2]"]
     for key, value in {**SUBMIT_CONFS, **extra}.items():
         command += ["--conf", f"{key}={value}"]
     command += ["--driver-java-options", f"-Dlog4j2.configurationFile={log4j2}"]
-    command += [str(DRIVER_JOB), "--scenario", scenario]
+    if rerun:
+        command += [str(RERUN_JOB), "--control", scenario]
+    else:
+        command += [str(DRIVER_JOB), "--scenario", scenario]
     return command
 
 
@@ -88,7 +107,8 @@ def partial_path(log_path: Path) -> Path:
 
 
 def run_one(
-    spark_submit: str, python: str, scenario: str, variant: str, log_path: Path, timeout: float
+    spark_submit: str, python: str, scenario: str, variant: str, log_path: Path, timeout: float,
+    rerun: bool = False,
 ) -> int:
     """Run one spark-submit with its output going straight into ``log_path``.
 
@@ -104,7 +124,7 @@ def run_one(
     with tempfile.TemporaryDirectory(prefix="aqe-driver-log-") as cwd, partial.open("wb") as log:
         try:
             code = subprocess.run(
-                submit_command(spark_submit, scenario, variant),
+                submit_command(spark_submit, scenario, variant, rerun),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -132,6 +152,8 @@ def main(argv=None) -> int:
     parser.add_argument("--no-plain", action="store_true", help="skip driver.log")
     parser.add_argument("--planchange", action="store_true",
                         help="also write driver_planchange.log (spark.sql.planChangeLog.level)")
+    parser.add_argument("--reruns", action="store_true",
+                        help="instead: reruns/<control>.log per negative control (rerun_job.py)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per spark-submit")
     args = parser.parse_args(argv)
 
@@ -150,13 +172,22 @@ def main(argv=None) -> int:
     variants = ([] if args.no_plain else ["plain"]) + (["json"] if args.json else []) + (
         ["planchange"] if args.planchange else [])
 
+    if args.reruns:
+        controls = rerun_controls(python)
+        names = [name for name in controls if not args.only or name in args.only]
+        variants = ["plain"]
+
     failures = []
     total = 0
     for name in names:
         for variant in variants:
-            log_path = Path(args.out) / f"spark-{version}" / name / VARIANTS[variant][0]
+            if args.reruns:
+                log_path = Path(args.out) / f"spark-{version}" / "reruns" / f"{name}.log"
+            else:
+                log_path = Path(args.out) / f"spark-{version}" / name / VARIANTS[variant][0]
             started = time.monotonic()
-            code = run_one(args.spark_submit, python, name, variant, log_path, args.timeout)
+            code = run_one(args.spark_submit, python, name, variant, log_path, args.timeout,
+                           args.reruns)
             written = log_path if code == 0 else partial_path(log_path)
             size = written.stat().st_size
             total += size

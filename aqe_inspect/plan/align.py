@@ -13,7 +13,10 @@ from typing import Callable, Dict, FrozenSet, Hashable, List, Optional, Sequence
 
 from .model import Node
 from .operators import _FAMILIES as _FAMILY_OF_NAME
-from .operators import QUERY_STAGES, family, normalized_text
+from .operators import (
+    JOINS, QUERY_STAGES, build_side, family, is_empty_relation, is_skew_join, normalized_text,
+    shuffle_read_modes,
+)
 
 
 #: The operators only AQE puts in: query stages and shuffle reads.
@@ -327,6 +330,45 @@ def tree_expression_ids(root: Node) -> FrozenSet[str]:
             add(node.description)
         extend(node.details.values())
     return frozenset(EXPRESSION_ID.findall("\n".join(parts)))
+
+
+#: A plan id as explain prints it (`[plan_id=47]`, 3.3+; `[id=#45]` before): the number.
+PLAN_ID = re.compile(r"\[(?:plan_id=|id=#)(\d{1,12})\]")
+
+
+def tree_plan_ids(root: Node) -> FrozenSet[str]:
+    """The plan ids the tree's operators print. Spark numbers every physical operator it
+    builds from one counter of the driver, so two executions of one query (built twice, or
+    re-planned) print other ids, and one execution printed again (another explain mode, AQE's
+    `Final plan:` message) prints the same ones."""
+    parts: List[str] = []
+    add, extend = parts.append, parts.extend
+    for node in root.walk(inner=False):
+        add(node.args)
+        if node.description:
+            add(node.description)
+        extend(node.details.values())
+    text = "\n".join(parts)
+    return frozenset(PLAN_ID.findall(text)) if "id=" in text else frozenset()
+
+
+def adaptive_marks(root: Node) -> Tuple[str, ...]:
+    """What AQE decided where it decides, operator by operator in printed order, as every
+    explain mode prints it: each join's strategy, skew marker and build side, each shuffle
+    read's modes (`coalesced`, `skewed`, `local`), each empty relation. Two prints of one
+    execution have the same marks; two runs of one query under other settings may not."""
+    marks: List[str] = []
+    for node in root.walk(inner=False):
+        name = family(node)
+        if name in JOINS:
+            side = build_side(node)
+            marks.append(" ".join(part for part in (
+                name, "skew=true" if is_skew_join(node) else "", side or "") if part))
+        elif name == "AQEShuffleRead":
+            marks.append(" ".join((name, *shuffle_read_modes(node))))
+        elif is_empty_relation(node):
+            marks.append(f"{name} <empty>")
+    return tuple(marks)
 
 
 def _shape_family(node: Node) -> str:

@@ -32,6 +32,10 @@ from .reading import DEFAULT_MAX_SIZE, STDIN, InputReader
 
 __all__ = ["DEFAULT_MAX_SIZE", "STDIN", "LOG_HINT", "read_document", "read_text_document"]
 
+#: The message SparkContext logs as an application starts: plans on either side of it are
+#: never one execution (two runs' driver logs joined number their plans alike).
+APPLICATION_START = "Submitted application: "
+
 #: How to have a driver log hold plans (spark.sql.adaptive.logLevel: SQLConf, Spark 3.0+,
 #: default debug; AdaptiveSparkPlanExec logs `Plan changed:` and `Final plan:` at it).
 LOG_HINT = ("to log plans, run with spark.sql.adaptive.logLevel=INFO (AQE's 'Plan changed:' "
@@ -100,6 +104,7 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
     messages = 0  # lines that began a log message (a log4j prefix, a JSON log record)
 
     damaged: List[str] = []
+    runs: List[int] = []  # the lines where an application starts
 
     def counted(lines):
         nonlocal nonblank, messages
@@ -108,6 +113,8 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
                 nonblank += 1
             if line.message_start:
                 messages += 1
+                if line.text.startswith(APPLICATION_START):
+                    runs.append(line.number)
             if line.damage:
                 damaged.append(f"line {line.number}: {line.damage}")
             if rule_headings is not None and _rule_heading(line):
@@ -116,7 +123,9 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
 
     def headings(lines):
         for line in lines:
-            if _rule_heading(line):
+            if line.message_start and line.text.startswith(APPLICATION_START):
+                runs.append(line.number)
+            if rule_headings is not None and _rule_heading(line):
                 rule_headings.append(line.number)
             yield line
 
@@ -124,9 +133,7 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
     # damaged lines (and the rule headings handed on) are needed from this reading, not the
     # counts.
     if skimmed:
-        lines = logical_lines(raw, damaged)
-        if rule_headings is not None:
-            lines = headings(lines)
+        lines = headings(logical_lines(raw, damaged))
     else:
         lines = counted(logical_lines(raw))
     try:
@@ -170,7 +177,7 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
     if reader is not None and reader.binary is not None:
         line, _, what = reader.binary
         notes.append(f"line {line}: {what.split(' (')[0]} that is not UTF-8 text was replaced")
-    queries = assemble(items)
+    queries = assemble(items, runs)
     said = {note for query in queries for note in query.notes}
     notes.extend(note for note in dict.fromkeys(damaged) if note not in said)
     return Document(queries=tuple(queries), source=name, notes=tuple(notes))

@@ -16,14 +16,24 @@ rewrite twice or more. So:
 Two plans are the same query when their trees have the same shape (operator families,
 whatever the explain mode) and share most of their expression ids (`k#12L`): Spark keeps
 those for the life of a query, and two queries of one session never share them.
+
+One query run twice (the same DataFrame built again under other settings, a job run again)
+is two executions, and both are reported. Prints of the same query are one execution only
+when nothing tells them apart: the same plan ids (`[plan_id=47]`, numbered from one counter
+of the driver for every operator it builds, so a plan built again prints other ones), the
+same decisions where AQE decides (`adaptive_marks`: join strategies, `skew=true`, shuffle
+reads' modes, empty relations), and the same application (`runs`: two applications' logs
+joined count their ids from the same numbers). Every merge is a note naming both lines and
+its evidence; a run told apart from an earlier print says so too.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from bisect import bisect_right
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from ..plan.align import shape, tree_expression_ids
+from ..plan.align import adaptive_marks, shape, tree_expression_ids, tree_plan_ids
 from ..plan.model import ADAPTIVE_ROOT, Node, Query
 from .extract import AQE_AFTER, AQE_BEFORE, AQE_FINAL, EXPLAIN
 
@@ -45,6 +55,8 @@ class _Plan:
         self.root = root
         self.shape = shape(root)
         self._ids: Optional[FrozenSet[str]] = None
+        self._plan_ids: Optional[FrozenSet[str]] = None
+        self._marks: Optional[Tuple[str, ...]] = None
 
     @property
     def ids(self) -> FrozenSet[str]:
@@ -52,9 +64,44 @@ class _Plan:
             self._ids = tree_expression_ids(self.root)
         return self._ids
 
+    @property
+    def plan_ids(self) -> FrozenSet[str]:
+        if self._plan_ids is None:
+            self._plan_ids = tree_plan_ids(self.root)
+        return self._plan_ids
+
+    @property
+    def marks(self) -> Tuple[str, ...]:
+        if self._marks is None:
+            self._marks = adaptive_marks(self.root)
+        return self._marks
+
     def same(self, other: "_Plan", shaped: bool = True) -> bool:
+        """The same query (maybe another execution of it)."""
         return (not shaped or self.shape == other.shape) and \
             _overlap(self.ids, other.ids) >= SAME_QUERY
+
+    def apart(self, other: "_Plan") -> str:
+        """Why `other`, of the same query, is another execution of it; "" when it may be
+        this one printed again. Plan ids are compared as sets one of which holds the other
+        (a codegen-mode print shows only some of them)."""
+        mine, theirs = self.plan_ids, other.plan_ids
+        if mine and theirs and not (mine <= theirs or theirs <= mine):
+            return "other plan ids"
+        if self.marks != other.marks:
+            for was, now in zip(self.marks, other.marks):
+                if was != now:
+                    return f"AQE decided otherwise: '{now}' where it printed '{was}'"
+            return "AQE decided otherwise: " + (
+                f"'{other.marks[len(self.marks)]}' added" if len(other.marks) > len(self.marks)
+                else f"'{self.marks[len(other.marks)]}' gone")
+        return ""
+
+    def evidence(self, other: "_Plan") -> str:
+        """What shows `other` is this execution printed again."""
+        if self.plan_ids and other.plan_ids:
+            return "the same plan ids"
+        return "the same operators and expression ids"
 
 
 def _adaptive_finals(query: Query, plan_of=_Plan) -> List[_Plan]:
@@ -118,11 +165,18 @@ class _Index:
         return found
 
 
-def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
-    """The queries to report, in order; what was put together is noted on them."""
+def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Query]:
+    """The queries to report, in order; what was put together is noted on them. `runs`: the
+    lines where an application starts (`Submitted application:`), in order; plans of two
+    applications are never one execution."""
     reported: List[Query] = []
     plans: Dict[int, Tuple[Optional[_Plan], _Plan]] = {}  # id(query) -> (initial, final)
     plan_of = _Plans()  # one _Plan per tree
+    # Notes for queries already reported, by id(query): added when the list is final.
+    later_notes: Dict[int, List[str]] = {}
+
+    def run_of(query: Query) -> int:
+        return bisect_right(runs, query.line)
 
     def add_note(query: Query, note: str) -> Query:
         updated = dataclasses.replace(query, notes=(*query.notes, note))
@@ -132,8 +186,8 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     # The explains: each is compared only with the reported ones it may match (same final
     # shape and mode flags; or printed before the action with the same initial shape), in
     # the order they were reported, as comparing with each would.
-    by_final: Dict[tuple, List[int]] = {}    # (is_final_plan, adaptive, shape) -> indexes
-    by_initial: Dict[tuple, List[int]] = {}  # initial shape -> indexes (isFinalPlan=false)
+    by_final: Dict[tuple, List[int]] = {}    # (run, is_final_plan, adaptive, shape) -> indexes
+    by_initial: Dict[tuple, List[int]] = {}  # (run, initial shape) -> indexes (isFinalPlan=false)
 
     # And by expression id: a plan can only be `same` as one sharing an id with it (or, with
     # none, one with none), so those of the shape that share none are not compared (a long
@@ -141,17 +195,20 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
     final_ids, initial_ids = _Index(), _Index()
 
     def index(at: int, query: Query, initial: Optional[_Plan], final: _Plan) -> None:
-        by_final.setdefault((query.is_final_plan, query.adaptive, final.shape), []).append(at)
+        run = run_of(query)
+        by_final.setdefault((run, query.is_final_plan, query.adaptive, final.shape),
+                            []).append(at)
         final_ids.add(at, final, shape_too=False)
         if query.is_final_plan is False and initial is not None:
-            by_initial.setdefault(initial.shape, []).append(at)
+            by_initial.setdefault((run, initial.shape), []).append(at)
             initial_ids.add(at, initial, shape_too=False)
 
     def unindex(at: int, query: Query, initial: Optional[_Plan], final: _Plan) -> None:
-        by_final[(query.is_final_plan, query.adaptive, final.shape)].remove(at)
+        run = run_of(query)
+        by_final[(run, query.is_final_plan, query.adaptive, final.shape)].remove(at)
         final_ids.remove(at, final)
         if query.is_final_plan is False and initial is not None:
-            by_initial[initial.shape].remove(at)
+            by_initial[(run, initial.shape)].remove(at)
             initial_ids.remove(at, initial)
 
     for query, role in items:
@@ -159,38 +216,65 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
             continue
         initial = plan_of(query.initial) if query.initial is not None else None
         final = plan_of(query.final)
-        plans[id(query)] = (initial, final)
+        run = run_of(query)
         # (Those of by_final can only be the same plan printed again, those of by_initial
         # only the same query printed before its action: each is asked for its own ids.)
         shared = final_ids.sharing(final)
         candidates = {at for at in by_final.get(
-            (query.is_final_plan, query.adaptive, final.shape), ()) if at in shared}
+            (run, query.is_final_plan, query.adaptive, final.shape), ()) if at in shared}
         if query.is_final_plan is True and initial is not None:
             shared = initial_ids.sharing(initial)
-            candidates.update(at for at in by_initial.get(initial.shape, ()) if at in shared)
+            candidates.update(at for at in by_initial.get((run, initial.shape), ())
+                              if at in shared)
+        told_apart = ""  # why this print is not an earlier one of the same query again
         for index_at in sorted(candidates):
             earlier = reported[index_at]
             earlier_initial, earlier_final = plans[id(earlier)]
             if earlier.is_final_plan == query.is_final_plan and earlier_final.same(final) and \
                     (earlier.adaptive == query.adaptive):
-                reported[index_at] = add_note(earlier, f"line {query.line}: the same plan is "
-                                              f"printed again ({query.mode} mode)")
+                why = earlier_final.apart(final)
+                if why:
+                    told_apart = told_apart or f"line {earlier.line} run again ({why})"
+                    continue
+                reported[index_at] = add_note(
+                    earlier, f"line {query.line}: the same plan is printed again "
+                    f"({query.mode} mode; {earlier_final.evidence(final)} as line "
+                    f"{earlier.line})")
                 break
             if earlier.is_final_plan is False and query.is_final_plan is True and \
                     earlier_initial is not None and initial is not None and \
                     earlier_initial.same(initial):
+                why = earlier_initial.apart(initial)
+                if why:
+                    told_apart = told_apart or f"line {earlier.line} run again ({why})"
+                    continue
                 unindex(index_at, earlier, earlier_initial, earlier_final)
                 plans.pop(id(earlier))
-                reported[index_at] = add_note(query, f"line {earlier.line}: the same query "
-                                              "printed before its action (isFinalPlan=false)")
+                query = dataclasses.replace(query, notes=(
+                    *query.notes, f"line {earlier.line}: the same query printed before its "
+                    f"action (isFinalPlan=false; {earlier_initial.evidence(initial)} in the "
+                    f"initial plan as line {query.line})"))
+                plans[id(query)] = (initial, final)
+                reported[index_at] = query
                 index(index_at, query, initial, final)
                 break
         else:
+            if told_apart:
+                query = dataclasses.replace(query, notes=(
+                    *query.notes, f"line {query.line}: the query printed at "
+                    f"{told_apart}: reported on its own"))
+            plans[id(query)] = (initial, final)
             index(len(reported), query, initial, final)
             reported.append(query)
 
-    covered = [plan for query in reported if query.is_final_plan
-               for plan in _adaptive_finals(query, plan_of)]
+    # The final plans the reported explains show, each with its query and run.
+    covered: List[_Plan] = []
+    covered_by: List[Tuple[int, int]] = []  # (id(query), run)
+    for query in reported:
+        if query.is_final_plan:
+            for plan in _adaptive_finals(query, plan_of):
+                covered.append(plan)
+                covered_by.append((id(query), run_of(query)))
     covered_index = _Index()
     for number, plan in enumerate(covered):
         covered_index.add(number, plan)
@@ -211,14 +295,21 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
         if role != AQE_FINAL:
             continue
         final = plan_of(query.root)
+        run = run_of(query)
         mine = [changes[number] for number in sorted(change_index.sharing(final))]
         mine = [(q, r) for q, r in mine if id(q) not in claimed and q.line <= query.line
-                and final.same(change_plans[id(q)], shaped=False)]
+                and run_of(q) == run and final.same(change_plans[id(q)], shaped=False)]
         claimed.update(id(q) for q, _ in mine)
         shared = covered_index.sharing(final)
-        if any(final.same(covered[number]) for number in covered_index.shaped(final)
-               if number in shared):
-            continue  # an explain after the action shows this plan already
+        shown = next((number for number in covered_index.shaped(final)
+                      if number in shared and covered_by[number][1] == run and
+                      covered[number].same(final) and not covered[number].apart(final)),
+                     None)
+        if shown is not None:  # an explain after the action shows this plan already
+            later_notes.setdefault(covered_by[shown][0], []).append(
+                f"line {query.line}: AQE's 'Final plan' log message shows this plan again "
+                f"({covered[shown].evidence(final)})")
+            continue
         initial_tree, how = None, ""
         sharing = [key for key in waiting_index.sharing(final) if key in waiting]
         if sharing:
@@ -227,6 +318,7 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
                 earlier = reported[index_at]
                 earlier_initial = plans[id(earlier)][0]
                 if earlier.is_final_plan is False and earlier_initial is not None and \
+                        earlier.line < query.line and run_of(earlier) == run and \
                         final.same(earlier_initial, shaped=False):
                     initial_tree = earlier.initial
                     how = f"the explain at line {earlier.line}, printed before the action"
@@ -246,17 +338,20 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
         reported.append(built)
         covered_index.add(len(covered), final)
         covered.append(final)
+        covered_by.append((id(built), run))
     # Re-planning AQE logged for a plan that never logged its final plan (the log was cut, or
     # the query failed): the latest state it logged.
     pending = [(q, r) for q, r in changes if id(q) not in claimed]
     while pending:
         first, _ = pending[0]
-        group = [(q, r) for q, r in pending
-                 if change_plans[id(first)].same(change_plans[id(q)], False)]
+        run = run_of(first)
+        group = [(q, r) for q, r in pending if run_of(q) == run and
+                 change_plans[id(first)].same(change_plans[id(q)], False)]
         pending = [item for item in pending if item not in group]
         after = [q for q, r in group if r == AQE_AFTER]
         last = after[-1] if after else group[-1][0]
-        if any(change_plans[id(last)].same(plan, shaped=False) for plan in covered):
+        if any(covered_by[number][1] == run and change_plans[id(last)].same(plan, shaped=False)
+               for number, plan in enumerate(covered)):
             continue
         note = (f"line {first.line}: read from AQE's 'Plan changed' log messages; no final "
                 "plan was logged for it, so this is the latest plan AQE logged")
@@ -266,17 +361,27 @@ def assemble(items: List[Tuple[Query, str]]) -> List[Query]:
         reported.append(built)
     # A subquery's plan logs its own `Final plan:`, and the plan of the query around it prints
     # it again, nested: it is reported there.
-    nested: Dict[tuple, List[Tuple[int, _Plan]]] = {}
+    nested: Dict[tuple, List[Tuple[int, int, _Plan]]] = {}
     for query in reported:
         for plan in _adaptive_finals(query, plan_of)[1 if query.root.is_adaptive_root else 0:]:
-            nested.setdefault(plan.shape, []).append((id(query), plan))
+            nested.setdefault(plan.shape, []).append((id(query), run_of(query), plan))
     kept = []
     for query in reported:
-        if query.origin == "AQE log" and any(
-                owner != id(query) and plans[id(query)][1].same(plan)
-                for owner, plan in nested.get(plans[id(query)][1].shape, ())):
-            continue
+        if query.origin == "AQE log":
+            final = plans[id(query)][1]
+            run = run_of(query)
+            owner = next((owner for owner, owner_run, plan in nested.get(final.shape, ())
+                          if owner != id(query) and owner_run == run and plan.same(final)
+                          and not plan.apart(final)), None)
+            if owner is not None:
+                later_notes.setdefault(owner, []).append(
+                    f"line {query.line}: the plan AQE logged there is printed nested in this "
+                    "query (a subquery's) and reported here")
+                continue
         kept.append(query)
+    if later_notes:
+        kept = [dataclasses.replace(query, notes=(*query.notes, *later_notes[id(query)]))
+                if id(query) in later_notes else query for query in kept]
     kept.sort(key=lambda q: q.line)
     return kept
 

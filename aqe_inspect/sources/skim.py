@@ -38,9 +38,10 @@ from .reading import CHUNK, InputReader, over_max_size
 #: What any line that starts a plan holds (extract.find_plans, lines.logical_lines), as
 #: bytes: tree lines and stage headers; explain, logical, codegen-subtree and plan-change rule
 #: headers; AQE's messages; codegen's count of subtrees; a JSON escape of an ASCII character
-#: (which could spell any of these inside a JSON log record).
+#: (which could spell any of these inside a JSON log record); and the message that starts an
+#: application (sources.APPLICATION_START: no plan, but where one application's plans end).
 MARKERS = (b"+- ", b":- ", b"== ", b"Plan changed", b"Final plan:", b"Transformed Plan:",
-           b"WholeStageCodegen subtree", b"\\u00")
+           b"WholeStageCodegen subtree", b"\\u00", b"Submitted application: ")
 #: What makes extract.find_plans stop stepping over a plan-change rule's block: an explain
 #: section's header.
 SECTION_MARKERS = (b"== Physical Plan ==", b"Logical Plan ==", b"WholeStageCodegen subtree")
