@@ -126,11 +126,12 @@ def _looks_final(document: Document) -> bool:
 
 def check(plan: Union[str, Document, "Report"], expect: Iterable[str] = (),
           forbid: Iterable[str] = (), query: Optional[str] = None,
-          each: bool = False) -> "CheckResult":
+          each: bool = False, judge_unfinished: bool = False) -> "CheckResult":
     """Hold a plan text, Document or Report to expectations written as on the command line
     (`expect=["coalesced>=2"]`, `forbid=["skew-join"]`), over the queries `query` selects
     (an execution id or a regular expression; all when None). `result.passed` says whether
-    every one holds; `result.failures` what did not, and why."""
+    every one holds; `result.failures` what did not, and why. An expectation over a query
+    that had not finished is `unfinished` (not passed) unless `judge_unfinished`."""
     from .expectations.check import check as hold
     from .expectations.config import command_line_expectations
     from .expectations.selection import Selector
@@ -141,7 +142,7 @@ def check(plan: Union[str, Document, "Report"], expect: Iterable[str] = (),
     if not expectations:
         raise InspectError("nothing to check: give expect=[...] or forbid=[...]")
     report = plan if isinstance(plan, Report) else diff(plan)
-    return hold(report, expectations)
+    return hold(report, expectations, judge_unfinished=judge_unfinished)
 
 
 # ---- inputs: files, folders, standard input, URLs -----------------------------------------
@@ -357,7 +358,8 @@ def check_input(path: Optional[str] = None, *, url: Optional[str] = None,
                 conf_file: Optional[str] = None, spark_version: Optional[str] = None,
                 max_size: Size = DEFAULT_MAX_SIZE, query: Optional[str] = None,
                 for_format: Union[str, "Format", None] = None,
-                output: Optional[str] = None, config_folder: str = ".") -> "CheckResult":
+                output: Optional[str] = None, config_folder: str = ".",
+                judge_unfinished: bool = False) -> "CheckResult":
     """Hold an input to expectations: `expect`/`forbid` as on the command line (`KIND`,
     `KIND>=N`...; with `each`, every query on its own), an expectation file `config`
     (aqe-expect.toml, or a pyproject.toml's [tool.aqe-inspect]), and a `snapshot` file (the
@@ -366,7 +368,9 @@ def check_input(path: Optional[str] = None, *, url: Optional[str] = None,
     `spark_version` are the settings the why-not answers of failures take (see `why`).
 
     The expectations, the snapshot and the files are read first (a typo fails at once,
-    before a long input is read); `result.passed` says whether all held."""
+    before a long input is read); `result.passed` says whether all held. An expectation
+    whose scope takes a query that had not finished (a cut or in-progress log, a plan with
+    isFinalPlan=false) is `unfinished`, and fails, unless `judge_unfinished`."""
     from .expectations.check import check as hold
     from .expectations.config import command_line_expectations, find_config, load_config
 
@@ -392,7 +396,7 @@ def check_input(path: Optional[str] = None, *, url: Optional[str] = None,
     report = _report(found, json=False, replans=chosen.keeps_replans)
     if expected_snapshot is None or snapshot is None:
         return hold(report, expectations, selected_by=query, settings=user,
-                    spark_version=spark_version)
+                    spark_version=spark_version, judge_unfinished=judge_unfinished)
     # The expectations' outcomes, then the snapshot's: the report is read whole first (a
     # snapshot is of every query selected, in order).
     from .expectations.snapshot import outcome
@@ -400,7 +404,7 @@ def check_input(path: Optional[str] = None, *, url: Optional[str] = None,
 
     whole = read_whole(report)
     result = hold(whole, expectations, selected_by=query, settings=user,
-                  spark_version=spark_version)
+                  spark_version=spark_version, judge_unfinished=judge_unfinished)
     return dataclasses.replace(result, outcomes=(*result.outcomes,
                                                  outcome(snapshot, whole, expected_snapshot)))
 

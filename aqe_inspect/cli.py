@@ -195,14 +195,20 @@ def check_command(
     conf: List[str] = CONF_OPTION,
     conf_file: Optional[str] = CONF_FILE_OPTION,
     spark_version: Optional[str] = SPARK_VERSION_OPTION,
+    judge_unfinished: bool = typer.Option(
+        False, "--judge-unfinished", help="Judge queries that had not finished (a cut or "
+        "in-progress log, isFinalPlan=false) on what they hold. Without it their "
+        "expectations are `unfinished` and fail."),
 ) -> None:
-    """Fail (exit 1) when AQE did not rewrite as expected (or the plan differs from --snapshot);
-    exit 0 when every expectation holds."""
+    """Fail (exit 1) when AQE did not rewrite as expected (or the plan differs from --snapshot),
+    or when a query an expectation is about had not finished; exit 0 when every expectation
+    holds."""
     chosen = api.report_format(output_format.value, width=width)
     result = api.check_input(path, url=url, expect=expect, forbid=forbid, config=config,
                              each=each, snapshot=snapshot, conf=conf, conf_file=conf_file,
                              spark_version=spark_version, max_size=max_size, query=query,
-                             for_format=chosen, output=output)
+                             for_format=chosen, output=output,
+                             judge_unfinished=judge_unfinished)
     api.write(result, chosen, output,
               summary=f"aqe-inspect check: {result.verdict}" if output is not None else None)
     if not result.passed:

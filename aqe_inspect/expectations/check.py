@@ -4,6 +4,12 @@ The report may be a stream (an event log's executions, diffed as read): each que
 once, counted for every expectation whose scope takes it, and kept only while an expectation
 may need to show it (a bounded number each), so a log of any length is checked in bounded
 memory. An expectation whose scope takes no query fails: the query it is about did not run.
+
+A query whose plan may not be the one it ended with (`Query.unfinished`: its execution had
+not ended where the log ends, or its plan is not final, `isFinalPlan=false`) is no evidence
+for a verdict: an expectation whose scope takes one is `unfinished`, which fails, saying what
+is missing; unless what is there already breaks it (a forbidden rewrite AQE made is not
+undone), or the caller asked to judge what is there (`judge_unfinished`).
 """
 
 from __future__ import annotations
@@ -47,6 +53,16 @@ class Outcome:
     #: For an expected rewrite that did not happen (enough): why not, in each query shown,
     #: as (query id, candidate) of the expectation's kind (or AQE's own, for a static plan).
     why: Tuple[Tuple[str, "Candidate"], ...] = ()
+    #: Not judged: a query in scope had not finished (`passed` is False then). With
+    #: `judge_unfinished`, judged on what was there: False, and `message` says so.
+    unfinished: bool = False
+
+    @property
+    def status(self) -> str:
+        """`met`, `not met` or `unfinished`: what every format calls the outcome."""
+        if self.passed:
+            return "met"
+        return "unfinished" if self.unfinished else "not met"
 
     def why_lines(self) -> Tuple[str, ...]:
         """`query 3: SortMergeJoin (15): blocked: ...`, one line per candidate."""
@@ -77,15 +93,28 @@ class CheckResult:
 
     @property
     def failures(self) -> Tuple[Outcome, ...]:
+        """What did not pass: unmet and unfinished alike."""
         return tuple(outcome for outcome in self.outcomes if not outcome.passed)
 
     @property
+    def unfinished(self) -> Tuple[Outcome, ...]:
+        return tuple(outcome for outcome in self.outcomes if outcome.unfinished)
+
+    @property
     def verdict(self) -> str:
-        """`2 of 5 expectation(s) not met`, or `all 5 expectation(s) met`: how every report
-        sums the check up."""
-        failed, total = len(self.failures), len(self.outcomes)
-        if failed:
-            return f"{failed} of {total} expectation(s) not met"
+        """`2 of 5 expectation(s) not met`, `1 of 5 expectation(s) unfinished`, or `all 5
+        expectation(s) met`: how every report sums the check up."""
+        total = len(self.outcomes)
+        unfinished = len(self.unfinished)
+        unmet = len(self.failures) - unfinished
+        if unmet and unfinished:
+            return (f"{unmet} of {total} expectation(s) not met, {unfinished} unfinished "
+                    "(a query in scope had not finished)")
+        if unmet:
+            return f"{unmet} of {total} expectation(s) not met"
+        if unfinished:
+            return (f"{unfinished} of {total} expectation(s) unfinished (a query in scope had "
+                    "not finished: no verdict)")
         return f"all {total} expectation(s) met"
 
     @property
@@ -119,6 +148,9 @@ class _Tally:
     with_kind: List[QueryReport] = field(default_factory=list)
     without_kind: List[QueryReport] = field(default_factory=list)
     first: Optional[QueryReport] = None
+    #: The queries in scope that had not finished: how many, and the first few.
+    unfinished: int = 0
+    unfinished_shown: List[QueryReport] = field(default_factory=list)
 
     def add(self, report: QueryReport, count: int) -> None:
         self.actual += count
@@ -128,15 +160,20 @@ class _Tally:
         kept = self.with_kind if count else self.without_kind
         if len(kept) < SHOWN:
             kept.append(report)
+        if report.query.unfinished:
+            self.unfinished += 1
+            if len(self.unfinished_shown) < SHOWN:
+                self.unfinished_shown.append(report)
 
 
 def check(report: Union[Report, ReportStream], expectations: Sequence[Expectation],
           selected_by: Optional[str] = None, settings: Optional[Mapping[str, "Given"]] = None,
-          spark_version: Optional[str] = None) -> CheckResult:
+          spark_version: Optional[str] = None, judge_unfinished: bool = False) -> CheckResult:
     """Every expectation held against every query of the report. `selected_by` is the
     `--query` that chose the report's queries from the input, for the messages; `settings`
     and `spark_version` (`--conf`, `--spark-version`) what the why-not answers take as the
-    job's settings beyond what the input recorded."""
+    job's settings beyond what the input recorded. `judge_unfinished`: judge queries that had
+    not finished on what they hold, rather than call their expectations `unfinished`."""
     totals = {id(e): _Tally(e) for e in expectations if not e.each}
     each: Dict[int, List[Outcome]] = {id(e): [] for e in expectations if e.each}
     index = 0
@@ -149,7 +186,8 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
             count = counts[expectation.kind]
             if expectation.each:  # judged now: only a failing query is kept
                 each[id(expectation)].append(
-                    _one_query(expectation, query_report, count, report.source))
+                    _one_query(expectation, query_report, count, report.source,
+                               judge_unfinished))
             else:
                 totals[id(expectation)].add(query_report, count)
     source = report.source
@@ -159,7 +197,8 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
             found = each[id(expectation)]
             outcomes.extend(found or [_nothing_matched(expectation, index, source, selected_by)])
         else:
-            outcomes.append(_summed(totals[id(expectation)], index, source, selected_by))
+            outcomes.append(_summed(totals[id(expectation)], index, source, selected_by,
+                                    judge_unfinished))
     application = report.application
     outcomes = [_with_why(outcome, application, settings or {}, spark_version)
                 for outcome in outcomes]
@@ -172,7 +211,8 @@ def _with_why(outcome: Outcome, application: Optional[Application],
     import dataclasses
 
     expectation = outcome.expectation
-    if outcome.passed or _too_many(expectation, outcome.actual) or not outcome.shown or \
+    if outcome.passed or outcome.unfinished or _too_many(expectation, outcome.actual) or \
+            not outcome.shown or \
             expectation.kind not in rewrite_kinds():
         return outcome
     from ..whynot import explain_query, query_settings
@@ -188,13 +228,26 @@ def _with_why(outcome: Outcome, application: Optional[Application],
     return dataclasses.replace(outcome, why=tuple(found))
 
 
-def _summed(tally: _Tally, total: int, source: str, selected_by: Optional[str]) -> Outcome:
+def _summed(tally: _Tally, total: int, source: str, selected_by: Optional[str],
+            judge_unfinished: bool = False) -> Outcome:
     expectation = tally.expectation
     if tally.first is None:
         return _nothing_matched(expectation, total, source, selected_by)
     passed = expectation.holds(tally.actual)
     scope = expectation.scope_text
     found = f"found {tally.actual} in {_plural(len(tally.ids), 'query', 'queries')}"
+    if tally.unfinished and not (not passed and _too_many(expectation, tally.actual)):
+        # What is there cannot settle it: the rewrite may yet come (or go).
+        missing = _missing(tally.unfinished_shown, tally.unfinished)
+        if not judge_unfinished:
+            message = (f"unfinished: {expectation.wants} in {scope} cannot be judged, "
+                       f"{found} so far; {missing}")
+            shown = tuple(tally.unfinished_shown)
+            return Outcome(expectation, tally.actual, False, message, len(tally.ids),
+                           tuple(tally.ids), shown,
+                           kind_location(shown[0], expectation.kind, source),
+                           unfinished=True)
+        found = f"{found} (judged though {missing})"
     if passed:
         message = f"{expectation.wants} in {scope}: {found}"
         shown: Tuple[QueryReport, ...] = ()
@@ -214,13 +267,29 @@ def _too_many(expectation: Expectation, actual: int) -> bool:
 
 
 def _one_query(expectation: Expectation, report: QueryReport, count: int,
-               source: str) -> Outcome:
+               source: str, judge_unfinished: bool = False) -> Outcome:
     passed = expectation.holds(count)
     where = f"query {report.id}"
+    if report.query.unfinished and not (not passed and _too_many(expectation, count)):
+        missing = _missing([report], 1)
+        if not judge_unfinished:
+            message = (f"unfinished: {expectation.wants} in {where} cannot be judged, found "
+                       f"{count} so far; {missing}")
+            return Outcome(expectation, count, False, message, 1, (report.id,), (report,),
+                           kind_location(report, expectation.kind, source), unfinished=True)
+        where = f"{where} (judged though {missing})"
     message = (f"{expectation.wants} in {where}: found {count}" if passed else
                f"expected {expectation.wants} in {where}, found {count}")
     return Outcome(expectation, count, passed, message, 1, (report.id,),
                    () if passed else (report,), kind_location(report, expectation.kind, source))
+
+
+def _missing(reports: Sequence[QueryReport], count: int) -> str:
+    """What an unfinished verdict lacks: `query 1 (line 12): its plan is not final ...`."""
+    first = reports[0]
+    where = f"query {first.id}" + (f" (line {first.query.line})" if first.query.line else "")
+    more = f" and {_plural(count - 1, 'other', 'others')}" if count > 1 else ""
+    return f"{where}{more}: {first.query.unfinished}"
 
 
 def _nothing_matched(expectation: Expectation, total: int, source: str,

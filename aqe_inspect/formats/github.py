@@ -125,8 +125,10 @@ class GithubFormat(Format):
             detail.extend(f"why not: {line}" for line in outcome.why_lines())
             if outcome.detail:
                 detail.append(outcome.detail.rstrip("\n"))
+            title = f"aqe-inspect: {outcome.name}" + (" unfinished" if outcome.unfinished
+                                                      else "")
             stream.write(command("error", "\n".join(detail), outcome.location,
-                                 title=f"aqe-inspect: {outcome.name}") + "\n")
+                                 title=title) + "\n")
         shown = result.shown_queries
         if shown:
             from .text import FORMAT as TEXT

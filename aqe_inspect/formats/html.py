@@ -534,7 +534,7 @@ class HtmlFormat(Format):
 
 def _outcome_row(outcome: Outcome) -> str:
     expectation = outcome.expectation
-    mark = "PASS" if outcome.passed else "FAIL"
+    mark = "PASS" if outcome.passed else "UNFINISHED" if outcome.unfinished else "FAIL"
     written = expectation.origin or "command line"
     failed_at = ""
     if outcome.location is not None and not outcome.passed:
@@ -601,7 +601,7 @@ border-bottom:1px solid var(--line);padding:.2rem .5rem}
 #queries{display:block;max-height:40vh;overflow:auto}
 .n{text-align:right;font-variant-numeric:tabular-nums}.zero{color:var(--dim);opacity:.6}
 .outcome .mark{font-weight:700}.outcome.pass .mark{color:var(--pass)}
-.outcome.fail .mark{color:var(--fail)}
+.outcome.fail .mark{color:var(--fail)}.outcome.unfinished .mark{color:var(--fail);font-style:italic}
 section.query{border-top:3px solid var(--line);padding:.8rem 0}
 .hidden{display:none!important}
 .meta{display:grid;grid-template-columns:max-content 1fr;gap:0 .8rem;margin:.2rem 0 .5rem}

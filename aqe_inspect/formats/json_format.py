@@ -32,6 +32,8 @@ def check_to_json(result: CheckResult) -> Dict[str, Any]:
         "schema": CHECK_SCHEMA,
         "source": result.source,
         "passed": result.passed,
+        "status": "passed" if result.passed else
+        "unfinished" if len(result.unfinished) == len(result.failures) else "failed",
         "application": application_fields(result.application),
         "query_count": result.query_count,
         "expectations": [outcome_to_json(outcome) for outcome in result.outcomes],
@@ -57,6 +59,7 @@ def outcome_to_json(outcome: Outcome) -> Dict[str, Any]:
         "name": expectation.name,
         "origin": {"file": origin.file, "line": origin.line} if origin.file else None,
         "passed": outcome.passed,
+        "status": outcome.status,
         "actual": outcome.actual,
         "message": outcome.message,
         "query_count": outcome.query_count,

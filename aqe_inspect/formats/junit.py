@@ -40,14 +40,14 @@ def _element(tag: str, parent: Optional[ET.Element] = None, text: Optional[str] 
     return element
 
 
-def _suite(name: str, tests: int, failures: int) -> ET.Element:
-    return _element("testsuite", name=name, tests=tests, failures=failures, errors=0,
+def _suite(name: str, tests: int, failures: int, errors: int = 0) -> ET.Element:
+    return _element("testsuite", name=name, tests=tests, failures=failures, errors=errors,
                     skipped=0, time="0")
 
 
 def _write(suite: ET.Element, stream: TextIO) -> None:
     root = _element("testsuites", name="aqe-inspect", tests=suite.get("tests"),
-                    failures=suite.get("failures"), errors=0, time="0")
+                    failures=suite.get("failures"), errors=suite.get("errors"), time="0")
     root.append(suite)
     ET.indent(root)
     stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
@@ -67,8 +67,9 @@ class JunitFormat(Format):
     name = "junit"
 
     def write_check(self, result: CheckResult, stream: TextIO) -> None:
+        unfinished = len(result.unfinished)
         suite = _suite(f"aqe-inspect check {result.source or '<stdin>'}",
-                       len(result.outcomes), len(result.failures))
+                       len(result.outcomes), len(result.failures) - unfinished, unfinished)
         _properties(suite, result.source, result.application)
         for outcome in result.outcomes:
             expectation = outcome.expectation
@@ -91,8 +92,10 @@ class JunitFormat(Format):
             detail.extend(f"why not: {line}" for line in outcome.why_lines())
             if outcome.detail:
                 detail.append(outcome.detail.rstrip("\n"))
-            _element("failure", case, "\n".join(detail), message=outcome.message,
-                     type=expectation.kind)
+            # Unfinished: the test could not run to a verdict (an error), not a failed one.
+            _element("error" if outcome.unfinished else "failure", case, "\n".join(detail),
+                     message=outcome.message,
+                     type="unfinished" if outcome.unfinished else expectation.kind)
         if result.notes:
             _element("system-out", suite, "\n".join(f"note: {n}" for n in result.notes))
         _write(suite, stream)

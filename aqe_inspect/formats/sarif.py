@@ -114,9 +114,13 @@ class SarifFormat(Format):
             entry: Dict[str, Any] = {
                 "ruleId": expectation.kind,
                 "level": "error",
+                # SARIF's kind: `fail` a rule broken; `open` the tool could not tell (a
+                # query that had not finished), which still fails the check.
+                "kind": "open" if outcome.unfinished else "fail",
                 "message": {"text": "\n".join((outcome.message, *(
                     f"why not: {line}" for line in outcome.why_lines())))},
                 "properties": {"expectation": outcome.name, "actual": outcome.actual,
+                               "status": outcome.status,
                                "queries": list(outcome.query_ids)},
             }
             if outcome.detail:
@@ -134,7 +138,8 @@ class SarifFormat(Format):
             results.append(entry)
         write_json(_log(results, result.notes, {
             "source": result.source, "query_count": result.query_count,
-            "expectations": len(result.outcomes), "unmet": len(result.failures)}), stream)
+            "expectations": len(result.outcomes), "unmet": len(result.failures),
+            "unfinished": len(result.unfinished)}), stream)
 
     def write_report(self, report, stream: TextIO) -> None:
         results = []

@@ -39,7 +39,8 @@ class TextFormat(Format):
 
     def write_check(self, result: CheckResult, stream: TextIO) -> None:
         out = Screen(stream, self.width)
-        width = max((len(printable(o.name)) for o in result.outcomes), default=0)
+        width = max((len(printable(o.name)) + (6 if o.unfinished else 0)
+                 for o in result.outcomes), default=0)
         for outcome in result.outcomes:
             _outcome(out, outcome, width)
         for outcome in result.failures:
@@ -66,7 +67,8 @@ class TextFormat(Format):
 
 def _outcome(out: Screen, outcome: Outcome, width: int) -> None:
     expectation = outcome.expectation
-    mark = ("PASS", "bold green") if outcome.passed else ("FAIL", "bold red")
+    mark = ("PASS", "bold green") if outcome.passed else \
+        ("UNFINISHED", "bold yellow") if outcome.unfinished else ("FAIL", "bold red")
     where = [f"from {expectation.origin}"]
     if outcome.location is not None and not outcome.passed:
         location = outcome.location

@@ -196,6 +196,20 @@ class Query:
         return self.root.is_final_plan if self.adaptive else None
 
     @property
+    def unfinished(self) -> str:
+        """Why this plan may not be the one the query ended with ("" when nothing says so):
+        its execution had not ended where the input ends (a cut or in-progress event log),
+        or AQE had not finished re-planning (`isFinalPlan=false`: printed before the action,
+        the last plan a cut log holds). A verdict on it is no verdict on the query."""
+        execution = self.execution
+        if execution is not None and execution.finished is False:
+            return ("its execution had not ended where the input ends (a cut or in-progress "
+                    "log)")
+        if self.adaptive and self.root.is_final_plan is False:
+            return "its plan is not final (isFinalPlan=false): AQE had not finished re-planning"
+        return ""
+
+    @property
     def final(self) -> Node:
         """The plan that ran (or runs now): the adaptive root's current tree, else the root."""
         if self.adaptive and self.root.children:

@@ -251,7 +251,8 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
                 unindex(index_at, earlier, earlier_initial, earlier_final)
                 plans.pop(id(earlier))
                 query = dataclasses.replace(query, notes=(
-                    *query.notes, f"line {earlier.line}: the same query printed before its "
+                    *query.notes, *_apart_note(query, told_apart),
+                    f"line {earlier.line}: the same query printed before its "
                     f"action (isFinalPlan=false; {earlier_initial.evidence(initial)} in the "
                     f"initial plan as line {query.line})"))
                 plans[id(query)] = (initial, final)
@@ -261,8 +262,7 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
         else:
             if told_apart:
                 query = dataclasses.replace(query, notes=(
-                    *query.notes, f"line {query.line}: the query printed at "
-                    f"{told_apart}: reported on its own"))
+                    *query.notes, *_apart_note(query, told_apart)))
             plans[id(query)] = (initial, final)
             index(len(reported), query, initial, final)
             reported.append(query)
@@ -384,6 +384,14 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
                 if id(query) in later_notes else query for query in kept]
     kept.sort(key=lambda q: q.line)
     return kept
+
+
+def _apart_note(query: Query, told_apart: str) -> Tuple[str, ...]:
+    """The note of a print told apart from an earlier one of the same query (none when
+    `told_apart` is empty)."""
+    if not told_apart:
+        return ()
+    return (f"line {query.line}: the query printed at {told_apart}: reported on its own",)
 
 
 def _aqe_query(query: Query, final: Node, initial: Optional[Node], is_final: bool,
