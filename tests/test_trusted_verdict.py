@@ -1,0 +1,235 @@
+"""A verdict to trust (issue: two runs of one query, cut logs).
+
+* One execution, one query; two executions, two queries: the driver logs of a scenario and of
+  its negative control (one query under two settings, real spark-submit runs) joined in either
+  order report what each reports alone, and `check --forbid` fails when one run rewrote;
+  the same with SparkContext's application-start line taken out (plan ids and AQE's own
+  decisions alone tell the runs apart). One query run three times in one application
+  (`sample_plans/rerun_job.py`, each run's rewrites held to the JVM's by the job) is three
+  queries, each with its scenario's counts.
+* A verdict on a plan that is not final is never PASS: every sample event log cut right
+  after its measured execution's start, or midway through its AQE updates, fails a
+  `--forbid` of every rewrite the whole run made (`unfinished`), and every format says so.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import subprocess
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+from aqe_inspect import api
+from aqe_inspect.rewrites.findings import REWRITE_KINDS
+
+from .conftest import AQE_INSPECT, SAMPLE_PLANS
+
+LINES = sorted(p.name for p in SAMPLE_PLANS.glob("spark-*") if p.is_dir())
+APPLICATION_START = b"Submitted application: "
+
+
+def _truth(line: str, scenario: str) -> dict:
+    return json.loads((SAMPLE_PLANS / line / scenario / "truth.json").read_text("utf-8"))
+
+
+def _pairs() -> List[Tuple[str, str, str]]:
+    """(line, positive, control): the negative controls whose twin is the same query."""
+    found = []
+    for line in LINES:
+        for truth_path in sorted((SAMPLE_PLANS / line).glob("*/truth.json")):
+            control = json.loads(truth_path.read_text("utf-8")).get("control") or {}
+            twin = control.get("twin")
+            if twin and (SAMPLE_PLANS / line / twin / "driver.log").is_file() and \
+                    (truth_path.parent / "driver.log").is_file():
+                found.append((line, twin, truth_path.parent.name))
+    return found
+
+
+PAIRS = _pairs()
+
+
+def _counts(path: Path) -> List[Tuple[Tuple[str, int], ...]]:
+    """Each query's rewrite counts (the kinds found), as a sorted multiset."""
+    report = api.diff_input(str(path))
+    found = []
+    for query in report.queries:
+        tally = collections.Counter(rewrite.kind for rewrite in query.rewrites)
+        found.append(tuple(sorted(tally.items())))
+    return sorted(found)
+
+
+def _rewrote(truth: dict) -> List[str]:
+    return [kind for kind, count in truth["rewrites"].items() if count and kind in REWRITE_KINDS]
+
+
+def test_pairs_are_found():
+    assert len(PAIRS) >= 10 * len(LINES), PAIRS
+    assert len(LINES) >= 2
+
+
+@pytest.mark.parametrize("strip_start", [False, True], ids=["as-logged", "no-app-start"])
+@pytest.mark.parametrize("line,positive,control", PAIRS,
+                         ids=[f"{line}/{control}" for line, _, control in PAIRS])
+def test_joined_driver_logs_report_each_run(tmp_path, line, positive, control, strip_start):
+    logs = {}
+    for name in (positive, control):
+        data = (SAMPLE_PLANS / line / name / "driver.log").read_bytes()
+        if strip_start:
+            data = b"".join(part for part in data.splitlines(keepends=True)
+                            if APPLICATION_START not in part)
+            assert APPLICATION_START not in data
+        logs[name] = tmp_path / f"{name}.log"
+        logs[name].write_bytes(data)
+    alone = {name: _counts(path) for name, path in logs.items()}
+    differs = sorted(set(_rewrote(_truth(line, positive))) -
+                     set(_rewrote(_truth(line, control))))
+    for first, second in ((positive, control), (control, positive)):
+        joined = tmp_path / f"{first}+{second}.log"
+        joined.write_bytes(logs[first].read_bytes() + logs[second].read_bytes())
+        assert _counts(joined) == sorted(alone[first] + alone[second]), (first, second)
+        for kind in differs:  # the positive run made it: a forbid fails, in either order
+            result = api.check_input(str(joined), forbid=[kind])
+            assert not result.passed, (first, second, kind)
+            assert result.failures[0].actual >= 1
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_one_query_run_again_in_one_application_is_reported_per_run(line):
+    logs = sorted((SAMPLE_PLANS / line / "reruns").glob("*.log"))
+    assert len(logs) >= 10, f"no rerun logs for {line}: sample_plans/driver_logs.py --reruns"
+    for log in logs:
+        control = log.stem
+        positive = _truth(line, control)["control"]["twin"]
+        report = api.diff_input(str(log))
+        queries = list(report.queries)
+        assert len(queries) == 3, (log, [q.query.line for q in queries])
+        for query, scenario in zip(queries, (positive, control, positive)):
+            truth = _truth(line, scenario)["rewrites"]
+            counts = {kind: query.counts[kind] for kind in REWRITE_KINDS if kind in truth}
+            assert counts == {kind: truth[kind] for kind in counts}, (log, scenario)
+        # The later runs say which print they were told apart from, and why.
+        for query in queries[1:]:
+            assert any("run again" in note and "reported on its own" in note
+                       for note in query.query.notes), (log, query.query.notes)
+        # A forbid of what the positive run made fails, whatever ran after it.
+        for kind in _rewrote(_truth(line, positive)):
+            if not _truth(line, control)["rewrites"].get(kind):
+                assert not api.check_input(str(log), forbid=[kind]).passed, (log, kind)
+
+
+def test_a_final_plan_message_shown_again_is_a_note_naming_both_lines():
+    log = SAMPLE_PLANS / LINES[-1] / "reruns" / "skew_join_off.log"
+    report = api.diff_input(str(log))
+    for query in report.queries:
+        notes = query.query.notes
+        assert any("AQE's 'Final plan' log message shows this plan again" in n for n in notes)
+        assert any("printed again (formatted mode; the same plan ids as line "
+                   f"{query.query.line})" in n for n in notes), notes
+
+
+# ---- cut event logs ------------------------------------------------------------------------
+
+def _event_logs() -> List[dict]:
+    manifest = json.loads((SAMPLE_PLANS / "eventlogs.json").read_text("utf-8"))
+    return [entry for entry in manifest["logs"]
+            if entry["layout"] == "single" and entry["codec"] is None and
+            entry["path"].endswith(".json") and entry.get("truth") and
+            (SAMPLE_PLANS / entry["path"]).is_file()]
+
+
+EVENT_LOGS = _event_logs()
+
+
+def _cuts(entry: dict) -> Dict[str, bytes]:
+    """The log cut right after its measured execution's start, and midway through the AQE
+    updates of that execution (when it has any)."""
+    lines = (SAMPLE_PLANS / entry["path"]).read_bytes().splitlines(keepends=True)
+    wanted = entry["execution_id"]
+    start = updates = None
+    found: List[int] = []
+    for number, text in enumerate(lines):
+        if b"SparkListenerSQLExecutionStart" in text and \
+                json.loads(text).get("executionId") == wanted:
+            start = number
+        elif b"SparkListenerSQLAdaptiveExecutionUpdate" in text and \
+                json.loads(text).get("executionId") == wanted:
+            found.append(number)
+    assert start is not None, entry["path"]
+    cuts = {"after-start": b"".join(lines[:start + 1])}
+    if len(found) >= 2:
+        updates = found[len(found) // 2]
+        cuts["mid-updates"] = b"".join(lines[:updates])
+    return cuts
+
+
+def test_event_logs_are_found():
+    assert len(EVENT_LOGS) >= 30 * len(LINES)
+
+
+@pytest.mark.parametrize("entry", EVENT_LOGS, ids=[e["path"] for e in EVENT_LOGS])
+def test_a_cut_log_never_passes_a_forbid_of_what_the_run_made(tmp_path, entry):
+    truth = json.loads((SAMPLE_PLANS / entry["truth"]).read_text("utf-8"))
+    made = _rewrote(truth)
+    for cut, data in _cuts(entry).items():
+        path = tmp_path / f"{cut}.json"
+        path.write_bytes(data)
+        for kind in made:
+            result = api.check_input(str(path), forbid=[kind])
+            assert not result.passed, (cut, kind, result.outcomes[0].message)
+        # Nothing forbidden either: still no PASS, for nothing was judged.
+        result = api.check_input(str(path), forbid=["skew-join"], expect=["coalesced>=0"])
+        if not result.passed:
+            assert result.unfinished or result.failures[0].actual, result.verdict
+        else:  # pragma: no cover - a cut log must not pass
+            pytest.fail(f"{cut}: PASS on a cut log")
+        # Asked to judge what is there, it does (and says it did).
+        judged = api.check_input(str(path), expect=["coalesced>=0"], judge_unfinished=True)
+        assert judged.passed and "judged though" in judged.outcomes[0].message
+
+
+@pytest.fixture(scope="module")
+def cut_log(tmp_path_factory) -> Path:
+    entry = next(e for e in EVENT_LOGS if e["scenario"] == "skew_join")
+    path = tmp_path_factory.mktemp("cut") / "cut.json"
+    path.write_bytes(_cuts(entry)["after-start"])
+    return path
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*AQE_INSPECT, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_every_format_says_unfinished(cut_log):
+    text = _run("check", str(cut_log), "--forbid", "skew-join")
+    assert text.returncode == 1, text.stderr
+    assert text.stdout.startswith("UNFINISHED forbid skew-join"), text.stdout[:200]
+    assert "expectation(s) unfinished" in text.stdout.splitlines()[-1]
+    data = json.loads(_run("check", str(cut_log), "--forbid", "skew-join", "--format",
+                           "json").stdout)
+    assert data["passed"] is False and data["status"] == "unfinished"
+    assert data["expectations"][0]["status"] == "unfinished"
+    junit = _run("check", str(cut_log), "--forbid", "skew-join", "--format", "junit")
+    assert junit.returncode == 1
+    assert '<error message="unfinished' in junit.stdout and "<failure" not in junit.stdout
+    assert 'errors="1"' in junit.stdout and 'failures="0"' in junit.stdout
+    sarif = json.loads(_run("check", str(cut_log), "--forbid", "skew-join", "--format",
+                            "sarif").stdout)
+    result = sarif["runs"][0]["results"][0]
+    assert result["kind"] == "open" and result["properties"]["status"] == "unfinished"
+    github = _run("check", str(cut_log), "--forbid", "skew-join", "--format", "github")
+    assert github.returncode == 1
+    assert "::error" in github.stdout and "skew-join unfinished" in github.stdout
+    html = _run("check", str(cut_log), "--forbid", "skew-join", "--format", "html")
+    assert html.returncode == 1 and 'data-outcome="UNFINISHED"' in html.stdout
+    judged = _run("check", str(cut_log), "--forbid", "skew-join", "--judge-unfinished")
+    assert judged.returncode == 0, judged.stdout
+
+
+def test_an_isfinalplan_false_text_is_unfinished():
+    before = SAMPLE_PLANS / LINES[-1] / "skew_join" / "formatted_before.txt"
+    result = api.check_input(str(before), forbid=["skew-join"])
+    assert not result.passed and result.unfinished
+    assert "isFinalPlan=false" in result.outcomes[0].message
