@@ -9,7 +9,9 @@ A query whose plan may not be the one it ended with (`Query.unfinished`: its exe
 not ended where the log ends, or its plan is not final, `isFinalPlan=false`) is no evidence
 for a verdict: an expectation whose scope takes one is `unfinished`, which fails, saying what
 is missing; unless what is there already breaks it (a forbidden rewrite AQE made is not
-undone), or the caller asked to judge what is there (`judge_unfinished`).
+undone), or the caller asked to judge what is there (`judge_unfinished`). A plan text with
+operators missing (`Query.incomplete`: cut short, elided) counts lower bounds: what they
+settle (at least N found; more than allowed found) is judged, the rest is `unfinished` too.
 """
 
 from __future__ import annotations
@@ -151,6 +153,9 @@ class _Tally:
     #: The queries in scope that had not finished: how many, and the first few.
     unfinished: int = 0
     unfinished_shown: List[QueryReport] = field(default_factory=list)
+    #: The queries in scope whose plan text misses operators (counts are lower bounds).
+    incomplete: int = 0
+    incomplete_shown: List[QueryReport] = field(default_factory=list)
 
     def add(self, report: QueryReport, count: int) -> None:
         self.actual += count
@@ -164,6 +169,10 @@ class _Tally:
             self.unfinished += 1
             if len(self.unfinished_shown) < SHOWN:
                 self.unfinished_shown.append(report)
+        elif report.query.incomplete:
+            self.incomplete += 1
+            if len(self.incomplete_shown) < SHOWN:
+                self.incomplete_shown.append(report)
 
 
 def check(report: Union[Report, ReportStream], expectations: Sequence[Expectation],
@@ -236,13 +245,15 @@ def _summed(tally: _Tally, total: int, source: str, selected_by: Optional[str],
     passed = expectation.holds(tally.actual)
     scope = expectation.scope_text
     found = f"found {tally.actual} in {_plural(len(tally.ids), 'query', 'queries')}"
-    if tally.unfinished and not (not passed and _too_many(expectation, tally.actual)):
+    pending = _pending(expectation, passed, tally.actual, tally.unfinished,
+                       tally.unfinished_shown, tally.incomplete, tally.incomplete_shown)
+    if pending:
         # What is there cannot settle it: the rewrite may yet come (or go).
-        missing = _missing(tally.unfinished_shown, tally.unfinished)
+        missing, shown_pending = pending
         if not judge_unfinished:
             message = (f"unfinished: {expectation.wants} in {scope} cannot be judged, "
                        f"{found} so far; {missing}")
-            shown = tuple(tally.unfinished_shown)
+            shown = tuple(shown_pending)
             return Outcome(expectation, tally.actual, False, message, len(tally.ids),
                            tuple(tally.ids), shown,
                            kind_location(shown[0], expectation.kind, source),
@@ -270,8 +281,11 @@ def _one_query(expectation: Expectation, report: QueryReport, count: int,
                source: str, judge_unfinished: bool = False) -> Outcome:
     passed = expectation.holds(count)
     where = f"query {report.id}"
-    if report.query.unfinished and not (not passed and _too_many(expectation, count)):
-        missing = _missing([report], 1)
+    query = report.query
+    pending = _pending(expectation, passed, count, 1 if query.unfinished else 0, [report],
+                       1 if query.incomplete else 0, [report])
+    if pending:
+        missing = pending[0]
         if not judge_unfinished:
             message = (f"unfinished: {expectation.wants} in {where} cannot be judged, found "
                        f"{count} so far; {missing}")
@@ -284,12 +298,33 @@ def _one_query(expectation: Expectation, report: QueryReport, count: int,
                    () if passed else (report,), kind_location(report, expectation.kind, source))
 
 
-def _missing(reports: Sequence[QueryReport], count: int) -> str:
+def _pending(expectation: Expectation, passed: bool, actual: int, unfinished: int,
+             unfinished_shown: Sequence[QueryReport], incomplete: int,
+             incomplete_shown: Sequence[QueryReport]
+             ) -> Optional[Tuple[str, Sequence[QueryReport]]]:
+    """What keeps the verdict open (what is missing, and the queries to show), or None when
+    what is there settles it: more than allowed found is a failure whatever comes after
+    (AQE does not undo a rewrite it made); of a text missing operators, whose counts are
+    lower bounds, at least as many as wanted found is met as well."""
+    too_many = not passed and _too_many(expectation, actual)
+    if too_many:
+        return None
+    if unfinished:
+        return _missing(unfinished_shown, unfinished, "unfinished"), unfinished_shown
+    if incomplete and not (passed and expectation.operator in (">=", ">")):
+        return _missing(incomplete_shown, incomplete, "incomplete"), incomplete_shown
+    return None
+
+
+def _missing(reports: Sequence[QueryReport], count: int, why: str) -> str:
     """What an unfinished verdict lacks: `query 1 (line 12): its plan is not final ...`."""
     first = reports[0]
     where = f"query {first.id}" + (f" (line {first.query.line})" if first.query.line else "")
     more = f" and {_plural(count - 1, 'other', 'others')}" if count > 1 else ""
-    return f"{where}{more}: {first.query.unfinished}"
+    if why == "unfinished":
+        return f"{where}{more}: {first.query.unfinished}"
+    return (f"{where}{more}: its plan text is incomplete, so its counts are lower bounds "
+            f"({first.query.incomplete})")
 
 
 def _nothing_matched(expectation: Expectation, total: int, source: str,

@@ -9,7 +9,7 @@ looks first."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, TextIO
+from typing import Optional, TextIO, Tuple
 
 from ..expectations.check import CheckResult, Outcome
 from ..errors import printable
@@ -39,10 +39,10 @@ class TextFormat(Format):
 
     def write_check(self, result: CheckResult, stream: TextIO) -> None:
         out = Screen(stream, self.width)
-        width = max((len(printable(o.name)) + (6 if o.unfinished else 0)
-                 for o in result.outcomes), default=0)
+        width = max((len(printable(o.name)) for o in result.outcomes), default=0)
+        marks = max((len(_mark(o)[0]) for o in result.outcomes), default=4)
         for outcome in result.outcomes:
-            _outcome(out, outcome, width)
+            _outcome(out, outcome, width, marks)
         for outcome in result.failures:
             if outcome.detail:
                 _detail(out, outcome)
@@ -65,10 +65,16 @@ class TextFormat(Format):
         out.flush()
 
 
-def _outcome(out: Screen, outcome: Outcome, width: int) -> None:
+def _mark(outcome: Outcome) -> Tuple[str, str]:
+    if outcome.passed:
+        return "PASS", "bold green"
+    return ("UNFINISHED", "bold yellow") if outcome.unfinished else ("FAIL", "bold red")
+
+
+def _outcome(out: Screen, outcome: Outcome, width: int, marks: int = 4) -> None:
     expectation = outcome.expectation
-    mark = ("PASS", "bold green") if outcome.passed else \
-        ("UNFINISHED", "bold yellow") if outcome.unfinished else ("FAIL", "bold red")
+    text, style = _mark(outcome)
+    mark = (text.ljust(marks), style)
     where = [f"from {expectation.origin}"]
     if outcome.location is not None and not outcome.passed:
         location = outcome.location

@@ -41,6 +41,7 @@ from typing import Iterator, List, Optional, Sequence
 from lark.lexer import Lexer, Token
 
 from ..errors import PlanSyntaxError
+from ..plan.model import INCOMPLETE_TAIL
 
 TREE_LINE = re.compile(r"(?P<pre>(?:[ :|]  )*)(?P<conn>[+:]- )(?P<rest>.*)")
 STAGE_HEADER = re.compile(r"(?P<pre>[ :|]*)\+- == (?P<which>Final|Initial|Current) Plan ==\s*$")
@@ -110,7 +111,7 @@ class Damage:
     incomplete: bool = True
 
     def note(self) -> str:
-        tail = "; counts may be incomplete" if self.incomplete else ""
+        tail = INCOMPLETE_TAIL if self.incomplete else ""
         return f"line {self.line}: {self.message}{tail}"
 
 

@@ -23,6 +23,10 @@ ADAPTIVE_ROOT = "AdaptiveSparkPlan"
 #: it is slow (quadratic before Python 3.11) or refused (over 4300 digits from 3.11).
 MAX_DIGITS = 18
 
+#: How a note on a query ends when operators of its printed plan may be missing (parsing's
+#: `Damage.note`): its counts are lower bounds (`Query.incomplete`).
+INCOMPLETE_TAIL = "; counts may be incomplete"
+
 #: `Query.origin` of a plan read from a History Server's answer: its metrics are rounded for
 #: display (`1.2 MiB`), so figures read from them are approximate.
 HISTORY_SERVER_ORIGIN = "History Server"
@@ -207,6 +211,15 @@ class Query:
                     "log)")
         if self.adaptive and self.root.is_final_plan is False:
             return "its plan is not final (isFinalPlan=false): AQE had not finished re-planning"
+        return ""
+
+    @property
+    def incomplete(self) -> str:
+        """The first note saying operators of the printed plan may be missing (a text cut
+        short, elided with `...`): its counts are lower bounds. "" when none says so."""
+        for note in self.notes:
+            if note.endswith(INCOMPLETE_TAIL):
+                return note[:-len(INCOMPLETE_TAIL)]
         return ""
 
     @property
