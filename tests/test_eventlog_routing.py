@@ -322,14 +322,17 @@ def test_a_compressed_file_that_holds_no_events_is_said_to_be_one(tmp_path):
         error.replace(str(packed), "<stdin>")
 
 
-def test_a_compressed_stream_cut_inside_its_first_block_is_an_empty_log(tmp_path):
+def test_a_compressed_stream_cut_inside_its_first_block_is_nothing_read(tmp_path):
+    """No event of it can be read: no application, no query, so no report (exit 2, saying
+    where it is cut), never an empty report that a gate would take for a run."""
     cut = tmp_path / "app.lz4.inprogress"
     cut.write_bytes(LOGS["lz4"][0].read_bytes()[:1000])
-    report = report_of(cli("diff", str(cut), "--format", "json"))
-    assert report["queries"] == []
-    assert report["notes"] == [
-        f"{cut}: the last lz4 block (byte offset 0) is cut short; read up to it",
-        f"{cut}: no SQL execution in this event log"]
+    expected = (f"{cut}: no Spark application or SQL execution could be read: no event of a "
+                f"Spark application in it (the last lz4 block (byte offset 0) is cut short; "
+                f"read up to it)")
+    assert one_line_error(cli("diff", str(cut), "--format", "json")) == expected
+    assert one_line_error(cli("diff", "-", stdin=cut.read_bytes())) == \
+        expected.replace(str(cut), "<stdin>")
 
 
 def _gzip_with_comment(data: bytes, comment: bytes) -> bytes:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from aqe_inspect.errors import InspectError
-from aqe_inspect.fleet.job import LocalFiles, expand_units, run_fleet
+from aqe_inspect.fleet.job import LocalFiles, expand_units, nothing_read, run_fleet
 from aqe_inspect.fleet.rows import rows_of_bytes, rows_of_log
 from aqe_inspect.fleet.table import COLUMN_NAMES, KIND_COLUMNS, kind_column
 from aqe_inspect.sources.eventlog.files import folder_parts
@@ -301,6 +301,79 @@ def test_fleet_through_binary_file_reads_the_same(spark, fleet, tmp_path):
     read = session.read.parquet(str(output / "by_path")).collect()
     assert sorted(map(tuple, read), key=repr) == sorted(
         (tuple(row[name] for name in COLUMN_NAMES) for row in by_path), key=repr)
+
+
+def _cut_before_its_application(tmp_path):
+    """A real zstd log cut 40 bytes in (inside its first frame): nothing of it can be read."""
+    entry = next(e for e in LOGS if e["codec"] == "zstd" and e["layout"] == "single")
+    cut = tmp_path / "cut.zstd"
+    cut.write_bytes((SAMPLE_PLANS / entry["path"]).read_bytes()[:40])
+    return cut
+
+
+def test_nothing_read_is_what_diff_says_and_no_sql_is_a_row(tmp_path):
+    """Rows with no execution and no application (a log cut before its application started)
+    are nothing to judge: the scan's error is the first row's, the line `diff` prints; a log
+    whose application ran no SQL is a row naming the application, a table worth writing."""
+    cut = _cut_before_its_application(tmp_path)
+    rows = rows_of_log(str(cut))
+    assert len(rows) == 1 and rows[0]["app_id"] is None
+    said = subprocess.run([*AQE_INSPECT, "diff", str(cut)], capture_output=True, text=True)
+    assert said.returncode == 2 and said.stdout == ""
+    error = nothing_read([str(cut)], rows, [])
+    assert error is not None and f"aqe-inspect: error: {error}\n" == said.stderr
+    assert "no Spark application or SQL execution could be read" in str(error)
+    assert "; 1 other event log cannot be read either" in str(
+        nothing_read([str(tmp_path)], rows + rows, []))
+    source = (SAMPLE_PLANS / LOGS[0]["path"]).read_text().splitlines(keepends=True)
+    no_sql = tmp_path / "no_sql.json"
+    no_sql.write_text("".join(line for line in source if "SparkListenerSQL" not in line))
+    assert nothing_read([str(tmp_path)], rows + rows_of_log(str(no_sql)), []) is None
+
+
+def _folder_of_non_logs(root: Path) -> Path:
+    root.mkdir()
+    for name, data in NOT_LOGS.items():
+        (root / name).write_bytes(data)
+    return root
+
+
+@pytest.mark.spark
+def test_a_folder_of_non_logs_is_exit_2_as_diff_says(spark, tmp_path):
+    """The folder `diff` refuses (no event log in it, its files skipped) is no table of
+    nothing: the scan stops with diff's line and writes no table; a folder whose only log is
+    cut before its application started, the same. Beside a readable log, both are passed
+    over as before (skipped, an error row)."""
+    _, session = spark
+    folder = _folder_of_non_logs(tmp_path / "not-logs")
+    said = subprocess.run([*AQE_INSPECT, "diff", str(folder)], capture_output=True, text=True)
+    assert said.returncode == 2
+    diff_error = said.stderr.removeprefix("aqe-inspect: error: ").strip()
+    output = tmp_path / "table"
+    skipped = []
+    with pytest.raises(InspectError) as raised:
+        run_fleet([str(folder)], str(output), "csv", session=session, progress=False,
+                  skipped=skipped)
+    # diff tells an empty file apart from text that is not events; the fleet counts both.
+    assert str(raised.value).startswith(diff_error.split("; skipped")[0] + "; skipped 3 files")
+    assert all(name in str(raised.value) for name in NOT_LOGS)
+    assert skipped == sorted(str(folder / name) for name in NOT_LOGS)
+    assert not output.exists() and sorted(os.listdir(tmp_path)) == ["not-logs"]
+
+    cut_folder = tmp_path / "cut"
+    cut_folder.mkdir()
+    shutil.move(str(_cut_before_its_application(tmp_path)), cut_folder / "app.zstd")
+    with pytest.raises(InspectError, match="no Spark application or SQL execution could be "
+                                           "read: no event of a Spark application in it"):
+        run_fleet([str(cut_folder)], str(output), "csv", session=session, progress=False)
+    assert not output.exists()
+
+    log = folder / "app-1.json"
+    shutil.copy(SAMPLE_PLANS / LOGS[0]["path"], log)
+    rows = run_fleet([str(folder), str(cut_folder)], str(output), "csv", session=session,
+                     progress=False)
+    assert {row["source"] for row in rows} == {str(log), str(cut_folder / "app.zstd")}
+    assert csv_rows(output)
 
 
 # ---- the command, as a user runs it -------------------------------------------------------------

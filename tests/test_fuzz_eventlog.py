@@ -43,6 +43,10 @@ def run_cli(path: Path, *args: str) -> None:
     else:
         report = json.loads(out.getvalue())
         assert isinstance(report["queries"], list)
+        # No input, no report: exit 0 holds a query, or an application that ran none.
+        application = report.get("application") or {}
+        assert report["queries"] or application.get("app_id") or application.get("name"), \
+            report
 
 
 @st.composite
@@ -94,6 +98,39 @@ def test_damaged_compressed_logs_are_read_or_fail_cleanly(tmp_path, source, cut,
     path.write_bytes(data)
     run_cli(path)
     run_cli(path, "--query", "aqe-sample")
+
+
+def _exit(command: str, path: Path, *args: str) -> int:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([command, str(path), *args])
+    if code == 2:
+        assert err.getvalue().startswith(f"aqe-inspect: error: {path}:") and \
+            err.getvalue().count("\n") == 1, err.getvalue()
+    return code
+
+
+@FUZZ
+@given(source=st.sampled_from(PLAIN), cut=st.floats(0, 1))
+def test_a_log_cut_before_its_application_started_is_exit_2_everywhere(tmp_path, source,
+                                                                      cut):
+    """Cut at any byte: before the application's start event is whole, nothing can be read
+    (no application, no execution: Spark writes the start before any SQL event) and `diff`,
+    `why` and `check` all exit 2 with one line; from there on, they read the application
+    (`diff` and `why` exit 0; `check` judges, never passing on no query)."""
+    data = source.read_bytes()
+    start = data.index(b'{"Event":"SparkListenerApplicationStart"')
+    assert data.find(b'"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQL') > start
+    whole = data.index(b"}\n", start) + 1  # the start event's last byte, + 1
+    at = int(cut * len(data))
+    path = tmp_path / "app-1.inprogress"
+    path.write_bytes(data[:at])
+    codes = {command: _exit(command, path, *args) for command, args in (
+        ("diff", ("--format", "json")), ("why", ()), ("check", ("--forbid", "skew-join")))}
+    if at < whole:
+        assert codes == {"diff": 2, "why": 2, "check": 2}, at
+    else:
+        assert codes["diff"] == codes["why"] == 0 and codes["check"] in (0, 1), (at, codes)
 
 
 # ---- hostile fields: sparkPlanInfo trees, descriptions, History Server JSON -----------------

@@ -18,6 +18,7 @@ from aqe_inspect.plan.operators import family
 from aqe_inspect.rewrites.findings import REWRITE_KINDS
 from aqe_inspect.sources import read_document, read_text_document
 from aqe_inspect.sources.lines import LOG_PREFIX
+from aqe_inspect.sources.eventlog.history import read_history
 
 from .conftest import AQE_INSPECT, SAMPLE_PLANS
 from .test_samples import SCENARIOS, scenario_id
@@ -311,3 +312,46 @@ def test_a_100_mb_log_streams_through_in_bounded_memory(tmp_path):
     assert len(report["queries"]) == copies * per_copy
     peak_mb = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
     assert peak_mb < 1024, f"{peak_mb:.0f} MB for a 100 MB log"
+
+
+# ---- shapes published plans take: the REST API's planDescription, elided excerpts -------
+
+def _rest_api_trees():
+    """Each execution of the real /sql answers that switched a join to a broadcast, as people
+    copy its `planDescription`: the formatted tree alone (no detail blocks), indented."""
+    for path in sorted(SAMPLE_PLANS.glob("spark-*/*/history_sql.json")):
+        for entry in json.loads(path.read_text("utf-8")):
+            text = entry.get("planDescription") or ""
+            tree = text.split("\n\n\n(1) ")[0]
+            if "BroadcastHashJoin" in tree and "SortMergeJoin" in tree and \
+                    "== Initial Plan ==" in tree and "(1) " in text:
+                yield path, "\n".join("    " + line for line in tree.split("\n"))
+
+
+def test_a_rest_api_plan_description_tree_pairs_the_switched_join_by_its_inputs():
+    """No detail blocks: no join keys; the join's id is new. The inputs it joins keep their
+    ids, so the initial SortMergeJoin is the final join over the same inputs."""
+    found = list(_rest_api_trees())
+    assert found, "no /sql answer with a switched join among the samples"
+    for path, tree in found:
+        whole = totals(diff_document(read_history(path.read_bytes(), str(path))))
+        copied = totals(diff_document(read_text_document(tree, "copied.txt")))
+        assert copied["smj-to-bhj"] == whole["smj-to-bhj"] >= 1, path
+
+
+def test_an_elided_excerpt_counts_the_shuffle_read_its_detail_blocks_describe():
+    """The tree drawn without the read (`...`), its detail block printed whole: the read ran
+    in the final plan and is counted as its `Arguments:` say, with a note."""
+    for path in sorted(SAMPLE_PLANS.glob("spark-*/coalesced_aggregation/formatted_after.txt")):
+        text = path.read_text("utf-8")
+        lines = text.split("\n")
+        drawn = [line for line in lines[:lines.index("+- == Initial Plan ==")]
+                 if "AQEShuffleRead (" not in line and "ShuffleQueryStage (" not in line
+                 and "Exchange (" not in line and not line.lstrip(" +-*").startswith(
+                     ("HashAggregate (3)", "Project", "Range"))]
+        excerpt = "\n".join(drawn + ["   ..."]) + "\n\n" + text[text.index("\n(1) "):]
+        report = diff_document(read_text_document(excerpt, "excerpt.txt"))
+        assert totals(report)["coalesced"] == totals(
+            diff_document(read_text_document(text, "whole.txt")))["coalesced"] == 1, path
+        notes = [note for query in report.queries for note in query.notes]
+        assert any("AQEShuffleRead has no operator in the tree" in note for note in notes)

@@ -48,7 +48,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from aqe_inspect.errors import InspectError
 from aqe_inspect.fleet import tasks
 from aqe_inspect.fleet.table import COLUMN_NAMES, csv_cell, error_row, spark_schema
-from aqe_inspect.sources.eventlog.files import MAX_DEPTH, folder_parts, is_hidden, is_marker
+from aqe_inspect.sources.eventlog.files import MAX_DEPTH, SHOWN, folder_parts, is_hidden, \
+    is_marker
 
 FORMATS = ("parquet", "csv")
 #: The file a fleet table's folder holds, so that a later run knows it may replace the folder.
@@ -543,13 +544,47 @@ def run_fleet(paths: Sequence[str], output: str, output_format: str = "parquet",
         target = _Target(session, output, given)
         target.check()
         show = sys.stderr.isatty() if progress is None else progress
+        passed: List[str] = []
         with _bar(len(units), show) as on_progress:
-            rows = scan(session, units, binary, on_progress, skipped)
+            rows = scan(session, units, binary, on_progress, passed)
+        if skipped is not None:
+            skipped.extend(passed)
+        empty = nothing_read(paths, rows, passed)
+        if empty is not None:  # no table of nothing: the previous one, if any, stays
+            raise empty
         target.write(session, rows, output_format)
         return rows
     finally:
         if own:
             session.stop()
+
+
+def nothing_read(paths: Sequence[str], rows: Sequence[Row], skipped: Sequence[str]
+                 ) -> Optional[InspectError]:
+    """The error of a scan that read nothing to judge, as `diff` says of the same inputs: no
+    row holds an execution or an application (every file found in the folders skipped as no
+    event log, every log unreadable or cut before its application started). None when one
+    row does: an application that ran no SQL is a row of its own, a table worth writing."""
+    if any(row["execution_id"] is not None or row["app_id"] for row in rows):
+        return None
+    if rows:  # every log an error row: the first says why, as `diff` of it would
+        more = len(rows) - 1
+        others = f"; {more} other event log{'s' if more > 1 else ''} cannot be read " \
+                 f"either" if more else ""
+        return InspectError(f"{rows[0]['error']}{others}")
+    where = paths[0] if len(paths) == 1 else ", ".join(paths)
+    relative = len(paths) == 1 and not has_scheme(where) and os.path.isdir(where)
+    names = [os.path.relpath(path, where) if relative else path for path in skipped]
+    shown = ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more"
+                                        if len(names) > SHOWN else "")
+    said = (f"; skipped {len(names)} file that is not an event log: {shown}" if len(names) == 1
+            else f"; skipped {len(names)} files that are not event logs: {shown}" if names
+            else "")
+    folders = "is a directory with no Spark event log in it" if len(paths) == 1 \
+        else "are directories with no Spark event log in them"
+    return InspectError(folders + " (expected files of JSON lines that start with "
+                        "{\"Event\":, plain or compressed, or eventlog_v2_* folders)" + said,
+                        source=where)
 
 
 class _bar:

@@ -34,6 +34,7 @@ from .lexer import (
     CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, TreeTokens, _LineLexer,
 )
 from ..plan.model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
+from ..plan.operators import name_family
 from .operator_line import (
     DetailBlock, OperatorLine, is_final_plan, read_detail_block, read_operator_line,
 )
@@ -84,14 +85,16 @@ class _RawNode:
 class _Body:
     """What a `plan_body` rule produced: everything of one query below its header."""
 
-    __slots__ = ("root", "subqueries", "optimized_out", "mode", "damage")
+    __slots__ = ("root", "subqueries", "optimized_out", "mode", "damage", "undrawn")
 
     def __init__(self, root: Node, subqueries: Tuple[Subquery, ...],
-                 optimized_out: Tuple[Node, ...], mode: str, damage: List[Damage]):
+                 optimized_out: Tuple[Node, ...], mode: str, damage: List[Damage],
+                 undrawn: Tuple[Node, ...] = ()):
         self.root = root
         self.subqueries = subqueries
         self.optimized_out = optimized_out
         self.mode = mode
+        self.undrawn = undrawn
         self.damage = damage
 
 
@@ -198,8 +201,9 @@ class _ToModel(Transformer):
             ))
         optimized_out = tuple(builder.build(tree) for _, tree, _ in subplans)
         root = builder.build(root_raw)
+        damage = builder.finish(blocks)
         return _Body(root, tuple(subqueries), optimized_out,
-                     "formatted" if formatted else "simple", builder.finish(blocks))
+                     "formatted" if formatted else "simple", damage, builder.undrawn(blocks))
 
     # ---- queries and documents ---------------------------------------------------------------
     def logical_section(self, items):
@@ -257,7 +261,7 @@ def _query(body: _Body, logical: Dict[str, str], line: int) -> Query:
     for damage in body.damage:
         _record(damage)
     return Query(root=body.root, subqueries=body.subqueries, optimized_out=body.optimized_out,
-                 mode=body.mode, logical=logical, line=line)
+                 mode=body.mode, logical=logical, line=line, undrawn=body.undrawn)
 
 
 class _Builder:
@@ -343,6 +347,24 @@ class _Builder:
             initial=initial, is_final_plan=is_final_plan(args, fields) if adaptive else None,
             line=op.line,
         )
+
+    def undrawn(self, blocks: List[DetailBlock]) -> Tuple[Node, ...]:
+        """The shuffle reads whose detail blocks no tree line uses (a tree elided with `...`,
+        its blocks printed whole), each a node of its block alone: only AQE puts a shuffle
+        read in, so the final plan ran it, and its `Arguments:` say what it did."""
+        if not self.formatted:
+            return ()
+        found = []
+        seen: set = set()
+        for block in blocks:
+            if block.id in self.used or block.id in seen or \
+                    name_family(block.title.split(" ", 1)[0]) != "AQEShuffleRead":
+                continue
+            seen.add(block.id)
+            found.append(Node(name=block.title.split(" ", 1)[0], id=block.id,
+                              codegen_stage=block.codegen_stage, title=block.title,
+                              details=dict(block.fields), line=block.line))
+        return tuple(found)
 
     def finish(self, blocks: List[DetailBlock]) -> List[Damage]:
         """The damage found over the whole body, once every tree is built."""

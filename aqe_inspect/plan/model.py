@@ -167,6 +167,10 @@ class Query:
     subqueries: Tuple[Subquery, ...] = ()
     #: Exchanges AQE removed, from `===== Adaptively Optimized Out Exchanges =====`.
     optimized_out: Tuple[Node, ...] = ()
+    #: Shuffle reads a formatted text describes in its detail blocks but does not draw in its
+    #: tree (an excerpt elided with `...`): AQE alone puts them in, so they ran in the final
+    #: plan; each made from its block alone (no children), with the block's line.
+    undrawn: Tuple[Node, ...] = ()
     #: `formatted`, `simple` (simple, extended and cost modes print the same physical tree) or
     #: `codegen` (the WholeStageCodegen subtrees of a codegen-mode explain, read as the one
     #: plan they come from: see parsing/codegen.py).

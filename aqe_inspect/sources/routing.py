@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 from ..errors import InspectError
 from ..plan.model import Document
@@ -31,6 +31,9 @@ def read_input(path: str, max_size: int = DEFAULT_MAX_SIZE, task_metrics: bool =
             from .eventlog import LogStream
 
             return LogStream("<stdin>", [log], task_metrics=task_metrics, max_size=max_size)
+        history = _stdin_history(max_size)
+        if history is not None:
+            return history
     else:
         found = _read_events(path, task_metrics, max_size)
         if found is not None:
@@ -61,6 +64,26 @@ def _stdin_event_log():
     except OSError as error:
         raise InspectError(f"cannot read: {error.strerror or error}", source="<stdin>") from None
     return None if codec is None else stream_event_log("<stdin>", codec, stdin_stream())
+
+
+def _stdin_history(max_size: int) -> Optional[Document]:
+    """Standard input as a History Server `/sql` answer, when its first bytes say it is one
+    (as a file's are told): read whole, bounded by `max_size`, as `_history_bytes` reads a
+    file."""
+    from .magic import SNIFF_SIZE
+    from .reading import peek_stdin, read_bounded, stdin_stream
+
+    if sys.stdin.closed:
+        return None
+    from .eventlog.history import looks_like_history_json, read_history
+
+    try:
+        if not looks_like_history_json(peek_stdin(SNIFF_SIZE)):
+            return None
+        data = read_bounded(stdin_stream(), max_size, "<stdin>", "the History Server answer")
+    except OSError as error:
+        raise InspectError(f"cannot read: {error.strerror or error}", source="<stdin>") from None
+    return read_history(data, "<stdin>")
 
 
 def _read_events(path: str, task_metrics: bool = False, max_size: int = DEFAULT_MAX_SIZE):

@@ -9,8 +9,8 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 from ...plan.align import Alignment, computed_once, nodes_by_family
 from ...plan.model import ADAPTIVE_ROOT, Node, Query, RuleApplied, Subquery
 from ...plan.operators import _FAMILIES as _FAMILY_OF_NAME
-from ...plan.operators import JOINS, family, is_query_stage, is_shuffle_read, join_keys, \
-    join_type, normalized_text, partitioning, shuffle_read_modes, spec_partition_count
+from ...plan.operators import JOINS, QUERY_STAGES, family, is_query_stage, is_shuffle_read, \
+    join_keys, join_type, normalized_text, partitioning, shuffle_read_modes, spec_partition_count
 
 T = TypeVar("T")
 
@@ -59,6 +59,9 @@ class PlanPair:
     #: The subqueries formatted mode prints apart (`===== Subqueries =====`), for the main
     #: plan: what a hosting operator's `dynamicpruning#N` ran as.
     subqueries: Tuple[Subquery, ...] = ()
+    #: Shuffle reads the text describes but does not draw (`Query.undrawn`), for the main
+    #: plan: operators of its final tree whose place in it is not printed.
+    undrawn: Tuple[Node, ...] = ()
 
     @computed_once
     def alignment(self) -> Alignment:
@@ -189,7 +192,10 @@ class PlanPair:
     # Walked once for all detectors, each operator's family asked once.
     @computed_once
     def _final_walk(self) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
-        return own_nodes(self.final)
+        nodes, families = own_nodes(self.final)
+        if not self.undrawn:
+            return nodes, families
+        return (*nodes, *self.undrawn), (*families, *(family(node) for node in self.undrawn))
 
     @computed_once
     def _initial_walk(self) -> Tuple[Tuple[Node, ...], Tuple[str, ...]]:
@@ -407,16 +413,30 @@ def pair_sort_merge_joins(pair: PlanPair) -> Iterator[Tuple[Node, Node]]:
     final_joins = list(pair.final_of(*JOINS))
     by_id: Dict[int, Node] = {j.id: j for j in final_joins if j.id is not None}
     unmatched = _Unmatched(final_joins)
+    found: Dict[int, Node] = {}
     for initial in initial_joins:
         counterpart = by_id.get(initial.id) if initial.id is not None and pair.same_ids \
             else None
         if counterpart is None or unmatched.is_taken(counterpart):
             counterpart = unmatched.same_keys(initial)
-        if counterpart is None:
-            continue
-        unmatched.take(counterpart)
-        yield initial, counterpart
-
+        if counterpart is not None:
+            unmatched.take(counterpart)
+            found[id(initial)] = counterpart
+    if len(found) < len(initial_joins):
+        # No id kept, no keys printed: by the inputs each joins, the lowest joins first (a
+        # join over joins is paired once those below it are).
+        by_inputs = _ByInputs(pair, final_joins, initial_joins, found)
+        for initial in reversed(initial_joins):
+            if id(initial) in found:
+                continue
+            counterpart = by_inputs.first(initial, unmatched)
+            if counterpart is not None:
+                unmatched.take(counterpart)
+                found[id(initial)] = counterpart
+                by_inputs.paired(initial, counterpart)
+    for initial in initial_joins:
+        if id(initial) in found:
+            yield initial, found[id(initial)]
 
 class _Unmatched:
     """The final joins not paired yet, indexed by join keys and by keys and join type, so
@@ -465,6 +485,103 @@ class _Unmatched:
                 or self._earliest(("keys", keys), ("keys", swapped)))
 
 
+#: What lies between a join and its inputs, which a join switch puts in or takes away: the
+#: sort-merge join's sorts and shuffles, a broadcast's exchange, AQE's stages and shuffle
+#: reads, and the codegen wrappers of a sparkPlanInfo tree.
+_BETWEEN_JOIN_AND_INPUT = frozenset(("Sort", "Exchange", "ColumnarExchange", "BroadcastExchange",
+                                     "ColumnarBroadcastExchange", "WholeStageCodegen",
+                                     "InputAdapter", "AQEShuffleRead", *QUERY_STAGES))
+
+
+def join_input(node: Node) -> Node:
+    """The operator a join's child `node` reads, below what a join switch changes (see
+    `_BETWEEN_JOIN_AND_INPUT`)."""
+    while len(node.children) == 1 and family(node) in _BETWEEN_JOIN_AND_INPUT:
+        node = node.children[0]
+    return node
+
+
+def _over_join(node: Node) -> Tuple[Tuple[str, ...], Optional[Node]]:
+    """The operators from a join's input down to the join it reads through them alone (a
+    Project over a join), by family without what a switch changes, and that join; None when
+    the input reads no join that way."""
+    families: List[str] = []
+    while True:
+        name = family(node)
+        if name in JOINS:
+            return tuple(families), node
+        if len(node.children) != 1:
+            return (), None
+        if name not in _BETWEEN_JOIN_AND_INPUT:
+            families.append(name)
+        node = node.children[0]
+
+
+class _ByInputs:
+    """The final joins by the operators of the initial plan their inputs stand for: a sort-merge
+    join whose id was not kept and whose keys are not printed (a formatted tree without its
+    detail blocks, as the REST API's `planDescription` is often copied) is the final join
+    over the same two inputs, in either order. An input over a join (a Project over it) stands
+    for the same operators over the initial join that join was paired with (`paired`), so
+    joins are paired from the lowest up."""
+
+    def __init__(self, pair: "PlanPair", joins: List[Node], initial_joins: List[Node],
+                 found: Dict[int, Node]):
+        self._pair = pair
+        #: final join -> the initial join it was paired with, by id()
+        self._initial_of: Dict[int, Node] = {}
+        by_id = {id(join): join for join in initial_joins}
+        for initial_id, final in found.items():
+            self._initial_of[id(final)] = by_id[initial_id]
+        self._joins: Dict[Tuple[tuple, tuple], List[Node]] = {}
+        #: final join -> the final joins reading it as an input
+        self._readers: Dict[int, List[Node]] = {}
+        for join in joins:
+            if len(join.children) != 2:
+                continue
+            for child in join.children:
+                _, below = _over_join(join_input(child))
+                if below is not None:
+                    self._readers.setdefault(id(below), []).append(join)
+            self._index(join)
+
+    def _final_key(self, child: Node) -> Optional[tuple]:
+        node = join_input(child)
+        families, below = _over_join(node)
+        if below is not None:
+            initial = self._initial_of.get(id(below))
+            return None if initial is None else ("join", families, id(initial))
+        found = self._pair.initial_for(node)
+        return None if found is None else ("node", id(found))
+
+    @staticmethod
+    def _initial_key(child: Node) -> tuple:
+        node = join_input(child)
+        families, below = _over_join(node)
+        return ("join", families, id(below)) if below is not None else ("node", id(node))
+
+    def _index(self, join: Node) -> None:
+        left, right = (self._final_key(child) for child in join.children)
+        if left is None or right is None or left == right:
+            return
+        self._joins.setdefault((left, right), []).append(join)
+
+    def paired(self, initial: Node, final: Node) -> None:
+        """`final` stands for `initial` from now on: the joins reading it are indexed anew."""
+        self._initial_of[id(final)] = initial
+        for reader in self._readers.get(id(final), ()):
+            self._index(reader)
+
+    def first(self, initial: Node, unmatched: "_Unmatched") -> Optional[Node]:
+        if len(initial.children) != 2:
+            return None
+        left, right = (self._initial_key(child) for child in initial.children)
+        for key in ((left, right), (right, left)):
+            for join in self._joins.get(key, ()):
+                if not unmatched.is_taken(join):
+                    return join
+        return None
+
 def plan_pairs(query: Query, walked: Optional[List[List[Node]]] = None) -> List[PlanPair]:
     """Every adaptive plan of the query (main, subqueries, cached plans) as a PlanPair.
 
@@ -475,6 +592,7 @@ def plan_pairs(query: Query, walked: Optional[List[List[Node]]] = None) -> List[
     pairs: List[PlanPair] = []
     trees = query_trees(query)
     places = ["main", *(f"subquery {s.index}" for s in query.subqueries if s.tree is not None)]
+    undrawn = query.undrawn  # given to the main plan's first adaptive pair
     for number, (tree, where) in enumerate(zip(trees, places)):
         every = walked[number] if walked is not None else tree.walked()
         for node in [node for node in every if node.name == ADAPTIVE_ROOT]:
@@ -482,10 +600,19 @@ def plan_pairs(query: Query, walked: Optional[List[List[Node]]] = None) -> List[
             place = where if node is tree else f"{where}, nested plan at {describe(node)}"
             pairs.append(PlanPair(final=final, initial=node.initial,
                                   is_final_plan=node.is_final_plan, where=place,
-                                  subqueries=query.subqueries if where == "main" else ()))
+                                  subqueries=query.subqueries if where == "main" else (),
+                                  undrawn=undrawn if where == "main" else ()))
+            if where == "main":
+                undrawn = ()
     if not query.root.is_adaptive_root and _shows_aqe(query.root):
         pairs.insert(0, PlanPair(final=query.root, initial=None, is_final_plan=None,
-                                 where="main (final plan only)", subqueries=query.subqueries))
+                                 where="main (final plan only)", subqueries=query.subqueries,
+                                 undrawn=undrawn))
+        undrawn = ()
+    if undrawn and not pairs:  # no adaptive root drawn: the reads alone say AQE ran
+        pairs.append(PlanPair(final=query.root, initial=None, is_final_plan=None,
+                              where="main (final plan only)", subqueries=query.subqueries,
+                              undrawn=undrawn))
     return pairs
 
 

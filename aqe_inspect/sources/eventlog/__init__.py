@@ -159,6 +159,7 @@ class LogStream:
                                     task_metrics=self._task_metrics, max_size=self._max_size,
                                     spans=True)
             found = 0
+            first_note = len(self.notes)
             try:
                 for query, query_notes in build_queries(self._scanner, self._workers,
                                                         POOL_MIN_EXECUTIONS, self._then):
@@ -174,8 +175,16 @@ class LogStream:
                 continue
             finally:
                 read += found
-            if not found:
+            if found:
+                continue
+            empty = nothing_read(log.name, self._scanner.app, self.notes[first_note:])
+            if empty is None:  # an application that ran no SQL: said, not an error
                 self.notes.append(f"{log.name}: no SQL execution in this event log")
+                continue
+            if not keep_going:
+                raise empty
+            self.failed.append(empty)
+            self.notes.append(f"{empty}; it was skipped")
         if self.failed and not self._keep_going and len(self.failed) == len(self._logs) \
                 and not read:
             raise self.failed[0]  # nothing at all could be read
@@ -185,3 +194,33 @@ class LogStream:
         queries = tuple(self.queries)
         return Document(queries=queries, source=self.source, notes=tuple(self.notes),
                         application=self.application)
+
+
+def nothing_read(source: str, app: Any, notes: List[str]) -> Optional[InspectError]:
+    """The error of a log that gave no SQL execution and no application (`app`, the scanner's
+    `AppState`): nothing in it can be judged (a file cut before its application's start event,
+    a compressed stream cut in its first block, a log of other events). None when its
+    application started: it ran no SQL, which is no error. The log's first notes (where it is
+    cut, what was skipped) say why."""
+    if app.started:
+        return None
+    if app.events:
+        what = ("its events end before the application's start event "
+                "(SparkListenerApplicationStart)")
+    else:
+        what = "no event of a Spark application in it"
+    said = [_unprefixed(note, source) for note in notes[:2]]
+    why = f" ({'; '.join(said)})" if said else ""
+    return InspectError(f"no Spark application or SQL execution could be read: {what}{why}",
+                        source=source)
+
+
+def _unprefixed(note: str, source: str) -> str:
+    """A note of the log, without the log's name it starts with (the error names it)."""
+    if not note.startswith(source + ":"):
+        return note
+    rest = note[len(source) + 1:]
+    number, colon, said = rest.partition(":")
+    if colon and number.isdigit():
+        return f"line {number}:{said}"
+    return rest.lstrip()

@@ -125,6 +125,10 @@ class AppState:
     name: str = ""
     spark_version: str = ""
     configs: Dict[str, str] = field(default_factory=dict)
+    #: The application's start event was read: an application ran (whether it ran SQL or not).
+    started: bool = False
+    #: The application's events read (its log start, environment, start), however few.
+    events: int = 0
 
     def application(self) -> Application:
         return Application(app_id=self.app_id, name=self.name, spark_version=self.spark_version)
@@ -763,12 +767,14 @@ class Scanner:
         if event is None:
             return
         self._app_events.remove(marker)  # each is written once, at the start
+        self.app.events += 1
         if marker is LOG_START or marker is DATABRICKS_START:
             for other in (LOG_START, DATABRICKS_START):  # one of the two says the version
                 if other in self._app_events:
                     self._app_events.remove(other)
             self.app.spark_version = deepjson.text(event.get("Spark Version") or "")
         elif marker is APP_START:
+            self.app.started = True
             self.app.app_id = deepjson.text(event.get("App ID") or "")
             self.app.name = deepjson.text(event.get("App Name") or "")
         else:

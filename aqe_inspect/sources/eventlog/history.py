@@ -73,8 +73,15 @@ def read_history(data: bytes, source: str, app_id: str = "") -> Document:
         query = _query(item, source, notes)
         if query is not None:
             queries.append(query)
+    if not queries and (items or not app_id):
+        # Entries none of which could be read, or an empty answer of no known application:
+        # nothing to judge. An application's own empty list (--url) ran no SQL: a note.
+        said = f" ({'; '.join(notes[:2])})" if notes else ""
+        raise InspectError(f"no SQL execution could be read from this History Server answer"
+                           f"{said}" if items else "a History Server answer with no SQL "
+                           "execution in it, of no application named", source=source)
     if not queries:
-        notes.append(f"{source}: no SQL execution in this answer")
+        notes.append(f"{source}: no SQL execution in this answer (the application ran none)")
     queries.sort(key=lambda q: q.execution.execution_id if q.execution else 0)
     return Document(queries=tuple(queries), source=source, notes=tuple(notes),
                     application=Application(app_id=app_id))
