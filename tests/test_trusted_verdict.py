@@ -110,10 +110,11 @@ def test_one_query_run_again_in_one_application_is_reported_per_run(line):
             truth = _truth(line, scenario)["rewrites"]
             counts = {kind: query.counts[kind] for kind in REWRITE_KINDS if kind in truth}
             assert counts == {kind: truth[kind] for kind in counts}, (log, scenario)
-        # The later runs say which print they were told apart from, and why.
-        for query in queries[1:]:
-            assert any("run again" in note and "reported on its own" in note
-                       for note in query.query.notes), (log, query.query.notes)
+        # The third run (the first's settings again: the same plan but for its ids) says
+        # which print it was told apart from, and why.
+        first, third = queries[0].query, queries[2].query
+        assert f"line {third.line}: the query printed at line {first.line} run again (other " \
+               "plan ids): reported on its own" in third.notes, (log, third.notes)
         # A forbid of what the positive run made fails, whatever ran after it.
         for kind in _rewrote(_truth(line, positive)):
             if not _truth(line, control)["rewrites"].get(kind):
