@@ -269,12 +269,12 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
 
     # The final plans the reported explains show, each with its query and run.
     covered: List[_Plan] = []
-    covered_by: List[Tuple[int, int]] = []  # (id(query), run)
+    covered_by: List[Tuple[int, int, int]] = []  # (id(query), run, line)
     for query in reported:
         if query.is_final_plan:
             for plan in _adaptive_finals(query, plan_of):
                 covered.append(plan)
-                covered_by.append((id(query), run_of(query)))
+                covered_by.append((id(query), run_of(query), query.line))
     covered_index = _Index()
     for number, plan in enumerate(covered):
         covered_index.add(number, plan)
@@ -308,7 +308,7 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
         if shown is not None:  # an explain after the action shows this plan already
             later_notes.setdefault(covered_by[shown][0], []).append(
                 f"line {query.line}: AQE's 'Final plan' log message shows this plan again "
-                f"({covered[shown].evidence(final)})")
+                f"({covered[shown].evidence(final)} as line {covered_by[shown][2]})")
             continue
         initial_tree, how = None, ""
         sharing = [key for key in waiting_index.sharing(final) if key in waiting]
@@ -338,7 +338,7 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
         reported.append(built)
         covered_index.add(len(covered), final)
         covered.append(final)
-        covered_by.append((id(built), run))
+        covered_by.append((id(built), run, built.line))
     # Re-planning AQE logged for a plan that never logged its final plan (the log was cut, or
     # the query failed): the latest state it logged.
     pending = [(q, r) for q, r in changes if id(q) not in claimed]
