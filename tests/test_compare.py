@@ -54,22 +54,60 @@ def compare_json(old: str, new: str, *extra: str) -> tuple:
     return json.loads(done.stdout), done.returncode
 
 
+def implied_replaced(before: dict, after: dict) -> dict:
+    """What the JVM truth of one execution in two runs says a stronger rewrite took over: when
+    the new run turned a sort-merge join the old run kept into a broadcast (a
+    BroadcastHashJoin where the old plan object held a SortMergeJoin, and `smj-to-bhj` made),
+    the coalesced reads that went are those its local reads replaced (in these scenarios every
+    local read is a broadcast join's input: OptimizeShuffleWithLocalRead), and a skew split or
+    a shuffled-hash switch that went was taken over by the broadcast. Otherwise nothing."""
+    old, new = before["rewrites"], after["rewrites"]
+    switched = (new["smj-to-bhj"] > old["smj-to-bhj"]
+                and after["joins"].count("BroadcastHashJoin")
+                > before["joins"].count("BroadcastHashJoin")
+                and before["joins"].count("SortMergeJoin") + before["joins"].count(
+                    "ShuffledHashJoin") > after["joins"].count("SortMergeJoin")
+                + after["joins"].count("ShuffledHashJoin"))
+    if not switched:
+        return {}
+    found = {"coalesced": min(max(0, old["coalesced"] - new["coalesced"]),
+                              max(0, new["local-read"] - old["local-read"])),
+             "skew-join": max(0, old["skew-join"] - new["skew-join"]),
+             "smj-to-shj": max(0, old["smj-to-shj"] - new["smj-to-shj"])}
+    return {kind: count for kind, count in found.items() if count}
+
+
 def implied(old_run: dict, new_run: dict) -> dict:
-    """description -> (lost, gained), from the two runs' JVM truth."""
+    """description -> (lost, gained), from the two runs' JVM truth; lost without what a
+    stronger rewrite replaced (`implied_replaced`)."""
     new_by = {e["description"]: e for e in new_run["executions"]}
     found = {}
     for before in old_run["executions"]:
         after = new_by[before["description"]]
-        lost = {k: max(0, n - after["rewrites"][k]) for k, n in before["rewrites"].items()}
+        replaced = implied_replaced(before, after)
+        lost = {k: max(0, n - after["rewrites"][k]) - replaced.get(k, 0)
+                for k, n in before["rewrites"].items()}
         gained = {k: max(0, after["rewrites"][k] - n) for k, n in before["rewrites"].items()}
         found[before["description"]] = ({k: n for k, n in lost.items() if n},
                                         {k: n for k, n in gained.items() if n})
     return found
 
 
+def implied_replacements(old_run: dict, new_run: dict) -> dict:
+    """description -> {kind: count replaced}, from the two runs' JVM truth."""
+    new_by = {e["description"]: e for e in new_run["executions"]}
+    return {before["description"]: implied_replaced(before, new_by[before["description"]])
+            for before in old_run["executions"]}
+
+
 def said(document: dict) -> dict:
     return {pair["new"]["description"]: ({k: n for k, n in pair["lost"].items() if n},
                                          {k: n for k, n in pair["gained"].items() if n})
+            for pair in document["pairs"]}
+
+
+def said_replaced(document: dict) -> dict:
+    return {pair["new"]["description"]: {r["kind"]: r["count"] for r in pair["replaced"]}
             for pair in document["pairs"]}
 
 
@@ -83,6 +121,7 @@ def test_compare_names_exactly_what_the_truth_implies(line, old_run, new_run):
     document, code = compare_json(_log(line, old_run), _log(line, new_run))
     expected = implied(truth[old_run], truth[new_run])
     assert said(document) == expected
+    assert said_replaced(document) == implied_replacements(truth[old_run], truth[new_run])
     assert all(pair["matched_by"] == "description" for pair in document["pairs"])
     assert document["unmatched"] == {"old": [], "new": []}
     assert code == (1 if any(lost for lost, _ in expected.values()) else 0)
@@ -297,7 +336,7 @@ def test_every_format_escapes_text_from_the_inputs(hostile_logs, name):
     if name == "markdown":
         row = next(line for line in out.splitlines() if "alert" in line)
         cells = re.split(r"(?<!\\)\|", row)
-        assert len(cells) == 11, row  # nine cells: no `|` of the description ends one
+        assert len(cells) == 12, row  # ten cells: no `|` of the description ends one
         assert "[link](" not in row
 
 
