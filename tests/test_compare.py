@@ -3,8 +3,8 @@
 The material is real: sample_plans/compare_runs.py ran one application (eight scenarios, one
 labelled SQL execution each) under PySpark 3.5.9 and 4.3.0, once with the scenarios' own
 settings (`baseline`), once more the same (`rerun`), and under changed settings
-(`bhj_off`: the runtime broadcast threshold -1; `skew_off`; `coalesce_off`; where a line holds
-it, `broadcast_more`: the threshold 10MB), and recorded
+(`bhj_off`: the runtime broadcast threshold -1; `skew_off`; `coalesce_off`; `broadcast_more`:
+the threshold 10MB), and recorded
 each execution's rewrites from the JVM plan objects (`runs.json`). What `compare` says was
 lost and gained must be exactly what the two truths imply, execution by execution; nothing
 for the re-run. What a stronger rewrite took over (a coalesced read of a join's input read
@@ -27,10 +27,7 @@ import pytest
 from .conftest import AQE_INSPECT, ROOT, SAMPLE_PLANS
 
 LINES = ("3.5.9", "4.3.0")
-RUNS = ("baseline", "rerun", "bhj_off", "skew_off", "coalesce_off")
-#: A run some Spark lines hold (`broadcast_more`: the skewed and the shuffled-hash joins
-#: become broadcasts): the tests take it where runs.json has it.
-EXTRA_RUNS = ("broadcast_more",)
+RUNS = ("baseline", "rerun", "bhj_off", "skew_off", "coalesce_off", "broadcast_more")
 FORMATS = ("text", "json", "junit", "github", "sarif", "markdown", "html")
 
 
@@ -46,12 +43,6 @@ def _truth(line: str) -> dict:
 def _log(line: str, run: str) -> str:
     return str(_folder(line) / f"{run}.zstd")
 
-
-def _runs_of(line: str) -> tuple:
-    """The runs a line holds: every one of RUNS, and those of EXTRA_RUNS runs.json lists."""
-    data = json.loads((_folder(line) / "runs.json").read_text("utf-8"))
-    held = {run["run"] for run in data["runs"]}
-    return RUNS + tuple(run for run in EXTRA_RUNS if run in held)
 
 
 def run(*args: str, cwd=None, stdin=None) -> subprocess.CompletedProcess:
@@ -127,8 +118,8 @@ def said_replaced(document: dict) -> dict:
 
 # ---- the truth ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("line,old_run,new_run", [(line, *pair) for line in LINES
-                                                  for pair in permutations(_runs_of(line), 2)])
+@pytest.mark.parametrize("line", LINES)
+@pytest.mark.parametrize("old_run,new_run", list(permutations(RUNS, 2)))
 def test_compare_names_exactly_what_the_truth_implies(line, old_run, new_run):
     truth = _truth(line)
     document, code = compare_json(_log(line, old_run), _log(line, new_run))
@@ -281,8 +272,7 @@ def test_replacement_is_told_join_by_join_not_by_counting(line):
     assert not failing & {"smj_to_bhj", "local_read"}
 
 
-@pytest.mark.parametrize("line", [line for line in LINES
-                                  if "broadcast_more" in _runs_of(line)])
+@pytest.mark.parametrize("line", LINES)
 def test_a_skew_split_and_a_shuffled_hash_switch_replaced_by_the_broadcast(line):
     """AQE's broadcast threshold raised: the skewed sort-merge join and the shuffled hash join
     become broadcasts. The skew split (OptimizeSkewedJoin splits shuffled joins only) and the
