@@ -213,6 +213,7 @@ def test_a_run_that_made_the_broadcast_passes_and_the_reverse_fails(line):
         [replacement] = pair["replaced"]
         assert {k: v for k, v in replacement.items() if k != "joins"} == {
             "kind": "coalesced", "count": 2, "by": "local-read", "because": "smj-to-bhj",
+            "switched_in": "new",
             "text": "coalesced 2 replaced by local-read 2 (the join became smj-to-bhj)"}
         [join] = replacement["joins"]
         assert join.startswith("BroadcastHashJoin (")
@@ -332,6 +333,34 @@ def test_every_input_of_the_scenarios_tells_the_replacement(line, name):
     [pair] = reverse["pairs"]
     assert pair["replaced"] == [] and pair["lost"]["smj-to-bhj"] == truth_on["rewrites"][
         "smj-to-bhj"]
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_local_reads_turned_on_replace_the_coalesced_reads_of_a_broadcast(line):
+    """Both runs broadcast the join; the old one with local shuffle reads off read its inputs
+    through coalesced reads, the new one reads them locally: the same rule
+    (OptimizeShuffleWithLocalRead) took them over. Replaced; the reverse lost the local reads."""
+    base = SAMPLE_PLANS / f"spark-{line}"
+    off, on = base / "local_read_off", base / "local_read"
+    truth_off = json.loads((off / "truth.json").read_text("utf-8"))
+    truth_on = json.loads((on / "truth.json").read_text("utf-8"))
+    for truth in (truth_off, truth_on):  # the broadcast in both runs
+        assert [j["operator"] for j in truth["joins"]] == ["BroadcastHashJoin"]
+        assert truth["rewrites"]["smj-to-bhj"] == 1
+    assert (truth_off["rewrites"]["coalesced"], truth_on["rewrites"]["local-read"]) == (2, 2)
+    log_off = next(p for p in sorted(off.iterdir()) if p.name.startswith("eventlog"))
+    log_on = next(p for p in sorted(on.iterdir()) if p.name.startswith("eventlog"))
+    document, code = compare_json(str(log_off), str(log_on))
+    assert code == 0, document["verdict"]
+    [pair] = document["pairs"]
+    [replacement] = pair["replaced"]
+    assert (replacement["kind"], replacement["count"], replacement["by"],
+            replacement["switched_in"]) == ("coalesced", 2, "local-read", "both")
+    assert "in both runs" in replacement["text"]
+    reverse, code = compare_json(str(log_on), str(log_off))
+    assert code == 1
+    [pair] = reverse["pairs"]
+    assert pair["replaced"] == [] and pair["lost"]["local-read"] == 2
 
 
 @pytest.mark.parametrize("line", LINES)

@@ -9,14 +9,17 @@ which "needs to make use of the partition specs added by CoalesceShufflePartitio
 be executed after it": it turns the shuffle reads of a broadcast hash join's inputs into
 local reads, a coalesced read included (`createLocalRead` of an `AQEShuffleReadExec`).
 
-So when a join of the old run stayed a sort-merge join and the new run made it a broadcast
-(`smj-to-bhj` at that join), what the old run made at that join is taken over:
+So at a join the new run made a broadcast (`smj-to-bhj` at that join), what the old run made
+there is taken over:
 
 - a `coalesced` read of one of its inputs is read map-locally (`local-read`) at the same input
-  in the new run: the coalesced read was turned into the local one;
-- its `skew-join` split: OptimizeSkewedJoin splits the skewed partitions of a sort-merge or
-  shuffled hash join; a broadcast join has no shuffled side to split;
-- its `smj-to-shj` switch: join selection takes a broadcast before a shuffled hash join.
+  in the new run: the coalesced read was turned into the local one. Whether the old run kept
+  the sort-merge join, or made the broadcast too but did not read locally
+  (`spark.sql.adaptive.localShuffleReader.enabled=false`): the same rule took it over;
+- when the old run kept the sort-merge (or shuffled hash) join: its `skew-join` split
+  (OptimizeSkewedJoin splits the skewed partitions of a sort-merge or shuffled hash join; a
+  broadcast join has no shuffled side to split) and its `smj-to-shj` switch (join selection
+  takes a broadcast before a shuffled hash join).
 
 Each is decided from the plans, join by join (`summary.JoinSite`: the same join in both runs,
 found by its place in the initial plan; the same input of it), never by counting kinds: a
@@ -52,19 +55,26 @@ class Replacement:
     by: str
     because: str
     joins: Tuple[str, ...] = ()
+    #: Which run made the switch `because`: `new` (the old run kept the sort-merge join), or
+    #: `both` (the old run made the broadcast too, and read its inputs through coalesced reads).
+    switched_in: str = "new"
+
+    @property
+    def _why(self) -> str:
+        if self.switched_in == "both":
+            return f"the join is {self.because} in both runs, its inputs now read locally"
+        return f"the join became {self.because}"
 
     @property
     def text(self) -> str:
         """`coalesced 2 replaced by local-read 2 (the join became smj-to-bhj)`."""
-        return f"{self.kind} {self.count} replaced by {self.by} {self.count} " \
-               f"(the join became {self.because})"
+        return f"{self.kind} {self.count} replaced by {self.by} {self.count} ({self._why})"
 
     @property
     def clause(self) -> str:
         """`text` where it stands in parentheses already: `coalesced 2 replaced by local-read
         2, the join became smj-to-bhj`."""
-        return f"{self.kind} {self.count} replaced by {self.by} {self.count}, " \
-               f"the join became {self.because}"
+        return f"{self.kind} {self.count} replaced by {self.by} {self.count}, {self._why}"
 
 
 def replacements(old: Sequence[JoinSite], new: Sequence[JoinSite], lost: Mapping[str, int],
@@ -75,30 +85,38 @@ def replacements(old: Sequence[JoinSite], new: Sequence[JoinSite], lost: Mapping
     if not old or not new or not any(lost.values()):
         return ()
     old_at = {site.place: site for site in old}
-    found: Dict[Tuple[str, str], int] = {}
-    where: Dict[Tuple[str, str], List[str]] = {}
+    found: Dict[Tuple[str, str, str], int] = {}
+    where: Dict[Tuple[str, str, str], List[str]] = {}
     for site in new:
         before = old_at.get(site.place)
-        if before is None or SWITCH not in site.at_join or SWITCH in before.at_join:
+        if before is None or SWITCH not in site.at_join:
             continue
+        switched_in = "both" if SWITCH in before.at_join else "new"
         for kind, place, by in RULES:
             if not lost.get(kind):
                 continue
-            if place == "join":
-                count = int(kind in before.at_join and kind not in site.at_join
-                            and by in site.at_join)
+            if place == "join":  # only a join the old run kept shuffled
+                count = int(switched_in == "new" and kind in before.at_join
+                            and kind not in site.at_join and by in site.at_join)
             else:
                 count = sum(1 for was, now in zip(before.inputs, site.inputs)
                             if kind in was and kind not in now and by in now)
             if count:
-                key = (kind, by)
+                key = (kind, by, switched_in)
                 found[key] = found.get(key, 0) + count
                 if site.join not in where.setdefault(key, []):
                     where[key].append(site.join)
     order = {kind: index for index, kind in enumerate(kinds)}
-    return tuple(Replacement(kind, min(count, lost[kind]), by, SWITCH, tuple(where[(kind, by)]))
-                 for (kind, by), count in sorted(found.items(),
-                                                 key=lambda item: order.get(item[0][0], 99)))
+    result: List[Replacement] = []
+    left = dict(lost)
+    for (kind, by, switched_in), count in sorted(found.items(),
+                                                 key=lambda item: order.get(item[0][0], 99)):
+        count = min(count, left.get(kind, 0))  # never more than the pair lost of the kind
+        if count:
+            left[kind] -= count
+            result.append(Replacement(kind, count, by, SWITCH,
+                                      tuple(where[(kind, by, switched_in)]), switched_in))
+    return tuple(result)
 
 
 def replaced_counts(found: Sequence[Replacement]) -> Dict[str, int]:

@@ -226,16 +226,17 @@ class Comparison:
     @property
     def replaced(self) -> Tuple[Replacement, ...]:
         """Every pair's replacements summed per kind, what replaced it and why."""
-        found: Dict[Tuple[str, str, str], List[Any]] = {}
+        found: Dict[Tuple[str, str, str, str], List[Any]] = {}
         for item in self.items:
             for replacement in item.replaced:
-                key = (replacement.kind, replacement.by, replacement.because)
+                key = (replacement.kind, replacement.by, replacement.because,
+                       replacement.switched_in)
                 entry = found.setdefault(key, [0, []])
                 entry[0] += replacement.count
                 entry[1].extend(j for j in replacement.joins if j not in entry[1])
         order = {kind: index for index, kind in enumerate(self.kinds)}
-        return tuple(Replacement(kind, count, by, because, tuple(joins))
-                     for (kind, by, because), (count, joins)
+        return tuple(Replacement(kind, count, by, because, tuple(joins), switched_in)
+                     for (kind, by, because, switched_in), (count, joins)
                      in sorted(found.items(), key=lambda item: order.get(item[0][0], 99)))
 
     @property
@@ -309,8 +310,8 @@ def pair_json(pair: Pair) -> Dict[str, Any]:
 
 def replacement_json(replacement: Replacement) -> Dict[str, Any]:
     return {"kind": replacement.kind, "count": replacement.count, "by": replacement.by,
-            "because": replacement.because, "joins": list(replacement.joins),
-            "text": replacement.text}
+            "because": replacement.because, "switched_in": replacement.switched_in,
+            "joins": list(replacement.joins), "text": replacement.text}
 
 
 def _group_json(group: FleetGroup) -> Dict[str, Any]:
