@@ -11,6 +11,8 @@ objects, never from plan text)::
     bhj_off       spark.sql.adaptive.autoBroadcastJoinThreshold=-1 (runtime broadcasts off)
     skew_off      spark.sql.adaptive.skewJoin.enabled=false
     coalesce_off  spark.sql.adaptive.coalescePartitions.enabled=false
+    broadcast_more spark.sql.adaptive.autoBroadcastJoinThreshold=10MB: AQE broadcasts the
+                  joins the scenarios keep as sort-merge (a skewed one) or shuffled hash joins
 
 A run's override is set on the session over each scenario's confs, so the execution's
 ``modifiedConfigs`` (Spark 3.4+) records it. Output, per Spark line::
@@ -63,6 +65,7 @@ RUNS = {
     "bhj_off": {"spark.sql.adaptive.autoBroadcastJoinThreshold": "-1"},
     "skew_off": {"spark.sql.adaptive.skewJoin.enabled": "false"},
     "coalesce_off": {"spark.sql.adaptive.coalescePartitions.enabled": "false"},
+    "broadcast_more": {"spark.sql.adaptive.autoBroadcastJoinThreshold": "10MB"},
 }
 
 

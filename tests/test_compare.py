@@ -2,11 +2,13 @@
 
 The material is real: sample_plans/compare_runs.py ran one application (eight scenarios, one
 labelled SQL execution each) under PySpark 3.5.9 and 4.3.0, once with the scenarios' own
-settings (`baseline`), once more the same (`rerun`), and under three changed settings
-(`bhj_off`: the runtime broadcast threshold -1; `skew_off`; `coalesce_off`), and recorded
+settings (`baseline`), once more the same (`rerun`), and under changed settings
+(`bhj_off`: the runtime broadcast threshold -1; `skew_off`; `coalesce_off`; `broadcast_more`:
+the threshold 10MB), and recorded
 each execution's rewrites from the JVM plan objects (`runs.json`). What `compare` says was
 lost and gained must be exactly what the two truths imply, execution by execution; nothing
-for the re-run.
+for the re-run. What a stronger rewrite took over (a coalesced read of a join's input read
+map-locally once the join became a broadcast) is replaced, not lost, as the truths imply.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import pytest
 from .conftest import AQE_INSPECT, ROOT, SAMPLE_PLANS
 
 LINES = ("3.5.9", "4.3.0")
-RUNS = ("baseline", "rerun", "bhj_off", "skew_off", "coalesce_off")
+RUNS = ("baseline", "rerun", "bhj_off", "skew_off", "coalesce_off", "broadcast_more")
 FORMATS = ("text", "json", "junit", "github", "sarif", "markdown", "html")
 
 
@@ -42,6 +44,7 @@ def _log(line: str, run: str) -> str:
     return str(_folder(line) / f"{run}.zstd")
 
 
+
 def run(*args: str, cwd=None, stdin=None) -> subprocess.CompletedProcess:
     return subprocess.run([*AQE_INSPECT, *args], capture_output=True, text=True, cwd=cwd,
                           input=stdin, timeout=120, env={"PATH": "/usr/bin:/bin",
@@ -54,17 +57,52 @@ def compare_json(old: str, new: str, *extra: str) -> tuple:
     return json.loads(done.stdout), done.returncode
 
 
+def implied_replaced(before: dict, after: dict) -> dict:
+    """What the JVM truth of one execution in two runs says a stronger rewrite took over: when
+    the new run turned a sort-merge join the old run kept into a broadcast (a
+    BroadcastHashJoin where the old plan object held a SortMergeJoin, and `smj-to-bhj` made),
+    the coalesced reads that went are those its local reads replaced (in these scenarios every
+    local read is a broadcast join's input: OptimizeShuffleWithLocalRead), and a skew split or
+    a shuffled-hash switch that went was taken over by the broadcast. Otherwise nothing."""
+    old, new = before["rewrites"], after["rewrites"]
+    switched = (new["smj-to-bhj"] > old["smj-to-bhj"]
+                and after["joins"].count("BroadcastHashJoin")
+                > before["joins"].count("BroadcastHashJoin")
+                and before["joins"].count("SortMergeJoin") + before["joins"].count(
+                    "ShuffledHashJoin") > after["joins"].count("SortMergeJoin")
+                + after["joins"].count("ShuffledHashJoin"))
+    if not switched:
+        return {}
+    found = {"coalesced": min(max(0, old["coalesced"] - new["coalesced"]),
+                              max(0, new["local-read"] - old["local-read"])),
+             "skew-join": max(0, old["skew-join"] - new["skew-join"]),
+             "smj-to-shj": max(0, old["smj-to-shj"] - new["smj-to-shj"])}
+    return {kind: count for kind, count in found.items() if count}
+
+
 def implied(old_run: dict, new_run: dict) -> dict:
-    """description -> (lost, gained), from the two runs' JVM truth."""
+    """description -> (lost, gained), from the two runs' JVM truth; lost without what a
+    stronger rewrite replaced (`implied_replaced`)."""
     new_by = {e["description"]: e for e in new_run["executions"]}
     found = {}
     for before in old_run["executions"]:
         after = new_by[before["description"]]
-        lost = {k: max(0, n - after["rewrites"][k]) for k, n in before["rewrites"].items()}
-        gained = {k: max(0, after["rewrites"][k] - n) for k, n in before["rewrites"].items()}
+        replaced = implied_replaced(before, after)
+        # Runs recorded later hold kinds added since; a kind a run did not record it made none of.
+        old, new = before["rewrites"], after["rewrites"]
+        kinds = [*old, *(k for k in new if k not in old)]
+        lost = {k: max(0, old.get(k, 0) - new.get(k, 0)) - replaced.get(k, 0) for k in kinds}
+        gained = {k: max(0, new.get(k, 0) - old.get(k, 0)) for k in kinds}
         found[before["description"]] = ({k: n for k, n in lost.items() if n},
                                         {k: n for k, n in gained.items() if n})
     return found
+
+
+def implied_replacements(old_run: dict, new_run: dict) -> dict:
+    """description -> {kind: count replaced}, from the two runs' JVM truth."""
+    new_by = {e["description"]: e for e in new_run["executions"]}
+    return {before["description"]: implied_replaced(before, new_by[before["description"]])
+            for before in old_run["executions"]}
 
 
 def said(document: dict) -> dict:
@@ -73,16 +111,21 @@ def said(document: dict) -> dict:
             for pair in document["pairs"]}
 
 
+def said_replaced(document: dict) -> dict:
+    return {pair["new"]["description"]: {r["kind"]: r["count"] for r in pair["replaced"]}
+            for pair in document["pairs"]}
+
+
 # ---- the truth ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("line", LINES)
-@pytest.mark.parametrize("old_run,new_run", [pair for pair in permutations(RUNS, 2)
-                                             if "baseline" in pair or "rerun" in pair])
+@pytest.mark.parametrize("old_run,new_run", list(permutations(RUNS, 2)))
 def test_compare_names_exactly_what_the_truth_implies(line, old_run, new_run):
     truth = _truth(line)
     document, code = compare_json(_log(line, old_run), _log(line, new_run))
     expected = implied(truth[old_run], truth[new_run])
     assert said(document) == expected
+    assert said_replaced(document) == implied_replacements(truth[old_run], truth[new_run])
     assert all(pair["matched_by"] == "description" for pair in document["pairs"])
     assert document["unmatched"] == {"old": [], "new": []}
     assert code == (1 if any(lost for lost, _ in expected.values()) else 0)
@@ -135,6 +178,245 @@ def test_spark_35_with_a_setting_off_against_43():
                 "aqe-compare:skew_join")
     assert skew["lost"]["skew-join"] == 1
     assert skew["why_not"]["skew-join"]
+
+
+# ---- replaced, not lost ----------------------------------------------------------------------
+
+def _pair_of(document: dict, scenario: str) -> dict:
+    return next(p for p in document["pairs"]
+                if p["new"]["description"] == f"aqe-compare:{scenario}")
+
+
+#: The scenarios whose sort-merge join AQE broadcasts unless its threshold is -1.
+SWITCHED = ("smj_to_bhj", "multi_rewrite", "local_read")
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_a_run_that_made_the_broadcast_passes_and_the_reverse_fails(line):
+    """The threshold-off run against the run that switched: what the old run coalesced at the
+    join's inputs the new one reads map-locally; replaced, not lost: exit 0. The reverse lost
+    the switch: exit 1."""
+    truth = _truth(line)
+    for scenario in SWITCHED:  # the JVM's plan objects: the join switched, inputs read locally
+        before = next(e for e in truth["bhj_off"]["executions"] if e["scenario"] == scenario)
+        after = next(e for e in truth["baseline"]["executions"] if e["scenario"] == scenario)
+        assert before["joins"] == ["SortMergeJoin"] and after["joins"] == ["BroadcastHashJoin"]
+        assert after["rewrites"]["smj-to-bhj"] == 1 and after["rewrites"]["local-read"] == 2
+    document, code = compare_json(_log(line, "bhj_off"), _log(line, "baseline"))
+    assert code == 0 and document["failed"] is False
+    assert document["verdict"].startswith("PASS: 3 execution(s) changed")
+    assert "coalesced 6 replaced by local-read 6" in document["verdict"]
+    assert document["summary"]["replaced"]["coalesced"] == 6
+    assert not any(document["summary"]["lost"].values())
+    for scenario in SWITCHED:
+        pair = _pair_of(document, scenario)
+        [replacement] = pair["replaced"]
+        assert {k: v for k, v in replacement.items() if k != "joins"} == {
+            "kind": "coalesced", "count": 2, "by": "local-read", "because": "smj-to-bhj",
+            "switched_in": "new",
+            "text": "coalesced 2 replaced by local-read 2 (the join became smj-to-bhj)"}
+        [join] = replacement["joins"]
+        assert join.startswith("BroadcastHashJoin (")
+        assert not any(pair["lost"].values())
+        assert pair["gained"]["smj-to-bhj"] == 1 and pair["gained"]["local-read"] == 2
+        assert pair["why_not"] == {}  # nothing lost, nothing to explain
+    text = run("compare", _log(line, "bhj_off"), _log(line, "baseline"))
+    assert text.returncode == 0
+    assert text.stdout.count("REPLACED  execution") == 3
+    assert "  replaced: coalesced 2 replaced by local-read 2 (the join became smj-to-bhj)" \
+        in text.stdout
+    assert "LOST" not in text.stdout
+
+    reverse, code = compare_json(_log(line, "baseline"), _log(line, "bhj_off"))
+    assert code == 1 and reverse["failed"] is True
+    for scenario in SWITCHED:
+        pair = _pair_of(reverse, scenario)
+        assert pair["replaced"] == []
+        assert {k: n for k, n in pair["lost"].items() if n} == {"smj-to-bhj": 1,
+                                                                "local-read": 2}
+    assert not any(reverse["summary"]["replaced"].values())
+
+
+@pytest.mark.parametrize("line", LINES)
+@pytest.mark.parametrize("fail_on,code", [
+    ("lost:coalesced", 0),   # replaced is not lost, whatever kind the rule names
+    ("lost", 0),
+    ("gained:local-read", 1),  # the rewrite that took over is still a gain
+    ("any", 1),
+])
+def test_the_gate_on_a_replacement(line, fail_on, code):
+    done = run("compare", _log(line, "bhj_off"), _log(line, "baseline"), "--fail-on", fail_on)
+    assert done.returncode == code, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_replacement_is_told_join_by_join_not_by_counting(line):
+    """Coalescing off in the new run as well: the coalesced reads of the joins' inputs are
+    still replaced by the local reads, but an aggregation's coalesced read has nothing that
+    took it over: lost, and the comparison fails on those executions only."""
+    truth = _truth(line)
+    document, code = compare_json(_log(line, "bhj_off"), _log(line, "coalesce_off"))
+    assert code == 1
+    multi = _pair_of(document, "multi_rewrite")
+    before = next(e for e in truth["bhj_off"]["executions"] if e["scenario"] == "multi_rewrite")
+    after = next(e for e in truth["coalesce_off"]["executions"]
+                 if e["scenario"] == "multi_rewrite")
+    assert (before["rewrites"]["coalesced"], after["rewrites"]["coalesced"]) == (3, 0)
+    assert [(r["kind"], r["count"], r["by"]) for r in multi["replaced"]] == \
+        [("coalesced", 2, "local-read")]
+    assert multi["lost"]["coalesced"] == 1
+    failing = {p["new"]["description"].split(":")[1] for p in document["pairs"]
+               if any(p["lost"].values())}
+    expected = {d.split(":")[1] for d, (lost, _) in
+                implied(truth["bhj_off"], truth["coalesce_off"]).items() if lost}
+    assert failing == expected and "multi_rewrite" in failing
+    assert not failing & {"smj_to_bhj", "local_read"}
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_a_skew_split_and_a_shuffled_hash_switch_replaced_by_the_broadcast(line):
+    """AQE's broadcast threshold raised: the skewed sort-merge join and the shuffled hash join
+    become broadcasts. The skew split (OptimizeSkewedJoin splits shuffled joins only) and the
+    shuffled-hash switch (join selection takes a broadcast first) are replaced by the switch;
+    the coalesced reads are replaced input by input: the shuffled hash join's probe side kept
+    its coalesced read, so only the build side's is replaced."""
+    truth = _truth(line)
+    document, code = compare_json(_log(line, "baseline"), _log(line, "broadcast_more"))
+    assert code == 0, document["verdict"]
+    skew = _pair_of(document, "skew_join")
+    assert {r["kind"]: (r["count"], r["by"]) for r in skew["replaced"]} == {
+        "coalesced": (2, "local-read"), "skew-join": (1, "smj-to-bhj")}
+    shj = _pair_of(document, "smj_to_shj")
+    assert {r["kind"]: (r["count"], r["by"]) for r in shj["replaced"]} == {
+        "coalesced": (1, "local-read"), "smj-to-shj": (1, "smj-to-bhj")}
+    for scenario, pair in (("skew_join", skew), ("smj_to_shj", shj)):
+        after = next(e for e in truth["broadcast_more"]["executions"]
+                     if e["scenario"] == scenario)
+        assert after["joins"] == ["BroadcastHashJoin"] and after["rewrites"]["smj-to-bhj"] == 1
+        assert after["rewrites"]["coalesced"] == 1  # the one read not replaced, still there
+        assert pair["new"]["description"] == after["description"]
+    reverse, code = compare_json(_log(line, "broadcast_more"), _log(line, "baseline"))
+    assert code == 1
+    assert _pair_of(reverse, "skew_join")["lost"]["smj-to-bhj"] == 1
+    assert not any(p["replaced"] for p in reverse["pairs"])
+
+
+#: Each input of the single-scenario samples that holds the initial plan and the final one.
+SCENARIO_INPUTS = ("eventlog.json", "driver.log", "driver_json.log", "history_sql.json",
+                   "formatted_after.txt", "simple_after.txt", "extended_after.txt")
+
+
+@pytest.mark.parametrize("line,name", [
+    (line, name) for line in LINES for name in SCENARIO_INPUTS
+    if all((SAMPLE_PLANS / f"spark-{line}" / scenario / name).exists()
+           for scenario in ("smj_to_bhj_off", "smj_to_bhj"))])
+def test_every_input_of_the_scenarios_tells_the_replacement(line, name):
+    """The scenarios' own runs (event logs, driver logs, History Server JSON, plan texts):
+    the threshold-off join against the one AQE broadcast passes with the coalesced reads
+    replaced; the reverse fails. Held to each scenario's truth.json."""
+    base = SAMPLE_PLANS / f"spark-{line}"
+    off, on = base / "smj_to_bhj_off" / name, base / "smj_to_bhj" / name
+    truth_off = json.loads((off.parent / "truth.json").read_text("utf-8"))
+    truth_on = json.loads((on.parent / "truth.json").read_text("utf-8"))
+    assert [j["operator"] for j in truth_off["joins"]] == ["SortMergeJoin"]
+    assert [j["operator"] for j in truth_on["joins"]] == ["BroadcastHashJoin"]
+    replaced = min(truth_off["rewrites"]["coalesced"] - truth_on["rewrites"]["coalesced"],
+                   truth_on["rewrites"]["local-read"])
+    document, code = compare_json(str(off), str(on))
+    assert code == 0, document["verdict"]
+    [pair] = document["pairs"]
+    assert [(r["kind"], r["count"], r["by"]) for r in pair["replaced"]] == \
+        [("coalesced", replaced, "local-read")]
+    assert not any(pair["lost"].values())
+    reverse, code = compare_json(str(on), str(off))
+    assert code == 1
+    [pair] = reverse["pairs"]
+    assert pair["replaced"] == [] and pair["lost"]["smj-to-bhj"] == truth_on["rewrites"][
+        "smj-to-bhj"]
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_local_reads_turned_on_replace_the_coalesced_reads_of_a_broadcast(line):
+    """Both runs broadcast the join; the old one with local shuffle reads off read its inputs
+    through coalesced reads, the new one reads them locally: the same rule
+    (OptimizeShuffleWithLocalRead) took them over. Replaced; the reverse lost the local reads."""
+    base = SAMPLE_PLANS / f"spark-{line}"
+    off, on = base / "local_read_off", base / "local_read"
+    truth_off = json.loads((off / "truth.json").read_text("utf-8"))
+    truth_on = json.loads((on / "truth.json").read_text("utf-8"))
+    for truth in (truth_off, truth_on):  # the broadcast in both runs
+        assert [j["operator"] for j in truth["joins"]] == ["BroadcastHashJoin"]
+        assert truth["rewrites"]["smj-to-bhj"] == 1
+    assert (truth_off["rewrites"]["coalesced"], truth_on["rewrites"]["local-read"]) == (2, 2)
+    log_off = next(p for p in sorted(off.iterdir()) if p.name.startswith("eventlog"))
+    log_on = next(p for p in sorted(on.iterdir()) if p.name.startswith("eventlog"))
+    document, code = compare_json(str(log_off), str(log_on))
+    assert code == 0, document["verdict"]
+    [pair] = document["pairs"]
+    [replacement] = pair["replaced"]
+    assert (replacement["kind"], replacement["count"], replacement["by"],
+            replacement["switched_in"]) == ("coalesced", 2, "local-read", "both")
+    assert "in both runs" in replacement["text"]
+    reverse, code = compare_json(str(log_on), str(log_off))
+    assert code == 1
+    [pair] = reverse["pairs"]
+    assert pair["replaced"] == [] and pair["lost"]["local-read"] == 2
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_the_same_join_is_found_across_kinds_of_input(line):
+    """An event log on one side, a driver log on the other: the join is found by its place in
+    the initial plan, not by ids or the text's form."""
+    base = SAMPLE_PLANS / f"spark-{line}"
+    document, code = compare_json(str(base / "smj_to_bhj_off" / "eventlog.json"),
+                                  str(base / "smj_to_bhj" / "driver.log"))
+    assert code == 0
+    [pair] = document["pairs"]
+    assert [r["kind"] for r in pair["replaced"]] == ["coalesced"]
+
+
+def test_a_final_plan_alone_replaces_nothing(tmp_path):
+    """Without the initial plan no switch can be told, so nothing is replaced: the coalesced
+    reads count as lost (never a PASS on evidence that is not there)."""
+    base = SAMPLE_PLANS / "spark-4.3.0"
+    final_only = []
+    for scenario in ("smj_to_bhj_off", "smj_to_bhj"):
+        text = (base / scenario / "simple_after.txt").read_text("utf-8")
+        final = text[:text.index("+- == Initial Plan ==")]
+        path = tmp_path / f"{scenario}.txt"
+        path.write_text(final, encoding="utf-8")
+        final_only.append(str(path))
+    document, code = compare_json(*final_only)
+    [pair] = document["pairs"]
+    assert pair["replaced"] == [] and pair["lost"]["coalesced"] == 2
+    assert code == 1
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_every_format_says_what_was_replaced(name, tmp_path):
+    out = tmp_path / f"report.{name}"
+    done = run("compare", _log("4.3.0", "bhj_off"), _log("4.3.0", "baseline"), "--format",
+               name, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("aqe-inspect compare: PASS")
+    text = out.read_text("utf-8")
+    assert "coalesced 2 replaced by local-read 2 (the join became smj-to-bhj)" in text
+    if name == "junit":
+        suite = ET.fromstring(text)
+        assert suite.get("failures") == "0" and not list(suite.iter("failure"))
+    if name == "sarif":
+        results = json.loads(text)["runs"][0]["results"]
+        replaced = [r for r in results if r["ruleId"] == "replaced/coalesced"]
+        assert len(replaced) == 3 and {r["level"] for r in replaced} == {"note"}
+        assert all(r["properties"]["by"] == "local-read" for r in replaced)
+        assert not [r for r in results if r["level"] == "error"]
+    if name == "github":
+        assert "::error" not in text
+        assert text.count("replaced a rewrite") == 3
+    if name == "markdown":
+        assert text.count("| REPLACED |") == 3
+    if name == "html":
+        assert text.count('data-status="REPLACED"') == 3
 
 
 # ---- matching -------------------------------------------------------------------------------
@@ -297,7 +579,7 @@ def test_every_format_escapes_text_from_the_inputs(hostile_logs, name):
     if name == "markdown":
         row = next(line for line in out.splitlines() if "alert" in line)
         cells = re.split(r"(?<!\\)\|", row)
-        assert len(cells) == 11, row  # nine cells: no `|` of the description ends one
+        assert len(cells) == 12, row  # ten cells: no `|` of the description ends one
         assert "[link](" not in row
 
 
@@ -321,6 +603,7 @@ def test_json_validates_against_the_schema(tmp_path):
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
     for old, new in ((_log("3.5.9", "baseline"), _log("4.3.0", "coalesce_off")),
+                     (_log("3.5.9", "bhj_off"), _log("3.5.9", "baseline")),
                      (_log("4.3.0", "baseline"),
                       str(SAMPLE_PLANS / "spark-4.3.0" / "skew_join" / "eventlog.json"))):
         document, _ = compare_json(old, new)
@@ -337,6 +620,7 @@ def test_sarif_and_junit_validate(tmp_path):
     from .schemas import validate_junit, validate_sarif
 
     for old, new in ((_log("3.5.9", "baseline"), _log("3.5.9", "skew_off")),
+                     (_log("3.5.9", "bhj_off"), _log("3.5.9", "baseline")),
                      (_log("3.5.9", "baseline"), _log("3.5.9", "rerun"))):
         validate_sarif(json.loads(run("compare", old, new, "-f", "sarif").stdout))
         validate_junit(run("compare", old, new, "-f", "junit").stdout)

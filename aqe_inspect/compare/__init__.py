@@ -1,7 +1,9 @@
 """Two runs of the same job compared: which queries lost an adaptive rewrite, which gained one.
 
     summary.py       one execution as a comparison keeps it (counts, figures, settings,
-                     its shape), and the why-not of a rewrite it did not make
+                     its shape, its joins' rewrites), and the why-not of a rewrite it did not
+                     make
+    replacement.py   what a stronger rewrite took over: replaced, not lost
     matching.py      which execution of the new run is which of the old (description, shape)
     gate.py          `--fail-on`: which changes fail the comparison
     result.py        Pair, Comparison, FleetGroup; the JSON contract `aqe-inspect/compare/v1`
@@ -94,6 +96,8 @@ class _SideReader:
             counts=values.setdefault(("counts", tuple(summary.counts.items())), summary.counts),
             configs=values.setdefault(("configs", summary.configs), summary.configs),
             joins=values.setdefault(("joins", summary.joins), summary.joins),
+            join_sites=values.setdefault(("join_sites", summary.join_sites),
+                                         summary.join_sites),
             source=texts.setdefault(summary.source, summary.source),
             description=texts.setdefault(summary.description, summary.description),
             shape=texts.setdefault(summary.shape, summary.shape),

@@ -1,7 +1,8 @@
 """What a comparison finds, as frozen dataclasses, and its JSON (`aqe-inspect/compare/v1`).
 
 A `Comparison` holds the matched `Pair`s (each an old and a new `ExecutionSummary`, the basis
-of the match, what was lost and gained per rewrite kind, and what else differs), the
+of the match, what was lost, replaced (a stronger rewrite took it over: replacement.py) and
+gained per rewrite kind, and what else differs), the
 executions each side holds alone, and the gate's verdict. Two fleet tables compare into
 `FleetGroup`s instead (per application name and execution description: rates before and
 after). `to_json` is the one place the contract is written (docs/json.md, the schema in
@@ -11,9 +12,11 @@ aqe_inspect/compare/schema.json).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Tuple
+from functools import cached_property
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .gate import Gate
+from .replacement import Replacement, replaced_counts, replacements
 from .summary import ExecutionSummary
 
 SCHEMA = "aqe-inspect/compare/v1"
@@ -44,17 +47,38 @@ class Pair:
     matched_by: str
     kinds: Tuple[str, ...]
 
+    @cached_property
+    def _accounts(self) -> Tuple[Dict[str, int], Tuple[Replacement, ...], Dict[str, int]]:
+        fewer, gained = _difference(self.old.counts, self.new.counts, self.kinds)
+        replaced = replacements(self.old.join_sites, self.new.join_sites, fewer, self.kinds)
+        taken = replaced_counts(replaced)
+        lost = {kind: count - taken.get(kind, 0) for kind, count in fewer.items()}
+        return lost, replaced, gained
+
     @property
     def lost(self) -> Dict[str, int]:
-        return _difference(self.old.counts, self.new.counts, self.kinds)[0]
+        """Per kind, the rewrites the old run made that the new one did not, less those a
+        stronger rewrite took over (`replaced`)."""
+        return dict(self._accounts[0])
+
+    @property
+    def replaced(self) -> Tuple[Replacement, ...]:
+        """The rewrites of the old run that a stronger one of the new run took over."""
+        return self._accounts[1]
+
+    @property
+    def replaced_counts(self) -> Dict[str, int]:
+        """Per kind, how many of the old run's rewrites were replaced (every kind listed)."""
+        taken = replaced_counts(self.replaced)
+        return {kind: taken.get(kind, 0) for kind in self.kinds}
 
     @property
     def gained(self) -> Dict[str, int]:
-        return _difference(self.old.counts, self.new.counts, self.kinds)[1]
+        return dict(self._accounts[2])
 
     @property
     def rewrites_changed(self) -> bool:
-        return any(self.lost.values()) or any(self.gained.values())
+        return any(self.lost.values()) or any(self.gained.values()) or bool(self.replaced)
 
     @property
     def joins_changed(self) -> bool:
@@ -130,6 +154,15 @@ class FleetGroup:
                 for kind in self.kinds}
 
     @property
+    def replaced(self) -> Tuple[Replacement, ...]:
+        """Nothing: a fleet table holds rates, not plans to tell a replacement by."""
+        return ()
+
+    @property
+    def replaced_counts(self) -> Dict[str, int]:
+        return {kind: 0 for kind in self.kinds}
+
+    @property
     def rewrites_changed(self) -> bool:
         return any(self.lost.values()) or any(self.gained.values())
 
@@ -191,9 +224,26 @@ class Comparison:
         return totals
 
     @property
+    def replaced(self) -> Tuple[Replacement, ...]:
+        """Every pair's replacements summed per kind, what replaced it and why."""
+        found: Dict[Tuple[str, str, str, str], List[Any]] = {}
+        for item in self.items:
+            for replacement in item.replaced:
+                key = (replacement.kind, replacement.by, replacement.because,
+                       replacement.switched_in)
+                entry = found.setdefault(key, [0, []])
+                entry[0] += replacement.count
+                entry[1].extend(j for j in replacement.joins if j not in entry[1])
+        order = {kind: index for index, kind in enumerate(self.kinds)}
+        return tuple(Replacement(kind, count, by, because, tuple(joins), switched_in)
+                     for (kind, by, because, switched_in), (count, joins)
+                     in sorted(found.items(), key=lambda item: order.get(item[0][0], 99)))
+
+    @property
     def verdict(self) -> str:
         tripped = self.tripped
         what = "group(s)" if self.fleet else "execution(s)"
+        replaced = "; ".join(r.clause for r in self.replaced)
         if tripped:
             lost = {k: n for k, n in self.totals("lost").items() if n}
             gained = {k: n for k, n in self.totals("gained").items() if n}
@@ -202,11 +252,14 @@ class Comparison:
                 parts.append("lost " + ", ".join(f"{k} {n}" for k, n in lost.items()))
             if gained:
                 parts.append("gained " + ", ".join(f"{k} {n}" for k, n in gained.items()))
+            if replaced:
+                parts.append(replaced)
             return (f"FAIL: {len(tripped)} {what} fail --fail-on {self.gate.text}"
                     + (f" ({'; '.join(parts)})" if parts else ""))
         changed = sum(1 for item in self.items if item.rewrites_changed)
         if changed:
-            return f"PASS: {changed} {what} changed, none that --fail-on {self.gate.text} fails"
+            return (f"PASS: {changed} {what} changed, none that --fail-on {self.gate.text} "
+                    "fails" + (f" ({replaced})" if replaced else ""))
         return f"PASS: no rewrite lost or gained in {len(self.items)} matched {what}"
 
 
@@ -234,6 +287,7 @@ def pair_json(pair: Pair) -> Dict[str, Any]:
         "matched_by": pair.matched_by,
         "counts": {"old": dict(old.counts), "new": dict(new.counts)},
         "lost": pair.lost,
+        "replaced": [replacement_json(r) for r in pair.replaced],
         "gained": pair.gained,
         "changed": pair.changed,
         "partitions": {
@@ -252,6 +306,12 @@ def pair_json(pair: Pair) -> Dict[str, Any]:
         "why_not": {kind: list(lines) for kind, lines in new.why_not
                     if pair.lost.get(kind)},
     }
+
+
+def replacement_json(replacement: Replacement) -> Dict[str, Any]:
+    return {"kind": replacement.kind, "count": replacement.count, "by": replacement.by,
+            "because": replacement.because, "switched_in": replacement.switched_in,
+            "joins": list(replacement.joins), "text": replacement.text}
 
 
 def _group_json(group: FleetGroup) -> Dict[str, Any]:
@@ -297,6 +357,7 @@ def to_json(comparison: Comparison) -> Dict[str, Any]:
             "unmatched_new": len(comparison.groups_new_only if comparison.fleet
                                  else comparison.unmatched_new),
             "lost": comparison.totals("lost"),
+            "replaced": comparison.totals("replaced_counts"),
             "gained": comparison.totals("gained"),
         },
         "pairs": [pair_json(pair) for pair in comparison.pairs],
@@ -311,5 +372,5 @@ def to_json(comparison: Comparison) -> Dict[str, Any]:
     }
 
 
-__all__ = ["Comparison", "FleetGroup", "KindRates", "Pair", "SCHEMA", "SettingChange", "Side",
-           "pair_json", "to_json"]
+__all__ = ["Comparison", "FleetGroup", "KindRates", "Pair", "Replacement", "SCHEMA",
+           "SettingChange", "Side", "pair_json", "replacement_json", "to_json"]

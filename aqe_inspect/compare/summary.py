@@ -5,6 +5,11 @@ A comparison reads two runs of perhaps thousands of executions each; it keeps an
 signature), never the plan trees, so memory follows the number of executions, not the size
 of the logs. The HTML page asks for each final plan's outline as well (`PlanLine`s).
 
+Of each sort-merge join of an initial plan that AQE rewrote at or under, the summary keeps a
+`JoinSite`: the join's place (the same join of the same query in another run has the same
+place), the rewrites made at the join and at the shuffle read of each of its inputs: what
+tells a rewrite that a stronger one took over from one lost (compare/replacement.py).
+
 The shape (`shape_of`) is what pairs an execution with its counterpart when the descriptions
 do not: a digest of the plan as the planner made it (the initial plan of an adaptive query,
 else the plan printed), operator by operator, that ignores what changes from run to run
@@ -38,6 +43,20 @@ SHAPE_SKIPPED = frozenset({
 #: which 3.x has not; counting it would make every query of an upgrade differ.
 UNCOUNTED_STAGES = frozenset({"ResultQueryStage"})
 
+#: The rewrite kinds a `JoinSite` holds: those made at a join (its switch, its skew split) and
+#: those made at the shuffle read of one of its inputs.
+JOIN_KINDS = ("smj-to-bhj", "smj-to-shj", "skew-join")
+INPUT_KINDS = ("coalesced", "local-read")
+
+#: What stands between a join and the shuffle read of one of its inputs: the sort of a
+#: sort-merge join, the broadcast (stage and exchange) of a broadcast join's build side, the
+#: codegen and columnar wrappers. Anything else (an aggregate, another exchange) ends the
+#: search: that read is not the join's input.
+BETWEEN_JOIN_AND_READ = frozenset({
+    "Sort", "WholeStageCodegen", "InputAdapter", "ColumnarToRow", "RowToColumnar",
+    "BroadcastQueryStage", "BroadcastExchange", "Project",
+})
+
 #: Lines of a final plan's outline kept for the HTML page (a plan longer is cut, with a line
 #: saying so).
 MAX_PLAN_LINES = 400
@@ -51,6 +70,24 @@ class PlanLine:
     depth: int
     label: str
     family: str
+
+
+@dataclass(frozen=True)
+class JoinSite:
+    """A sort-merge join of an initial plan, and what AQE made at it and at its inputs."""
+
+    #: Where the join stands: the adaptive plan's number in the query, a digest of the
+    #: planned operators at and under the join (as `shape_of` reads them), and its number
+    #: among the joins of that plan with the same digest. Two runs of one query give the same
+    #: join the same place, whatever ids and strategies they printed.
+    place: str
+    #: The final join, as findings name it: `BroadcastHashJoin (15)`.
+    join: str
+    #: The kinds of `JOIN_KINDS` found at the final join.
+    at_join: Tuple[str, ...] = ()
+    #: Per input of the final join (left, right): the kinds of `INPUT_KINDS` found at the
+    #: shuffle read that input reads through (none when it reads through none).
+    inputs: Tuple[Tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,6 +124,8 @@ class ExecutionSummary:
     #: The final plan's outline, when asked (the HTML page).
     plan: Tuple[PlanLine, ...] = ()
     line: int = 0
+    #: The sort-merge joins of the initial plans that AQE rewrote at or under (`JoinSite`).
+    join_sites: Tuple[JoinSite, ...] = ()
 
     @property
     def label(self) -> str:
@@ -140,6 +179,78 @@ def shape_of(query: Query) -> str:
             digest.update(f"{depth}:{_shape_token(node)};".encode("utf-8", "surrogatepass"))
         digest.update(b"|")
     return digest.hexdigest()
+
+
+def _subtree_digests(root: Node) -> Dict[int, bytes]:
+    """Per operator of the tree (by `id`), a digest of the planned operators at and under it,
+    as `shape_of` reads them (the operators it skips see through to their children); one
+    walk, no recursion."""
+    digests: Dict[int, bytes] = {}
+    stack: List[Tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, below_done = stack.pop()
+        if not below_done:
+            stack.append((node, True))
+            stack.extend((child, False) for child in node.children)
+            continue
+        below = [digests[id(child)] for child in node.children]
+        if family(node) in SHAPE_SKIPPED and len(below) == 1:
+            digests[id(node)] = below[0]
+            continue
+        digest = hashlib.blake2b(digest_size=8)
+        if family(node) not in SHAPE_SKIPPED:
+            digest.update(_shape_token(node).encode("utf-8", "surrogatepass"))
+        digest.update(b"(" + b",".join(below) + b")")
+        digests[id(node)] = digest.digest()
+    return digests
+
+
+def _input_read(node: Node) -> Optional[Node]:
+    """The shuffle read a join's input reads through (`BETWEEN_JOIN_AND_READ`), if any."""
+    while True:
+        name = family(node)
+        if name == "AQEShuffleRead":
+            return node
+        if name not in BETWEEN_JOIN_AND_READ or len(node.children) != 1:
+            return None
+        node = node.children[0]
+
+
+def join_sites(report: QueryReport, pairs=None) -> Tuple[JoinSite, ...]:
+    """The `JoinSite` of each sort-merge join of the report's initial plans that a rewrite of
+    `JOIN_KINDS` or `INPUT_KINDS` was made at or under, in printed order. `pairs`: the
+    report's plan pairs when the caller has them (`report_pairs`)."""
+    wanted = JOIN_KINDS + INPUT_KINDS
+    at: Dict[int, List[str]] = {}
+    for rewrite in report.rewrites:
+        if rewrite.kind in wanted and rewrite.final_node is not None:
+            at.setdefault(id(rewrite.final_node), []).append(rewrite.kind)
+    if not at:
+        return ()
+    found: List[JoinSite] = []
+    for number, pair in enumerate(report_pairs(report) if pairs is None else pairs):
+        joins = pair.sort_merge_joins if pair.initial is not None else ()
+        if not joins:
+            continue
+        digests = _subtree_digests(pair.initial)
+        places: Dict[int, str] = {}
+        seen: Dict[bytes, int] = {}
+        for initial in pair.initial_of("SortMergeJoin"):  # every one, paired or not
+            digest = digests.get(id(initial), b"")
+            ordinal = seen.get(digest, 0)
+            seen[digest] = ordinal + 1
+            places[id(initial)] = f"{number}:{digest.hex()}:{ordinal}"
+        for initial, final in joins:
+            at_join = tuple(kind for kind in at.get(id(final), ()) if kind in JOIN_KINDS)
+            inputs = []
+            for child in final.children:
+                read = _input_read(child)
+                inputs.append(tuple(kind for kind in at.get(id(read), ())
+                                    if kind in INPUT_KINDS) if read is not None else ())
+            if at_join or any(inputs):
+                found.append(JoinSite(places[id(initial)], describe(final) or final.name,
+                                      at_join, tuple(inputs)))
+    return tuple(found)
 
 
 def _final_trees(query: Query) -> Iterable[Node]:
@@ -203,6 +314,7 @@ def summarize(report: QueryReport, source: str, application: Optional[Applicatio
             if "number of skewed partition splits" in metrics:
                 splits = (splits or 0) + metrics["number of skewed partition splits"]
     counts = report.counts
+    pairs = report_pairs(report)
     return ExecutionSummary(
         source=query.source or source,
         execution_id=execution.execution_id if execution is not None else None,
@@ -213,7 +325,7 @@ def summarize(report: QueryReport, source: str, application: Optional[Applicatio
         app_id=application.app_id if application is not None else "",
         app_name=application.name if application is not None else "",
         spark_version=application.spark_version if application is not None else "",
-        adaptive=bool(report_pairs(report)),
+        adaptive=bool(pairs),
         partitions_before=before, partitions_after=after,
         skewed_partitions=skewed, skew_splits=splits,
         joins=tuple(sorted(joins.items())),
@@ -222,6 +334,7 @@ def summarize(report: QueryReport, source: str, application: Optional[Applicatio
         configs=tuple(sorted(execution.configs.items())) if execution is not None else (),
         plan=outline(query) if plan else (),
         line=query.line,
+        join_sites=join_sites(report, pairs),
     )
 
 

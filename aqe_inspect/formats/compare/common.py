@@ -82,10 +82,19 @@ def shorten(text: str, most: int = 120) -> str:
     return text if len(text) <= most else text[:most - 3] + "..."
 
 
+def replaced_text(pair) -> str:
+    """`coalesced 2 replaced by local-read 2 (the join became smj-to-bhj)`, each replacement
+    of a pair; `none` when it has none."""
+    return "; ".join(replacement.text for replacement in pair.replaced) or "none"
+
+
 def status(comparison, pair) -> str:
-    """LOST / GAINED / CHANGED / SAME, as a pair is headed."""
+    """LOST / REPLACED / GAINED / CHANGED / SAME, as a pair is headed: REPLACED when what the
+    new run did not make again a stronger rewrite took over, and nothing else was lost."""
     if any(pair.lost.values()):
         return "LOST"
+    if pair.replaced:
+        return "REPLACED"
     if any(pair.gained.values()):
         return "GAINED"
     return "CHANGED" if pair.changed else "SAME"

@@ -1,6 +1,7 @@
 """github: GitHub Actions workflow commands. Each execution that fails the gate is an
 `::error` annotation (on the new run's file, at the execution's line where the input has
-one), each other lost or gained rewrite a `::warning` or `::notice`; plain lines say what
+one), each other lost rewrite a `::warning`, a rewrite replaced by a stronger one or gained a
+`::notice`; plain lines say what
 matched; the last line is the verdict. The comparison in Markdown is printed between
 `::stop-commands::` markers for the log, and is what `--format markdown` writes for the job
 summary. Escaping is the diff format's (formats/github.py): no text from the inputs can reach
@@ -12,14 +13,16 @@ from typing import TextIO
 
 from ...rewrites.locations import Location
 from ..github import _plain, command
-from .common import differences, headline, kinds_text, pair_title, settings_lines, \
-    versions_line, why_not_lines
+from .common import differences, headline, kinds_text, pair_title, replaced_text, \
+    settings_lines, versions_line, why_not_lines
 
 
 def _message(pair) -> str:
     lines = [pair_title(pair)]
     if any(pair.lost.values()):
         lines.append(f"lost: {kinds_text(pair.lost)}")
+    if pair.replaced:
+        lines.append(f"replaced: {replaced_text(pair)}")
     if any(pair.gained.values()):
         lines.append(f"gained: {kinds_text(pair.gained)}")
     lines.extend(f"{what}: {old} -> {new}" for what, old, new in differences(pair))
@@ -54,7 +57,8 @@ def write(comparison, stream: TextIO) -> None:
                 kind = "error"
             else:
                 kind = "warning" if any(pair.lost.values()) else "notice"
-            what = "lost a rewrite" if any(pair.lost.values()) else "gained a rewrite"
+            what = "lost a rewrite" if any(pair.lost.values()) else \
+                "replaced a rewrite" if pair.replaced else "gained a rewrite"
             stream.write(command(kind, _message(pair),
                                  Location(pair.new.source, pair.new.line),
                                  title=f"aqe-inspect compare: {pair.new.label} {what}") + "\n")

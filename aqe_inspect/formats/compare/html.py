@@ -1,5 +1,6 @@
 """html: one self-contained page (inline CSS, no script, no external reference): the verdict,
-then each matched execution whose adaptive decisions changed, with what it lost and gained,
+then each matched execution whose adaptive decisions changed, with what it lost, what a
+stronger rewrite replaced and what it gained,
 the figures and settings that differ, the why-not of each lost rewrite, and the two runs'
 final plans side by side, aligned operator by operator, the operators that changed marked
 (`tr.changed`; `data-side="old"|"new"` on the cells that differ). Then the executions that
@@ -19,7 +20,7 @@ from typing import List, Optional, Sequence, TextIO, Tuple
 
 from ...errors import printable
 from .common import differences, duration_line, headline, kinds_text, pair_title, rate_text, \
-    settings_lines, shorten, status, versions_line
+    replaced_text, settings_lines, shorten, status, versions_line
 
 INDENT_CAP = 40
 
@@ -34,6 +35,7 @@ table.plans td{font-family:ui-monospace,monospace;font-size:12px;white-space:pre
 tr.changed td.old{background:#fde7e9}tr.changed td.new{background:#e6f4ea}
 td.empty{background:#f5f5f5}
 .lost{color:#b00020;font-weight:600}.gained{color:#1b5e20;font-weight:600}
+.replaced{color:#5d4037;font-weight:600}
 section.pair{border-top:2px solid #ccc;margin-top:1.5em}
 ul.why li{font-family:ui-monospace,monospace;font-size:12px}
 """
@@ -84,7 +86,8 @@ def _plans(pair) -> List[str]:
 
 
 def _pair(comparison, pair, tripped) -> List[str]:
-    counts = json.dumps({"lost": pair.lost, "gained": pair.gained}, sort_keys=True)
+    counts = json.dumps({"lost": pair.lost, "replaced": pair.replaced_counts,
+                         "gained": pair.gained}, sort_keys=True)
     out = [f'<section class="pair" data-status="{status(comparison, pair)}" '
            f'data-counts="{escape(counts, quote=True)}">',
            f"<h2>{_e(status(comparison, pair))} {_e(pair_title(pair))}</h2>"]
@@ -92,6 +95,10 @@ def _pair(comparison, pair, tripped) -> List[str]:
         out.append(f'<p class="lost">fails --fail-on {_e(",".join(tripped[id(pair)]))}</p>')
     out.append("<table>")
     out.append(f'<tr><th>lost</th><td class="lost">{_e(kinds_text(pair.lost))}</td></tr>')
+    if pair.replaced:
+        joins = sorted({join for r in pair.replaced for join in r.joins})
+        out.append(f'<tr><th>replaced</th><td class="replaced">{_e(replaced_text(pair))}'
+                   f'<br>at {_e(", ".join(joins))} of the new run</td></tr>')
     out.append(f'<tr><th>gained</th><td class="gained">{_e(kinds_text(pair.gained))}</td></tr>')
     out.append(f"<tr><th>rewrites</th><td>{_e(kinds_text(pair.old.counts))} → "
                f"{_e(kinds_text(pair.new.counts))}</td></tr>")

@@ -1,5 +1,5 @@
 """junit: JUnit XML. One test case per matched execution (per application and description
-for fleet tables), failing where the gate fails, with what was lost and gained, the settings
+for fleet tables), failing where the gate fails, with what was lost, replaced and gained, the settings
 that differ and the why-not; the executions of one run only are skipped cases. Escaping is
 the diff format's (formats/junit.py): XML that any schema-checking reader takes."""
 
@@ -8,12 +8,13 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..junit import _element, _suite, _write
-from .common import differences, duration_line, kinds_text, pair_title, settings_lines, \
-    shorten, why_not_lines
+from .common import differences, duration_line, kinds_text, pair_title, replaced_text, \
+    settings_lines, shorten, why_not_lines
 
 
 def _detail(pair) -> str:
     lines = [pair_title(pair), f"lost: {kinds_text(pair.lost)}",
+             f"replaced: {replaced_text(pair)}",
              f"gained: {kinds_text(pair.gained)}",
              f"rewrites: {kinds_text(pair.old.counts)} -> {kinds_text(pair.new.counts)}"]
     lines.extend(f"{what}: {old} -> {new}" for what, old, new in differences(pair))

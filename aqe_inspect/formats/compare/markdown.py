@@ -1,6 +1,7 @@
 """markdown: the comparison as a CI job summary (GitHub's `$GITHUB_STEP_SUMMARY`, GitLab and
 Azure DevOps render the same GitHub-flavoured Markdown): the verdict, a table of the
-executions that changed (lost, gained, joins, run time, settings), the why-not of each lost
+executions that changed (lost, replaced by a stronger rewrite, gained, joins, run time,
+settings), the why-not of each lost
 rewrite, and the executions of one run only.
 
 Text from the inputs is escaped for Markdown and for the HTML that Markdown lets through:
@@ -17,7 +18,7 @@ from typing import List, TextIO
 
 from ...errors import printable
 from .common import differences, duration_line, headline, kinds_text, rate_text, \
-    settings_lines, shorten, status, versions_line
+    replaced_text, settings_lines, shorten, status, versions_line
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]#+!|~$])")
 #: Rows shown in a table (a summary is read by people; the JSON holds every row).
@@ -56,8 +57,9 @@ def _pairs(comparison) -> List[str]:
     changed = [pair for pair in comparison.pairs if pair.changed]
     out: List[str] = []
     if changed:
-        out.extend(["| | execution | description | matched by | lost | gained | also changed "
-                    "| duration | settings |", "|---|---|---|---|---|---|---|---|---|"])
+        out.extend(["| | execution | description | matched by | lost | replaced | gained "
+                    "| also changed | duration | settings |",
+                    "|---|---|---|---|---|---|---|---|---|---|"])
         for pair in changed[:MOST_ROWS]:
             also = "; ".join(f"{what} {old} → {new}" for what, old, new in differences(pair))
             out.append("| " + " | ".join((
@@ -65,7 +67,8 @@ def _pairs(comparison) -> List[str]:
                 md(f"{pair.old.label} → {pair.new.label}"),
                 md(shorten(pair.new.description or pair.old.description)),
                 pair.matched_by,
-                md(kinds_text(pair.lost)), md(kinds_text(pair.gained)), md(also or "—"),
+                md(kinds_text(pair.lost)), md(replaced_text(pair)),
+                md(kinds_text(pair.gained)), md(also or "—"),
                 md(duration_line(pair)),
                 "<br>".join(md(line) for line in settings_lines(pair)) or "—")) + " |")
         if len(changed) > MOST_ROWS:

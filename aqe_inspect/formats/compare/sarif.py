@@ -1,7 +1,8 @@
 """sarif: SARIF 2.1.0 (GitHub code scanning, IDEs). A rule per rewrite kind and direction
-(`lost/smj-to-bhj`, `gained/coalesced`); a result per matched execution and kind that changed,
-at the new run's file (and the execution's line where the input has one): an error where the
-gate fails, else a warning (lost) or a note (gained). Executions of one run only are listed
+(`lost/smj-to-bhj`, `replaced/coalesced`, `gained/coalesced`); a result per matched execution
+and kind that changed, at the new run's file (and the execution's line where the input has
+one): an error where the gate fails, else a warning (lost) or a note (replaced: a stronger
+rewrite took it over, with by what in its properties; gained). Executions of one run only are listed
 in the run's properties. Written with the JSON writer, so every string is JSON-escaped."""
 
 from __future__ import annotations
@@ -15,20 +16,31 @@ from ..sarif import AQE_DOCS, SCHEMA_URI, physical
 from .common import pair_title, settings_lines
 
 DIRECTIONS = ("lost", "gained")
+#: Every rule's direction, in the order the rules are listed.
+RULE_DIRECTIONS = ("lost", "replaced", "gained")
 
 
 def _rules(kinds) -> List[Dict[str, Any]]:
     found = []
-    for direction in DIRECTIONS:
+    for direction in RULE_DIRECTIONS:
         for kind in kinds:
-            verb = "no longer makes" if direction == "lost" else "now makes"
+            if direction == "replaced":
+                short = f"A stronger rewrite took over AQE's {kind} rewrite"
+                full = (f"An execution of the new run no longer makes the {kind} rewrite "
+                        "that its counterpart in the old run made, because a stronger one "
+                        "took its place at the same join (a coalesced read of a join's input "
+                        "read locally once the join became a broadcast).")
+            else:
+                verb = "no longer makes" if direction == "lost" else "now makes"
+                short = f"AQE {verb} the {kind} rewrite"
+                full = (f"An execution of the new run {verb} the {kind} rewrite that its "
+                        "counterpart in the old run "
+                        f"{'made' if direction == 'lost' else 'did not'}.")
             found.append({
                 "id": f"{direction}/{kind}",
                 "name": f"{direction.capitalize()}Rewrite",
-                "shortDescription": {"text": f"AQE {verb} the {kind} rewrite"},
-                "fullDescription": {"text": f"An execution of the new run {verb} the {kind} "
-                                            "rewrite that its counterpart in the old run "
-                                            f"{'made' if direction == 'lost' else 'did not'}."},
+                "shortDescription": {"text": short},
+                "fullDescription": {"text": full},
                 "helpUri": AQE_DOCS,
                 "properties": {"tags": ["spark", "aqe", "compare"]},
             })
@@ -76,6 +88,15 @@ def write(comparison, stream: TextIO) -> None:
                             lines.extend(f"why not: {reason}" for reason in reasons)
                 results.append(_result(index, direction, kind, count, level,
                                        "\n".join(lines), where))
+        for replacement in item.replaced:
+            result = _result(index, "replaced", replacement.kind, replacement.count, "note",
+                             "\n".join([f"{title}: {replacement.text}",
+                                        f"at {', '.join(replacement.joins)} of the new run",
+                                        *settings_lines(item)]), where)
+            result["properties"].update({"by": replacement.by,
+                                         "because": replacement.because,
+                                         "joins": list(replacement.joins)})
+            results.append(result)
     unmatched = {"old": [], "new": []} if comparison.fleet else {
         "old": [s.label for s in comparison.unmatched_old],
         "new": [s.label for s in comparison.unmatched_new]}

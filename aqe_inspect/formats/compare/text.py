@@ -1,6 +1,6 @@
 """text: the comparison for people. A head line (the two runs, how many executions matched
-and on what), then each execution whose adaptive decisions changed: what it lost and gained
-per kind, the joins, partitions, skew splits and query stages that differ, the run time old
+and on what), then each execution whose adaptive decisions changed: what it lost, what a
+stronger rewrite replaced (and at which joins) and what it gained per kind, the joins, partitions, skew splits and query stages that differ, the run time old
 -> new, the settings that differ and the why-not of each lost rewrite on the new side. The
 executions that stayed the same are counted, those of one run only listed. The last line is
 the verdict. Text from the inputs is escaped (`printable`): one line each, nothing a terminal
@@ -12,7 +12,7 @@ from typing import List, TextIO
 
 from ...errors import printable
 from .common import differences, duration_line, headline, kinds_text, pair_title, rate_text, \
-    settings_lines, shorten, status, versions_line
+    replaced_text, settings_lines, shorten, status, versions_line
 
 #: How many executions of one run only are named (the rest counted).
 UNMATCHED_NAMED = 20
@@ -54,6 +54,10 @@ def _pair_lines(comparison) -> List[str]:
         out.append(_p(f"{mark}  {pair_title(pair)}{gate}"))
         if any(pair.lost.values()):
             out.append(f"  lost:    {kinds_text(pair.lost)}")
+        if pair.replaced:
+            out.append(f"  replaced: {replaced_text(pair)}")
+            joins = sorted({join for r in pair.replaced for join in r.joins})
+            out.append(_p(f"    at {', '.join(joins)} of the new run"))
         if any(pair.gained.values()):
             out.append(f"  gained:  {kinds_text(pair.gained)}")
         out.append(f"  rewrites: {kinds_text(pair.old.counts)} -> {kinds_text(pair.new.counts)}")
