@@ -232,14 +232,20 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
             earlier_initial, earlier_final = plans[id(earlier)]
             if earlier.is_final_plan == query.is_final_plan and earlier_final.same(final) and \
                     (earlier.adaptive == query.adaptive):
-                why = earlier_final.apart(final)
+                why = earlier_final.apart(final) or (
+                    earlier_initial.apart(initial)
+                    if earlier_initial is not None and initial is not None else "")
                 if why:
                     told_apart = told_apart or f"line {earlier.line} run again ({why})"
                     continue
+                evidence = earlier_final.evidence(final)
+                if earlier_initial is not None and initial is not None and \
+                        not (earlier_final.plan_ids and final.plan_ids) and \
+                        earlier_initial.plan_ids and initial.plan_ids:
+                    evidence = "the same plan ids in the initial plan"
                 reported[index_at] = add_note(
                     earlier, f"line {query.line}: the same plan is printed again "
-                    f"({query.mode} mode; {earlier_final.evidence(final)} as line "
-                    f"{earlier.line})")
+                    f"({query.mode} mode; {evidence} as line {earlier.line})")
                 break
             if earlier.is_final_plan is False and query.is_final_plan is True and \
                     earlier_initial is not None and initial is not None and \
@@ -278,6 +284,8 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
     covered_index = _Index()
     for number, plan in enumerate(covered):
         covered_index.add(number, plan)
+    explained = {id(query) for query in reported}  # the explains' queries, not AQE's
+    taken: set = set()  # the covered plans a `Final plan:` message was found for
     changes = [(query, role) for query, role in items if role in (AQE_BEFORE, AQE_AFTER)]
     change_plans = {id(query): plan_of(query.root) for query, _ in changes}
     change_index = _Index()
@@ -300,12 +308,20 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
         mine = [(q, r) for q, r in mine if id(q) not in claimed and q.line <= query.line
                 and run_of(q) == run and final.same(change_plans[id(q)], shaped=False)]
         claimed.update(id(q) for q, _ in mine)
+        # AQE logs `Final plan:` once per adaptive plan it runs: an explain's plan takes one
+        # such message (the first after it was printed is not its own: prefer the one
+        # printed after the message, as an explain after the action is), and two messages
+        # are two executions.
         shared = covered_index.sharing(final)
-        shown = next((number for number in covered_index.shaped(final)
-                      if number in shared and covered_by[number][1] == run and
-                      covered[number].same(final) and not covered[number].apart(final)),
-                     None)
+        fits = [number for number in covered_index.shaped(final)
+                if number in shared and number not in taken and covered_by[number][1] == run
+                and covered_by[number][0] in explained and covered[number].same(final)
+                and not covered[number].apart(final)]
+        after = [number for number in fits if covered_by[number][2] > query.line]
+        shown = min(after, key=lambda n: covered_by[n][2]) if after else \
+            max(fits, key=lambda n: covered_by[n][2]) if fits else None
         if shown is not None:  # an explain after the action shows this plan already
+            taken.add(shown)
             later_notes.setdefault(covered_by[shown][0], []).append(
                 f"line {query.line}: AQE's 'Final plan' log message shows this plan again "
                 f"({covered[shown].evidence(final)} as line {covered_by[shown][2]})")
