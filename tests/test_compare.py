@@ -213,7 +213,7 @@ def test_a_run_that_made_the_broadcast_passes_and_the_reverse_fails(line):
         [replacement] = pair["replaced"]
         assert {k: v for k, v in replacement.items() if k != "joins"} == {
             "kind": "coalesced", "count": 2, "by": "local-read", "because": "smj-to-bhj",
-            "switched_in": "new",
+            "switched_in": "new", "by_count": 2,
             "text": "coalesced 2 replaced by local-read 2 (the join became smj-to-bhj)"}
         [join] = replacement["joins"]
         assert join.startswith("BroadcastHashJoin (")
@@ -390,6 +390,105 @@ def test_a_final_plan_alone_replaces_nothing(tmp_path):
     [pair] = document["pairs"]
     assert pair["replaced"] == [] and pair["lost"]["coalesced"] == 2
     assert code == 1
+
+
+@pytest.mark.parametrize("line,name", [
+    (line, name) for line in LINES for name in (*SCENARIO_INPUTS, "eventlog.lzf")
+    if all((SAMPLE_PLANS / f"spark-{line}" / scenario / name).exists()
+           for scenario in ("empty_relation_off", "empty_relation"))])
+def test_an_empty_relation_replaces_what_was_made_inside_it(line, name):
+    """AQEPropagateEmptyRelation on (the new run): one side of the join had no rows at run
+    time, and the join (the whole plan here) became an empty relation; the old run, the rule
+    excluded, ran the join over coalesced reads of both inputs. Those reads had nothing left
+    to run on: replaced by the empty relation, not lost (exit 0). The reverse lost the empty
+    relation: exit 1. Held to each scenario's truth.json (the JVM's plan objects)."""
+    base = SAMPLE_PLANS / f"spark-{line}"
+    off, on = base / "empty_relation_off" / name, base / "empty_relation" / name
+    truth_off = json.loads((off.parent / "truth.json").read_text("utf-8"))
+    truth_on = json.loads((on.parent / "truth.json").read_text("utf-8"))
+    assert [j["operator"] for j in truth_off["joins"]] == ["SortMergeJoin"]
+    assert truth_on["joins"] == [] and truth_on["rewrites"]["empty-relation"] == 1
+    coalesced = truth_off["rewrites"]["coalesced"]
+    assert coalesced == 2 and truth_on["rewrites"]["coalesced"] == 0
+    document, code = compare_json(str(off), str(on))
+    assert code == 0, document["verdict"]
+    [pair] = document["pairs"]
+    [replacement] = pair["replaced"]
+    assert {k: v for k, v in replacement.items() if k not in ("joins", "text")} == {
+        "kind": "coalesced", "count": coalesced, "by": "empty-relation",
+        "because": "empty-relation", "switched_in": "new",
+        "by_count": truth_on["rewrites"]["empty-relation"]}
+    assert len(replacement["joins"]) == 1  # the new run's empty relation, as findings name it
+    assert not any(pair["lost"].values())
+    assert pair["gained"]["empty-relation"] == 1
+    assert f"coalesced {coalesced} replaced by empty-relation 1" in document["verdict"]
+    assert document["verdict"].startswith("PASS")
+    reverse, code = compare_json(str(on), str(off))
+    assert code == 1 and reverse["verdict"].startswith("FAIL")
+    [pair] = reverse["pairs"]
+    assert pair["replaced"] == [] and pair["lost"]["empty-relation"] == 1
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_an_empty_relation_replaces_across_lines_and_kinds_of_input(line):
+    """The operators are found by their place in the initial plan, whatever the input: an
+    event log of one Spark line against a driver log of the other."""
+    other = next(each for each in LINES if each != line)
+    document, code = compare_json(
+        str(SAMPLE_PLANS / f"spark-{line}" / "empty_relation_off" / "eventlog.json"),
+        str(SAMPLE_PLANS / f"spark-{other}" / "empty_relation" / "driver.log"))
+    assert code == 0, document["verdict"]
+    [pair] = document["pairs"]
+    assert [(r["kind"], r["count"], r["by"]) for r in pair["replaced"]] == \
+        [("coalesced", 2, "empty-relation")]
+
+
+def test_an_empty_relation_replaces_operator_by_operator_not_by_counting():
+    """What an empty relation replaced is told operator by operator: the new run's empty
+    relation with one of the join's inputs taken out of what it swallowed leaves that input's
+    coalesced read lost, though the counts are the same."""
+    import dataclasses
+
+    from aqe_inspect.compare import Pair, compare
+
+    base = SAMPLE_PLANS / "spark-4.3.0"
+    result = compare(str(base / "empty_relation_off" / "eventlog.json"),
+                     str(base / "empty_relation" / "eventlog.json"))
+    [pair] = result.pairs
+    places = [place for kind, place in pair.old.rewrite_places if kind == "coalesced"]
+    assert len(places) == 2 and len(set(places)) == 2  # the two inputs, told apart
+    swallowed = {place for place, _ in pair.new.emptied}
+    assert set(places) <= swallowed
+    kept = tuple(item for item in pair.new.emptied if item[0] != places[0])
+    partial = Pair(pair.old, dataclasses.replace(pair.new, emptied=kept), pair.matched_by,
+                   pair.kinds)
+    assert [(r.kind, r.count) for r in partial.replaced] == [("coalesced", 1)]
+    assert partial.lost["coalesced"] == 1
+    nothing = Pair(pair.old, dataclasses.replace(pair.new, emptied=()), pair.matched_by,
+                   pair.kinds)
+    assert nothing.replaced == () and nothing.lost["coalesced"] == 2
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_every_format_says_what_an_empty_relation_replaced(name, tmp_path):
+    base = SAMPLE_PLANS / "spark-3.5.9"
+    out = tmp_path / f"report.{name}"
+    done = run("compare", str(base / "empty_relation_off" / "eventlog.json"),
+               str(base / "empty_relation" / "eventlog.json"), "--format", name, "-o",
+               str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("aqe-inspect compare: PASS")
+    text = out.read_text("utf-8")
+    assert "coalesced 2 replaced by empty-relation 1" in text
+    if name == "junit":
+        assert ET.fromstring(text).get("failures") == "0"
+    if name == "sarif":
+        results = json.loads(text)["runs"][0]["results"]
+        assert [r["properties"]["by"] for r in results if r["ruleId"] == "replaced/coalesced"] \
+            == ["empty-relation"]
+        assert not [r for r in results if r["level"] == "error"]
+    if name == "github":
+        assert "::error" not in text
 
 
 @pytest.mark.parametrize("name", FORMATS)
@@ -605,7 +704,9 @@ def test_json_validates_against_the_schema(tmp_path):
     for old, new in ((_log("3.5.9", "baseline"), _log("4.3.0", "coalesce_off")),
                      (_log("3.5.9", "bhj_off"), _log("3.5.9", "baseline")),
                      (_log("4.3.0", "baseline"),
-                      str(SAMPLE_PLANS / "spark-4.3.0" / "skew_join" / "eventlog.json"))):
+                      str(SAMPLE_PLANS / "spark-4.3.0" / "skew_join" / "eventlog.json")),
+                     (str(SAMPLE_PLANS / "spark-4.3.0" / "empty_relation_off" / "eventlog.json"),
+                      str(SAMPLE_PLANS / "spark-4.3.0" / "empty_relation" / "eventlog.json"))):
         document, _ = compare_json(old, new)
         errors = sorted(validator.iter_errors(document), key=str)
         assert not errors, errors[:3]

@@ -3,7 +3,8 @@
     summary.py       one execution as a comparison keeps it (counts, figures, settings,
                      its shape, its joins' rewrites), and the why-not of a rewrite it did not
                      make
-    replacement.py   what a stronger rewrite took over: replaced, not lost
+    replacement.py   what a stronger rewrite or an empty relation took over: replaced,
+                     not lost
     matching.py      which execution of the new run is which of the old (description, shape)
     gate.py          `--fail-on`: which changes fail the comparison
     result.py        Pair, Comparison, FleetGroup; the JSON contract `aqe-inspect/compare/v1`
@@ -98,6 +99,9 @@ class _SideReader:
             joins=values.setdefault(("joins", summary.joins), summary.joins),
             join_sites=values.setdefault(("join_sites", summary.join_sites),
                                          summary.join_sites),
+            rewrite_places=values.setdefault(("rewrite_places", summary.rewrite_places),
+                                             summary.rewrite_places),
+            emptied=values.setdefault(("emptied", summary.emptied), summary.emptied),
             source=texts.setdefault(summary.source, summary.source),
             description=texts.setdefault(summary.description, summary.description),
             shape=texts.setdefault(summary.shape, summary.shape),

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .gate import Gate
-from .replacement import Replacement, replaced_counts, replacements
+from .replacement import Replacement, emptied_replacements, replaced_counts, replacements
 from .summary import ExecutionSummary
 
 SCHEMA = "aqe-inspect/compare/v1"
@@ -51,6 +51,10 @@ class Pair:
     def _accounts(self) -> Tuple[Dict[str, int], Tuple[Replacement, ...], Dict[str, int]]:
         fewer, gained = _difference(self.old.counts, self.new.counts, self.kinds)
         replaced = replacements(self.old.join_sites, self.new.join_sites, fewer, self.kinds)
+        taken = replaced_counts(replaced)
+        replaced += emptied_replacements(
+            self.old.rewrite_places, self.new.emptied,
+            {kind: count - taken.get(kind, 0) for kind, count in fewer.items()}, self.kinds)
         taken = replaced_counts(replaced)
         lost = {kind: count - taken.get(kind, 0) for kind, count in fewer.items()}
         return lost, replaced, gained
@@ -231,12 +235,13 @@ class Comparison:
             for replacement in item.replaced:
                 key = (replacement.kind, replacement.by, replacement.because,
                        replacement.switched_in)
-                entry = found.setdefault(key, [0, []])
+                entry = found.setdefault(key, [0, [], 0])
                 entry[0] += replacement.count
                 entry[1].extend(j for j in replacement.joins if j not in entry[1])
+                entry[2] += replacement.by_count
         order = {kind: index for index, kind in enumerate(self.kinds)}
-        return tuple(Replacement(kind, count, by, because, tuple(joins), switched_in)
-                     for (kind, by, because, switched_in), (count, joins)
+        return tuple(Replacement(kind, count, by, because, tuple(joins), switched_in, by_count)
+                     for (kind, by, because, switched_in), (count, joins, by_count)
                      in sorted(found.items(), key=lambda item: order.get(item[0][0], 99)))
 
     @property
@@ -311,6 +316,7 @@ def pair_json(pair: Pair) -> Dict[str, Any]:
 def replacement_json(replacement: Replacement) -> Dict[str, Any]:
     return {"kind": replacement.kind, "count": replacement.count, "by": replacement.by,
             "because": replacement.because, "switched_in": replacement.switched_in,
+            "by_count": replacement.by_count or replacement.count,
             "joins": list(replacement.joins), "text": replacement.text}
 
 
