@@ -38,11 +38,14 @@ __all__ = ["Comparison", "ExecutionSummary", "FleetGroup", "Gate", "Pair", "Rule
 
 
 def compare(old: str, new: str, fail_on: Iterable[str] = ("lost",),
-            max_size: int = DEFAULT_MAX_SIZE, plans: bool = False) -> Comparison:
+            max_size: int = DEFAULT_MAX_SIZE, plans: bool = False,
+            judge_unfinished: bool = False) -> Comparison:
     """Compare the run at `old` with the run at `new` (paths, or `-` for standard input on
     one side). `fail_on`: the gate's rules (see `gate`). `plans`: keep each final plan's
-    outline (the HTML page draws them side by side). An InspectError for input that cannot
-    be read, or a fleet table compared with anything but a fleet table."""
+    outline (the HTML page draws them side by side). `judge_unfinished`: judge a pair whose
+    execution had not finished on either side on what it holds, rather than call it
+    `unfinished` (no verdict, failing). An InspectError for input that cannot be read, or a
+    fleet table compared with anything but a fleet table."""
     from .fleet_tables import table_files
 
     gate = parse_gate(fail_on)
@@ -56,7 +59,8 @@ def compare(old: str, new: str, fail_on: Iterable[str] = ("lost",),
                            "tables, or two runs' logs or plans", source=other)
     if old_table is not None:
         return _compare_tables(old, new, gate)
-    return _compare_runs(old, new, gate, max_size, plans)
+    return dataclasses.replace(_compare_runs(old, new, gate, max_size, plans),
+                               judge_unfinished=judge_unfinished)
 
 
 # ---- runs: event logs, plan texts, History Server JSON --------------------------------------

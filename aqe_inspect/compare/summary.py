@@ -148,6 +148,10 @@ class ExecutionSummary:
     #: Each operator of an initial plan that an empty relation replaced (it or an operator
     #: above it): (place, the empty relation as findings name it).
     emptied: Tuple[Tuple[str, str], ...] = ()
+    #: Why this execution's plan may not be the one it ended with (`Query.unfinished`: no
+    #: execution end where a cut or in-progress log ends, an isFinalPlan=false plan); "" when
+    #: it had finished. A comparison with it is no verdict (`Pair.unfinished`).
+    unfinished: str = ""
 
     @property
     def label(self) -> str:
@@ -426,6 +430,7 @@ def summarize(report: QueryReport, source: str, application: Optional[Applicatio
         join_sites=join_sites(report, pairs, places),
         rewrite_places=rewrite_places(report, pairs, places),
         emptied=emptied(report, pairs, places),
+        unfinished=query.unfinished,
     )
 
 
