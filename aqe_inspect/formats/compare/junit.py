@@ -1,9 +1,9 @@
 """junit: JUnit XML. One test case per matched execution (per application and description
-for fleet tables), failing where the gate fails, with what was lost, replaced and gained, the settings
-that differ and the why-not; an execution of either run that had not finished an `<error>`
-of type `unfinished` (no verdict: the test could not run, not a failed one); the executions
-of one run only are skipped cases. Escaping is
-the diff format's (formats/junit.py): XML that any schema-checking reader takes."""
+for fleet tables), failing where the gate fails, with what was lost, replaced and gained, the
+settings that differ and the why-not; an execution of either run that had not finished an
+`<error>` of type `unfinished` (no verdict: the test could not run, not a failed one); the
+executions of one run only are skipped cases. Escaping is the diff format's
+(formats/junit.py): XML that any schema-checking reader takes."""
 
 from __future__ import annotations
 

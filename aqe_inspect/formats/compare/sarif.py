@@ -2,10 +2,11 @@
 (`lost/smj-to-bhj`, `replaced/coalesced`, `gained/coalesced`); a result per matched execution
 and kind that changed, at the new run's file (and the execution's line where the input has
 one): an error where the gate fails, else a warning (lost) or a note (replaced: a stronger
-rewrite took it over, with by what in its properties; gained). A matched execution of either run
-that had not finished is one result of the rule `unfinished`, of kind `open` (the tool could
-not tell: no verdict, which fails the comparison) and level `error`, instead of its lost and
-gained results. Executions of one run only are listed in the run's properties. Written with the JSON writer, so every string is JSON-escaped."""
+rewrite took it over, with by what in its properties; gained). A matched execution of either
+run that had not finished is one result of the rule `unfinished`, of kind `open` (the tool
+could not tell: no verdict, which fails the comparison) and level `error`, instead of its lost
+and gained results. Executions of one run only are listed in the run's properties. Written
+with the JSON writer, so every string is JSON-escaped."""
 
 from __future__ import annotations
 
