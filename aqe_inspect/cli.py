@@ -305,11 +305,16 @@ def compare_command(
         "job summary) or html (the two runs' plans side by side)."),
     output: Optional[str] = OUTPUT_OPTION,
     max_size: str = MAX_SIZE_OPTION,
+    judge_unfinished: bool = typer.Option(
+        False, "--judge-unfinished", help="Judge executions that had not finished (a cut or "
+        "in-progress log, isFinalPlan=false) on what they hold, instead of failing them as "
+        "unfinished (no verdict)."),
 ) -> None:
     """Compare two runs of the same job (a Spark upgrade, a config change): which executions
-    lost or gained an adaptive rewrite, and why. Exit 1 when --fail-on holds, 0 when not."""
+    lost or gained an adaptive rewrite, and why. Exit 1 when --fail-on holds or an execution
+    had not finished (unfinished: no verdict), 0 when not."""
     result = api.compare(old, new, fail_on, for_format=output_format, output=output,
-                         max_size=api.size(max_size))
+                         max_size=api.size(max_size), judge_unfinished=judge_unfinished)
     api.write(result, output_format, output, summary=f"aqe-inspect compare: {result.verdict}")
     if result.failed:
         raise typer.Exit(1)

@@ -213,7 +213,7 @@ def test_a_run_that_made_the_broadcast_passes_and_the_reverse_fails(line):
         [replacement] = pair["replaced"]
         assert {k: v for k, v in replacement.items() if k != "joins"} == {
             "kind": "coalesced", "count": 2, "by": "local-read", "because": "smj-to-bhj",
-            "switched_in": "new",
+            "switched_in": "new", "by_count": 2,
             "text": "coalesced 2 replaced by local-read 2 (the join became smj-to-bhj)"}
         [join] = replacement["joins"]
         assert join.startswith("BroadcastHashJoin (")
@@ -392,6 +392,105 @@ def test_a_final_plan_alone_replaces_nothing(tmp_path):
     assert code == 1
 
 
+@pytest.mark.parametrize("line,name", [
+    (line, name) for line in LINES for name in (*SCENARIO_INPUTS, "eventlog.lzf")
+    if all((SAMPLE_PLANS / f"spark-{line}" / scenario / name).exists()
+           for scenario in ("empty_relation_off", "empty_relation"))])
+def test_an_empty_relation_replaces_what_was_made_inside_it(line, name):
+    """AQEPropagateEmptyRelation on (the new run): one side of the join had no rows at run
+    time, and the join (the whole plan here) became an empty relation; the old run, the rule
+    excluded, ran the join over coalesced reads of both inputs. Those reads had nothing left
+    to run on: replaced by the empty relation, not lost (exit 0). The reverse lost the empty
+    relation: exit 1. Held to each scenario's truth.json (the JVM's plan objects)."""
+    base = SAMPLE_PLANS / f"spark-{line}"
+    off, on = base / "empty_relation_off" / name, base / "empty_relation" / name
+    truth_off = json.loads((off.parent / "truth.json").read_text("utf-8"))
+    truth_on = json.loads((on.parent / "truth.json").read_text("utf-8"))
+    assert [j["operator"] for j in truth_off["joins"]] == ["SortMergeJoin"]
+    assert truth_on["joins"] == [] and truth_on["rewrites"]["empty-relation"] == 1
+    coalesced = truth_off["rewrites"]["coalesced"]
+    assert coalesced == 2 and truth_on["rewrites"]["coalesced"] == 0
+    document, code = compare_json(str(off), str(on))
+    assert code == 0, document["verdict"]
+    [pair] = document["pairs"]
+    [replacement] = pair["replaced"]
+    assert {k: v for k, v in replacement.items() if k not in ("joins", "text")} == {
+        "kind": "coalesced", "count": coalesced, "by": "empty-relation",
+        "because": "empty-relation", "switched_in": "new",
+        "by_count": truth_on["rewrites"]["empty-relation"]}
+    assert len(replacement["joins"]) == 1  # the new run's empty relation, as findings name it
+    assert not any(pair["lost"].values())
+    assert pair["gained"]["empty-relation"] == 1
+    assert f"coalesced {coalesced} replaced by empty-relation 1" in document["verdict"]
+    assert document["verdict"].startswith("PASS")
+    reverse, code = compare_json(str(on), str(off))
+    assert code == 1 and reverse["verdict"].startswith("FAIL")
+    [pair] = reverse["pairs"]
+    assert pair["replaced"] == [] and pair["lost"]["empty-relation"] == 1
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_an_empty_relation_replaces_across_lines_and_kinds_of_input(line):
+    """The operators are found by their place in the initial plan, whatever the input: an
+    event log of one Spark line against a driver log of the other."""
+    other = next(each for each in LINES if each != line)
+    document, code = compare_json(
+        str(SAMPLE_PLANS / f"spark-{line}" / "empty_relation_off" / "eventlog.json"),
+        str(SAMPLE_PLANS / f"spark-{other}" / "empty_relation" / "driver.log"))
+    assert code == 0, document["verdict"]
+    [pair] = document["pairs"]
+    assert [(r["kind"], r["count"], r["by"]) for r in pair["replaced"]] == \
+        [("coalesced", 2, "empty-relation")]
+
+
+def test_an_empty_relation_replaces_operator_by_operator_not_by_counting():
+    """What an empty relation replaced is told operator by operator: the new run's empty
+    relation with one of the join's inputs taken out of what it swallowed leaves that input's
+    coalesced read lost, though the counts are the same."""
+    import dataclasses
+
+    from aqe_inspect.compare import Pair, compare
+
+    base = SAMPLE_PLANS / "spark-4.3.0"
+    result = compare(str(base / "empty_relation_off" / "eventlog.json"),
+                     str(base / "empty_relation" / "eventlog.json"))
+    [pair] = result.pairs
+    places = [place for kind, place in pair.old.rewrite_places if kind == "coalesced"]
+    assert len(places) == 2 and len(set(places)) == 2  # the two inputs, told apart
+    swallowed = {place for place, _ in pair.new.emptied}
+    assert set(places) <= swallowed
+    kept = tuple(item for item in pair.new.emptied if item[0] != places[0])
+    partial = Pair(pair.old, dataclasses.replace(pair.new, emptied=kept), pair.matched_by,
+                   pair.kinds)
+    assert [(r.kind, r.count) for r in partial.replaced] == [("coalesced", 1)]
+    assert partial.lost["coalesced"] == 1
+    nothing = Pair(pair.old, dataclasses.replace(pair.new, emptied=()), pair.matched_by,
+                   pair.kinds)
+    assert nothing.replaced == () and nothing.lost["coalesced"] == 2
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_every_format_says_what_an_empty_relation_replaced(name, tmp_path):
+    base = SAMPLE_PLANS / "spark-3.5.9"
+    out = tmp_path / f"report.{name}"
+    done = run("compare", str(base / "empty_relation_off" / "eventlog.json"),
+               str(base / "empty_relation" / "eventlog.json"), "--format", name, "-o",
+               str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("aqe-inspect compare: PASS")
+    text = out.read_text("utf-8")
+    assert "coalesced 2 replaced by empty-relation 1" in text
+    if name == "junit":
+        assert ET.fromstring(text).get("failures") == "0"
+    if name == "sarif":
+        results = json.loads(text)["runs"][0]["results"]
+        assert [r["properties"]["by"] for r in results if r["ruleId"] == "replaced/coalesced"] \
+            == ["empty-relation"]
+        assert not [r for r in results if r["level"] == "error"]
+    if name == "github":
+        assert "::error" not in text
+
+
 @pytest.mark.parametrize("name", FORMATS)
 def test_every_format_says_what_was_replaced(name, tmp_path):
     out = tmp_path / f"report.{name}"
@@ -417,6 +516,170 @@ def test_every_format_says_what_was_replaced(name, tmp_path):
         assert text.count("| REPLACED |") == 3
     if name == "html":
         assert text.count('data-status="REPLACED"') == 3
+
+
+# ---- unfinished executions: no verdict ------------------------------------------------------
+
+def _manifest_logs() -> list:
+    manifest = json.loads((SAMPLE_PLANS / "eventlogs.json").read_text("utf-8"))
+    return [entry for entry in manifest["logs"]
+            if entry["layout"] == "single" and entry["codec"] is None
+            and entry["path"].endswith(".json") and entry.get("truth")
+            and (SAMPLE_PLANS / entry["path"]).is_file()]
+
+
+#: One scenario that rewrote and one that did not, on each Spark line.
+CUT_SCENARIOS = ("skew_join", "aqe_declines", "empty_relation")
+CUT_LOGS = [entry for entry in _manifest_logs() if entry["scenario"] in CUT_SCENARIOS]
+
+
+def _cut_copy(entry: dict, target: Path) -> str:
+    """The real event log cut right after its measured execution's SQLExecutionStart line
+    (`eventlogs.json` names the execution): the execution has no end, its plan is the
+    initial one (isFinalPlan=false)."""
+    lines = (SAMPLE_PLANS / entry["path"]).read_bytes().splitlines(keepends=True)
+    start = next(number for number, text in enumerate(lines)
+                 if b"SparkListenerSQLExecutionStart" in text
+                 and json.loads(text).get("executionId") == entry["execution_id"])
+    target.write_bytes(b"".join(lines[:start + 1]))
+    return str(target)
+
+
+def test_the_cut_logs_are_found():
+    assert {(e["spark_version"], e["scenario"]) for e in CUT_LOGS} == {
+        (line, scenario) for line in LINES for scenario in CUT_SCENARIOS}
+
+
+@pytest.mark.parametrize("entry", CUT_LOGS, ids=[e["path"] for e in CUT_LOGS])
+def test_a_run_against_a_cut_copy_of_itself_is_unfinished_both_ways(entry, tmp_path):
+    """The whole log against a copy cut after its measured execution's start, either way
+    round: never PASS (a cut new run lost nothing yet, a cut old run made nothing yet: the
+    gate alone would pass the second whatever happened), exit 1, the pair `unfinished`
+    naming the side, its execution and what is missing; --judge-unfinished judges what is
+    there and says so."""
+    whole = str(SAMPLE_PLANS / entry["path"])
+    cut = _cut_copy(entry, tmp_path / "cut.json")
+    truth = json.loads((SAMPLE_PLANS / entry["truth"]).read_text("utf-8"))
+    made = {kind: count for kind, count in truth["rewrites"].items() if count}
+    for old, new, side in ((whole, cut, "new"), (cut, whole, "old")):
+        document, code = compare_json(old, new)
+        assert code == 1, document["verdict"]
+        assert document["failed"] is True and document["status"] == "unfinished"
+        assert document["verdict"].startswith("UNFINISHED: 1 execution(s) unfinished")
+        assert "--judge-unfinished" in document["verdict"]
+        assert document["summary"]["unfinished"] == 1 and document["summary"]["failing"] == 0
+        [pair] = document["pairs"]
+        assert pair["status"] == "unfinished"
+        [why] = pair["unfinished"]
+        assert why.startswith(f"{side} run: execution {entry['execution_id']} (line ")
+        assert "had not ended" in why
+        judged, code = compare_json(old, new, "--judge-unfinished")
+        assert judged["judge_unfinished"] is True and judged["summary"]["unfinished"] == 0
+        [pair] = judged["pairs"]
+        assert pair["unfinished"] == [why]  # still said, though judged
+        # Judged on what is there: the cut run made nothing yet, so the whole run's
+        # rewrites are lost (new cut) or gained (old cut), as the JVM truth says.
+        direction = "lost" if side == "new" else "gained"
+        assert {k: n for k, n in pair[direction].items() if n} == made
+        if side == "new" and made:
+            assert code == 1 and judged["status"] == "failed"
+            assert judged["verdict"].startswith("FAIL")
+        else:
+            assert code == 0 and judged["verdict"].startswith("PASS")
+            assert "judged on what they hold (--judge-unfinished)" in judged["verdict"]
+
+
+def test_an_isfinalplan_false_plan_is_unfinished():
+    """A plan printed before the action ran (isFinalPlan=false) against the final one: no
+    verdict."""
+    base = SAMPLE_PLANS / "spark-4.3.0" / "skew_join"
+    document, code = compare_json(str(base / "formatted_before.txt"),
+                                  str(base / "formatted_after.txt"))
+    assert code == 1 and document["status"] == "unfinished"
+    [pair] = document["pairs"]
+    [why] = pair["unfinished"]
+    assert why.startswith("old run: ") and "isFinalPlan=false" in why
+
+
+def test_a_gate_failure_beside_an_unfinished_pair_is_a_fail_saying_both(tmp_path):
+    """Two inputs: one pair fails the gate, another is unfinished: FAIL, and the verdict names
+    the unfinished one too."""
+    base = SAMPLE_PLANS / "spark-4.3.0"
+    skew = next(e for e in CUT_LOGS if e["spark_version"] == "4.3.0"
+                and e["scenario"] == "skew_join")
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir(), new.mkdir()
+    for folder in (old, new):
+        (folder / "a.json").write_bytes((base / "empty_relation" / "eventlog.json")
+                                        .read_bytes())
+    (old / "b.json").write_bytes((base / "skew_join" / "eventlog.json").read_bytes())
+    _cut_copy(skew, new / "b.json")
+    (new / "a.json").write_bytes((base / "empty_relation_off" / "eventlog.json")
+                                 .read_bytes())
+    document, code = compare_json(str(old), str(new))
+    assert code == 1 and document["status"] == "failed"
+    assert document["verdict"].startswith("FAIL: 1 execution(s) fail --fail-on lost")
+    assert "; 1 execution(s) unfinished, no verdict" in document["verdict"]
+    statuses = sorted(pair["status"] for pair in document["pairs"])
+    assert statuses == ["failed", "unfinished"]
+
+
+@pytest.fixture(scope="module")
+def cut_pair(tmp_path_factory) -> tuple:
+    entry = next(e for e in CUT_LOGS if e["spark_version"] == "3.5.9"
+                 and e["scenario"] == "skew_join")
+    cut = _cut_copy(entry, tmp_path_factory.mktemp("cut") / "cut.json")
+    return str(SAMPLE_PLANS / entry["path"]), cut
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_every_format_says_unfinished(name, cut_pair, tmp_path):
+    out = tmp_path / f"report.{name}"
+    done = run("compare", *cut_pair, "--format", name, "-o", str(out))
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("aqe-inspect compare: UNFINISHED")
+    text = out.read_text("utf-8")
+    if name == "text":
+        assert re.search(r"^UNFINISHED  execution \d+ -> execution \d+", text, re.M)
+        assert "unfinished, no verdict: new run: execution" in text
+    if name == "json":
+        data = json.loads(text)
+        assert data["status"] == "unfinished" and data["pairs"][0]["status"] == "unfinished"
+    if name == "junit":
+        from .schemas import validate_junit
+
+        validate_junit(text)
+        suite = ET.fromstring(text)
+        assert suite.get("failures") == "0" and suite.get("errors") == "1"
+        [error] = list(suite.iter("error"))
+        assert error.get("type") == "unfinished" and not list(suite.iter("failure"))
+    if name == "sarif":
+        from .schemas import validate_sarif
+
+        document = json.loads(text)
+        validate_sarif(document)
+        [result] = document["runs"][0]["results"]
+        assert result["ruleId"] == "unfinished" and result["kind"] == "open"
+        assert result["properties"]["status"] == "unfinished"
+    if name == "github":
+        assert re.search(r"^::error [^:]*title=aqe-inspect compare%3A execution \d+ "
+                         r"unfinished::", text, re.M), text
+    if name == "markdown":
+        assert "⏳ UNFINISHED" in text and "| UNFINISHED |" in text
+    if name == "html":
+        assert 'data-status="UNFINISHED"' in text and 'class="verdict fail"' in text
+    judged = run("compare", *cut_pair, "--format", name, "--judge-unfinished")
+    assert judged.returncode == 1  # judged: the cut run lost what the whole one made
+    assert "UNFINISHED: " not in judged.stdout
+
+
+def test_the_library_takes_judge_unfinished(cut_pair):
+    from aqe_inspect import api
+
+    result = api.compare(*cut_pair)
+    assert result.failed and len(result.unfinished) == 1 and not result.tripped
+    judged = api.compare(*cut_pair, judge_unfinished=True)
+    assert judged.failed and judged.unfinished == () and len(judged.tripped) == 1
 
 
 # ---- matching -------------------------------------------------------------------------------
@@ -605,10 +868,18 @@ def test_json_validates_against_the_schema(tmp_path):
     for old, new in ((_log("3.5.9", "baseline"), _log("4.3.0", "coalesce_off")),
                      (_log("3.5.9", "bhj_off"), _log("3.5.9", "baseline")),
                      (_log("4.3.0", "baseline"),
-                      str(SAMPLE_PLANS / "spark-4.3.0" / "skew_join" / "eventlog.json"))):
+                      str(SAMPLE_PLANS / "spark-4.3.0" / "skew_join" / "eventlog.json")),
+                     (str(SAMPLE_PLANS / "spark-4.3.0" / "empty_relation_off" / "eventlog.json"),
+                      str(SAMPLE_PLANS / "spark-4.3.0" / "empty_relation" / "eventlog.json"))):
         document, _ = compare_json(old, new)
         errors = sorted(validator.iter_errors(document), key=str)
         assert not errors, errors[:3]
+    entry = next(e for e in CUT_LOGS if e["scenario"] == "skew_join")
+    cut = _cut_copy(entry, tmp_path / "cut.json")
+    for extra in ((), ("--judge-unfinished",)):
+        document, _ = compare_json(str(SAMPLE_PLANS / entry["path"]), cut, *extra)
+        assert document["pairs"][0]["unfinished"]
+        assert not sorted(validator.iter_errors(document), key=str)
     table_old, table_new = tmp_path / "a.csv", tmp_path / "b.csv"
     table_old.write_text(_table_csv([("app", "q1", {"coalesced": 1})]), encoding="utf-8")
     table_new.write_text(_table_csv([("app", "q1", {}), ("app", "q2", {})]), encoding="utf-8")

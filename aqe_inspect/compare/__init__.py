@@ -3,7 +3,8 @@
     summary.py       one execution as a comparison keeps it (counts, figures, settings,
                      its shape, its joins' rewrites), and the why-not of a rewrite it did not
                      make
-    replacement.py   what a stronger rewrite took over: replaced, not lost
+    replacement.py   what a stronger rewrite or an empty relation took over: replaced,
+                     not lost
     matching.py      which execution of the new run is which of the old (description, shape)
     gate.py          `--fail-on`: which changes fail the comparison
     result.py        Pair, Comparison, FleetGroup; the JSON contract `aqe-inspect/compare/v1`
@@ -37,11 +38,14 @@ __all__ = ["Comparison", "ExecutionSummary", "FleetGroup", "Gate", "Pair", "Rule
 
 
 def compare(old: str, new: str, fail_on: Iterable[str] = ("lost",),
-            max_size: int = DEFAULT_MAX_SIZE, plans: bool = False) -> Comparison:
+            max_size: int = DEFAULT_MAX_SIZE, plans: bool = False,
+            judge_unfinished: bool = False) -> Comparison:
     """Compare the run at `old` with the run at `new` (paths, or `-` for standard input on
     one side). `fail_on`: the gate's rules (see `gate`). `plans`: keep each final plan's
-    outline (the HTML page draws them side by side). An InspectError for input that cannot
-    be read, or a fleet table compared with anything but a fleet table."""
+    outline (the HTML page draws them side by side). `judge_unfinished`: judge a pair whose
+    execution had not finished on either side on what it holds, rather than call it
+    `unfinished` (no verdict, failing). An InspectError for input that cannot be read, or a
+    fleet table compared with anything but a fleet table."""
     from .fleet_tables import table_files
 
     gate = parse_gate(fail_on)
@@ -55,7 +59,8 @@ def compare(old: str, new: str, fail_on: Iterable[str] = ("lost",),
                            "tables, or two runs' logs or plans", source=other)
     if old_table is not None:
         return _compare_tables(old, new, gate)
-    return _compare_runs(old, new, gate, max_size, plans)
+    return dataclasses.replace(_compare_runs(old, new, gate, max_size, plans),
+                               judge_unfinished=judge_unfinished)
 
 
 # ---- runs: event logs, plan texts, History Server JSON --------------------------------------
@@ -98,6 +103,9 @@ class _SideReader:
             joins=values.setdefault(("joins", summary.joins), summary.joins),
             join_sites=values.setdefault(("join_sites", summary.join_sites),
                                          summary.join_sites),
+            rewrite_places=values.setdefault(("rewrite_places", summary.rewrite_places),
+                                             summary.rewrite_places),
+            emptied=values.setdefault(("emptied", summary.emptied), summary.emptied),
             source=texts.setdefault(summary.source, summary.source),
             description=texts.setdefault(summary.description, summary.description),
             shape=texts.setdefault(summary.shape, summary.shape),

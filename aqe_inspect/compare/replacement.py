@@ -21,10 +21,20 @@ there is taken over:
   broadcast join has no shuffled side to split) and its `smj-to-shj` switch (join selection
   takes a broadcast before a shuffled hash join).
 
+And where the new run replaced a subtree by an empty relation (`empty-relation`:
+AQEPropagateEmptyRelation, once a stage ran and produced no rows: a join with an empty side,
+an aggregate with grouping keys over nothing, the operators above up to the whole plan), what
+the old run made inside that subtree (the coalesced or local reads of the join's inputs,
+its switch or skew split, a coalesced read under the aggregate, ...) had nothing left to
+run on: it is replaced by the empty relation, whatever its kind.
+
 Each is decided from the plans, join by join (`summary.JoinSite`: the same join in both runs,
-found by its place in the initial plan; the same input of it), never by counting kinds: a
+found by its place in the initial plan; the same input of it), and operator by operator for
+an empty relation (`summary.rewrite_places` of the old run found in the new run's
+`summary.emptied`: the same places, as joins are found), never by counting kinds: a
 coalesced read lost elsewhere in the query stays lost. Only this direction: a new run that
-lost the switch (NEW -> OLD above) lost it, and what came with it.
+lost the switch (NEW -> OLD above) lost it, and what came with it; a new run that lost the
+empty relation lost it.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Sequence, Tuple
 
-from .summary import JoinSite
+from .summary import EMPTY_RELATION, JoinSite
 
 #: The switch that makes a join's rewrites replaced, and what it replaces: (the old run's
 #: kind, where it stands: at the join or at one of its inputs, the new run's kind that took
@@ -58,23 +68,32 @@ class Replacement:
     #: Which run made the switch `because`: `new` (the old run kept the sort-merge join), or
     #: `both` (the old run made the broadcast too, and read its inputs through coalesced reads).
     switched_in: str = "new"
+    #: How many rewrites of `by` took them over, when not one each (`count`): the empty
+    #: relations that swallowed them.
+    by_count: int = 0
 
     @property
     def _why(self) -> str:
+        if self.because == EMPTY_RELATION:
+            return "the part of the plan they were in became an empty relation at run time"
         if self.switched_in == "both":
             return f"the join is {self.because} in both runs, its inputs now read locally"
         return f"the join became {self.because}"
 
     @property
+    def _replaced(self) -> str:
+        return f"{self.kind} {self.count} replaced by {self.by} {self.by_count or self.count}"
+
+    @property
     def text(self) -> str:
         """`coalesced 2 replaced by local-read 2 (the join became smj-to-bhj)`."""
-        return f"{self.kind} {self.count} replaced by {self.by} {self.count} ({self._why})"
+        return f"{self._replaced} ({self._why})"
 
     @property
     def clause(self) -> str:
         """`text` where it stands in parentheses already: `coalesced 2 replaced by local-read
         2, the join became smj-to-bhj`."""
-        return f"{self.kind} {self.count} replaced by {self.by} {self.count}, {self._why}"
+        return f"{self._replaced}, {self._why}"
 
 
 def replacements(old: Sequence[JoinSite], new: Sequence[JoinSite], lost: Mapping[str, int],
@@ -119,6 +138,37 @@ def replacements(old: Sequence[JoinSite], new: Sequence[JoinSite], lost: Mapping
     return tuple(result)
 
 
+def emptied_replacements(old_places: Sequence[Tuple[str, str]],
+                         new_emptied: Sequence[Tuple[str, str]], lost: Mapping[str, int],
+                         kinds: Sequence[str]) -> Tuple[Replacement, ...]:
+    """What the new run's empty relations replaced of what the old run made: each rewrite
+    of the old run (`summary.rewrite_places`) at an operator the new run swallowed in an
+    empty relation (`summary.emptied`), each kind at most as many as the pair lost of it
+    (`lost`, less what `replacements` found), in the order of `kinds`."""
+    if not old_places or not new_emptied or not any(lost.values()):
+        return ()
+    swallowed: Dict[str, str] = {}
+    for place, relation in new_emptied:
+        swallowed.setdefault(place, relation)
+    found: Dict[str, int] = {}
+    where: Dict[str, List[str]] = {}
+    for kind, place in old_places:
+        relation = swallowed.get(place)
+        if relation is None or kind == EMPTY_RELATION or not lost.get(kind):
+            continue
+        found[kind] = found.get(kind, 0) + 1
+        if relation not in where.setdefault(kind, []):
+            where[kind].append(relation)
+    order = {kind: index for index, kind in enumerate(kinds)}
+    result: List[Replacement] = []
+    for kind, count in sorted(found.items(), key=lambda item: order.get(item[0], 99)):
+        count = min(count, lost.get(kind, 0))
+        if count:
+            result.append(Replacement(kind, count, EMPTY_RELATION, EMPTY_RELATION,
+                                      tuple(where[kind]), "new", len(where[kind])))
+    return tuple(result)
+
+
 def replaced_counts(found: Sequence[Replacement]) -> Dict[str, int]:
     counts: Dict[str, int] = {}
     for replacement in found:
@@ -126,4 +176,4 @@ def replaced_counts(found: Sequence[Replacement]) -> Dict[str, int]:
     return counts
 
 
-__all__ = ["RULES", "Replacement", "replaced_counts", "replacements"]
+__all__ = ["RULES", "Replacement", "emptied_replacements", "replaced_counts", "replacements"]

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .gate import Gate
-from .replacement import Replacement, replaced_counts, replacements
+from .replacement import Replacement, emptied_replacements, replaced_counts, replacements
 from .summary import ExecutionSummary
 
 SCHEMA = "aqe-inspect/compare/v1"
@@ -52,6 +52,10 @@ class Pair:
         fewer, gained = _difference(self.old.counts, self.new.counts, self.kinds)
         replaced = replacements(self.old.join_sites, self.new.join_sites, fewer, self.kinds)
         taken = replaced_counts(replaced)
+        replaced += emptied_replacements(
+            self.old.rewrite_places, self.new.emptied,
+            {kind: count - taken.get(kind, 0) for kind, count in fewer.items()}, self.kinds)
+        taken = replaced_counts(replaced)
         lost = {kind: count - taken.get(kind, 0) for kind, count in fewer.items()}
         return lost, replaced, gained
 
@@ -79,6 +83,17 @@ class Pair:
     @property
     def rewrites_changed(self) -> bool:
         return any(self.lost.values()) or any(self.gained.values()) or bool(self.replaced)
+
+    @property
+    def unfinished(self) -> Tuple[str, ...]:
+        """Per side whose execution had not finished (`ExecutionSummary.unfinished`): `old
+        run: execution 3 (line 8): its execution had not ended ...`. What AQE had made so far
+        is no verdict on what it would have made: the pair is `unfinished`."""
+        return tuple(f"{side} run: {summary.label}"
+                     + (f" (line {summary.line})" if summary.line else "")
+                     + f": {summary.unfinished}"
+                     for side, summary in (("old", self.old), ("new", self.new))
+                     if summary.unfinished)
 
     @property
     def joins_changed(self) -> bool:
@@ -192,6 +207,9 @@ class Comparison:
     groups_new_only: Tuple[FleetGroup, ...] = ()
     fleet: bool = False
     notes: Tuple[str, ...] = ()
+    #: Judge the pairs whose execution had not finished on either side on what they hold
+    #: (`--judge-unfinished`), rather than call them `unfinished` (no verdict, failing).
+    judge_unfinished: bool = False
 
     @property
     def items(self):
@@ -199,10 +217,23 @@ class Comparison:
         return self.groups if self.fleet else self.pairs
 
     @property
+    def unfinished(self) -> Tuple[Pair, ...]:
+        """The pairs that are no verdict: an execution of either side had not finished (a cut
+        or in-progress log, an isFinalPlan=false plan), and `judge_unfinished` is not set.
+        Each fails the comparison; the gate is not held to them."""
+        if self.fleet or self.judge_unfinished:
+            return ()
+        return tuple(pair for pair in self.pairs if pair.unfinished)
+
+    @property
     def tripped(self) -> Tuple[Tuple[Any, Tuple[str, ...]], ...]:
-        """Each pair (or group) that fails the gate, with what failed it."""
+        """Each pair (or group) that fails the gate, with what failed it (not the
+        `unfinished` pairs: no verdict)."""
         found = []
+        unfinished = {id(pair) for pair in self.unfinished}
         for item in self.items:
+            if id(item) in unfinished:
+                continue
             reasons = self.gate.reasons(item.lost, item.gained)
             if reasons:
                 found.append((item, reasons))
@@ -210,7 +241,7 @@ class Comparison:
 
     @property
     def failed(self) -> bool:
-        return bool(self.tripped)
+        return bool(self.tripped) or bool(self.unfinished)
 
     def as_json(self) -> Dict[str, Any]:
         """The comparison as `aqe-inspect/compare/v1` (`to_json`)."""
@@ -231,19 +262,35 @@ class Comparison:
             for replacement in item.replaced:
                 key = (replacement.kind, replacement.by, replacement.because,
                        replacement.switched_in)
-                entry = found.setdefault(key, [0, []])
+                entry = found.setdefault(key, [0, [], 0])
                 entry[0] += replacement.count
                 entry[1].extend(j for j in replacement.joins if j not in entry[1])
+                entry[2] += replacement.by_count
         order = {kind: index for index, kind in enumerate(self.kinds)}
-        return tuple(Replacement(kind, count, by, because, tuple(joins), switched_in)
-                     for (kind, by, because, switched_in), (count, joins)
+        return tuple(Replacement(kind, count, by, because, tuple(joins), switched_in, by_count)
+                     for (kind, by, because, switched_in), (count, joins, by_count)
                      in sorted(found.items(), key=lambda item: order.get(item[0][0], 99)))
 
     @property
+    def _unfinished_clause(self) -> str:
+        """`1 execution(s) unfinished, no verdict (new run: execution 0 (line 8): ...)`."""
+        pairs = self.unfinished
+        if not pairs:
+            return ""
+        first = pairs[0].unfinished[0]
+        more = len(pairs) - 1
+        return (f"{len(pairs)} execution(s) unfinished, no verdict ({first}"
+                + (f"; and {more} more" if more else "")
+                + "; --judge-unfinished judges what is there)")
+
+    @property
     def verdict(self) -> str:
+        """`PASS: ...`, `FAIL: ...` (the gate holds for some item; with what is unfinished
+        after it), or `UNFINISHED: ...` (nothing failed the gate, but a pair is no verdict)."""
         tripped = self.tripped
         what = "group(s)" if self.fleet else "execution(s)"
         replaced = "; ".join(r.clause for r in self.replaced)
+        unfinished = self._unfinished_clause
         if tripped:
             lost = {k: n for k, n in self.totals("lost").items() if n}
             gained = {k: n for k, n in self.totals("gained").items() if n}
@@ -255,12 +302,19 @@ class Comparison:
             if replaced:
                 parts.append(replaced)
             return (f"FAIL: {len(tripped)} {what} fail --fail-on {self.gate.text}"
-                    + (f" ({'; '.join(parts)})" if parts else ""))
+                    + (f" ({'; '.join(parts)})" if parts else "")
+                    + (f"; {unfinished}" if unfinished else ""))
+        if unfinished:
+            return f"UNFINISHED: {unfinished}"
+        judged = 0 if self.fleet else sum(1 for pair in self.pairs if pair.unfinished)
+        judged_text = (f"; {judged} unfinished execution(s) judged on what they hold "
+                       "(--judge-unfinished)") if judged else ""
         changed = sum(1 for item in self.items if item.rewrites_changed)
         if changed:
             return (f"PASS: {changed} {what} changed, none that --fail-on {self.gate.text} "
-                    "fails" + (f" ({replaced})" if replaced else ""))
-        return f"PASS: no rewrite lost or gained in {len(self.items)} matched {what}"
+                    "fails" + (f" ({replaced})" if replaced else "") + judged_text)
+        return (f"PASS: no rewrite lost or gained in {len(self.items)} matched {what}"
+                + judged_text)
 
 
 # ---- JSON ---------------------------------------------------------------------------------
@@ -277,7 +331,9 @@ def _side_figure(old, new) -> Dict[str, Any]:
     return {"old": old, "new": new}
 
 
-def pair_json(pair: Pair) -> Dict[str, Any]:
+def pair_json(pair: Pair, status: str = "passed") -> Dict[str, Any]:
+    """One pair as the contract holds it; `status`: what the comparison made of it
+    (`passed`, `failed` the gate, or `unfinished`: no verdict)."""
     old, new = pair.old, pair.new
     ratio = pair.duration_ratio
     version = pair.version_change
@@ -285,6 +341,8 @@ def pair_json(pair: Pair) -> Dict[str, Any]:
         "old": _execution_json(old),
         "new": _execution_json(new),
         "matched_by": pair.matched_by,
+        "status": status,
+        "unfinished": list(pair.unfinished),
         "counts": {"old": dict(old.counts), "new": dict(new.counts)},
         "lost": pair.lost,
         "replaced": [replacement_json(r) for r in pair.replaced],
@@ -311,6 +369,7 @@ def pair_json(pair: Pair) -> Dict[str, Any]:
 def replacement_json(replacement: Replacement) -> Dict[str, Any]:
     return {"kind": replacement.kind, "count": replacement.count, "by": replacement.by,
             "because": replacement.because, "switched_in": replacement.switched_in,
+            "by_count": replacement.by_count or replacement.count,
             "joins": list(replacement.joins), "text": replacement.text}
 
 
@@ -339,6 +398,13 @@ def _side_json(side: Side) -> Dict[str, Any]:
 def to_json(comparison: Comparison) -> Dict[str, Any]:
     """The comparison as `aqe-inspect/compare/v1` (keys are only ever added)."""
     tripped = comparison.tripped
+    failing = {id(item) for item, _ in tripped}
+    unfinished = {id(pair) for pair in comparison.unfinished}
+
+    def status(pair: Pair) -> str:
+        return "unfinished" if id(pair) in unfinished else \
+            "failed" if id(pair) in failing else "passed"
+
     return {
         "schema": SCHEMA,
         "kind": "fleet" if comparison.fleet else "executions",
@@ -346,12 +412,15 @@ def to_json(comparison: Comparison) -> Dict[str, Any]:
         "new": _side_json(comparison.new),
         "kinds": list(comparison.kinds),
         "fail_on": comparison.gate.rules_text(),
-        "failed": bool(tripped),
+        "judge_unfinished": comparison.judge_unfinished,
+        "failed": comparison.failed,
+        "status": "failed" if tripped else "unfinished" if unfinished else "passed",
         "verdict": comparison.verdict,
         "summary": {
             "matched": len(comparison.items),
             "changed": sum(1 for item in comparison.items if item.rewrites_changed),
             "failing": len(tripped),
+            "unfinished": len(unfinished),
             "unmatched_old": len(comparison.groups_old_only if comparison.fleet
                                  else comparison.unmatched_old),
             "unmatched_new": len(comparison.groups_new_only if comparison.fleet
@@ -360,7 +429,7 @@ def to_json(comparison: Comparison) -> Dict[str, Any]:
             "replaced": comparison.totals("replaced_counts"),
             "gained": comparison.totals("gained"),
         },
-        "pairs": [pair_json(pair) for pair in comparison.pairs],
+        "pairs": [pair_json(pair, status(pair)) for pair in comparison.pairs],
         "groups": [_group_json(group) for group in comparison.groups],
         "unmatched": {
             "old": [_group_json(g) for g in comparison.groups_old_only] if comparison.fleet

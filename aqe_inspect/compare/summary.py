@@ -8,7 +8,16 @@ of the logs. The HTML page asks for each final plan's outline as well (`PlanLine
 Of each sort-merge join of an initial plan that AQE rewrote at or under, the summary keeps a
 `JoinSite`: the join's place (the same join of the same query in another run has the same
 place), the rewrites made at the join and at the shuffle read of each of its inputs: what
-tells a rewrite that a stronger one took over from one lost (compare/replacement.py).
+tells a rewrite that a stronger one took over from one lost (compare/replacement.py). Of
+every rewrite it keeps the place of the initial operator it stands at (`rewrite_places`), and
+of every subtree AQE replaced by an empty relation the places of the operators it swallowed
+(`emptied`): what an empty relation took over.
+
+A place names an operator of an initial plan the same way in two runs of one query, whatever
+ids, sizes and strategies they printed: the adaptive plan's number in the query, the
+operator's class (a join, an exchange, else its family), a digest of the planned operators
+at and under it (as `shape_of` reads them), and its number among the operators of that plan
+with the same class and digest, in printed order.
 
 The shape (`shape_of`) is what pairs an execution with its counterpart when the descriptions
 do not: a digest of the plan as the planner made it (the initial plan of an adaptive query,
@@ -56,6 +65,14 @@ BETWEEN_JOIN_AND_READ = frozenset({
     "Sort", "WholeStageCodegen", "InputAdapter", "ColumnarToRow", "RowToColumnar",
     "BroadcastQueryStage", "BroadcastExchange", "Project",
 })
+
+#: The exchanges of an initial plan, one class of places (a threshold that moved plans a
+#: broadcast where the other run shuffles).
+EXCHANGES = frozenset({"Exchange", "ShuffleExchange", "BroadcastExchange"})
+
+#: The kind an empty relation is (it takes over what the subtree it replaced made, but is
+#: not itself placed: `rewrite_places`).
+EMPTY_RELATION = "empty-relation"
 
 #: Lines of a final plan's outline kept for the HTML page (a plan longer is cut, with a line
 #: saying so).
@@ -126,6 +143,15 @@ class ExecutionSummary:
     line: int = 0
     #: The sort-merge joins of the initial plans that AQE rewrote at or under (`JoinSite`).
     join_sites: Tuple[JoinSite, ...] = ()
+    #: Each rewrite (but an empty relation) whose initial operator is known: (kind, place).
+    rewrite_places: Tuple[Tuple[str, str], ...] = ()
+    #: Each operator of an initial plan that an empty relation replaced (it or an operator
+    #: above it): (place, the empty relation as findings name it).
+    emptied: Tuple[Tuple[str, str], ...] = ()
+    #: Why this execution's plan may not be the one it ended with (`Query.unfinished`: no
+    #: execution end where a cut or in-progress log ends, an isFinalPlan=false plan); "" when
+    #: it had finished. A comparison with it is no verdict (`Pair.unfinished`).
+    unfinished: str = ""
 
     @property
     def label(self) -> str:
@@ -216,10 +242,81 @@ def _input_read(node: Node) -> Optional[Node]:
         node = node.children[0]
 
 
-def join_sites(report: QueryReport, pairs=None) -> Tuple[JoinSite, ...]:
+def _place_class(node: Node) -> str:
+    if is_join(node):
+        return "Join"
+    name = family(node)
+    return "Exchange" if name in EXCHANGES else name
+
+
+def initial_places(pair, number: int) -> Dict[int, str]:
+    """The place (see the module's doc) of each operator of the pair's initial plan (its own:
+    not those of nested adaptive plans, the pairs of their own), by `id`; none for a
+    final-only plan."""
+    if pair.initial is None:
+        return {}
+    digests = _subtree_digests(pair.initial)
+    places: Dict[int, str] = {}
+    seen: Dict[Tuple[str, bytes], int] = {}
+    for node in pair.initial_nodes():  # printed order
+        key = (_place_class(node), digests.get(id(node), b""))
+        ordinal = seen.get(key, 0)
+        seen[key] = ordinal + 1
+        places[id(node)] = f"{number}:{key[0]}:{key[1].hex()}:{ordinal}"
+    return places
+
+
+def _places_of(pairs) -> Dict[int, str]:
+    places: Dict[int, str] = {}
+    for number, pair in enumerate(pairs):
+        for key, place in initial_places(pair, number).items():
+            places.setdefault(key, place)
+    return places
+
+
+def rewrite_places(report: QueryReport, pairs=None,
+                   places: Optional[Dict[int, str]] = None) -> Tuple[Tuple[str, str], ...]:
+    """(kind, place) of each rewrite of the report but an empty relation whose operator of
+    the initial plan is known (a shuffle read's: the exchange it reads), in report order."""
+    wanted = [rewrite for rewrite in report.rewrites
+              if rewrite.kind != EMPTY_RELATION and rewrite.initial_node is not None]
+    if not wanted:
+        return ()
+    if places is None:
+        places = _places_of(report_pairs(report) if pairs is None else pairs)
+    return tuple((rewrite.kind, places[id(rewrite.initial_node)]) for rewrite in wanted
+                 if id(rewrite.initial_node) in places)
+
+
+def emptied(report: QueryReport, pairs=None,
+            places: Optional[Dict[int, str]] = None) -> Tuple[Tuple[str, str], ...]:
+    """(place, empty relation) of each operator of an initial plan at or under one that an
+    empty relation replaced (AQEPropagateEmptyRelation: a join with an empty side, an
+    aggregate over nothing, the whole plan): what made anything there was swallowed with
+    it. No recursion."""
+    found: List[Tuple[str, str]] = []
+    for rewrite in report.rewrites:
+        if rewrite.kind != EMPTY_RELATION or rewrite.initial_node is None:
+            continue
+        if places is None:
+            places = _places_of(report_pairs(report) if pairs is None else pairs)
+        label = describe(rewrite.final_node) or EMPTY_RELATION
+        stack = [rewrite.initial_node]
+        while stack:
+            node = stack.pop()
+            place = places.get(id(node))
+            if place is not None:
+                found.append((place, label))
+            stack.extend(node.children)
+    return tuple(found)
+
+
+def join_sites(report: QueryReport, pairs=None,
+               places: Optional[Dict[int, str]] = None) -> Tuple[JoinSite, ...]:
     """The `JoinSite` of each sort-merge join of the report's initial plans that a rewrite of
     `JOIN_KINDS` or `INPUT_KINDS` was made at or under, in printed order. `pairs`: the
-    report's plan pairs when the caller has them (`report_pairs`)."""
+    report's plan pairs when the caller has them (`report_pairs`); `places`: their
+    `initial_places`, likewise."""
     wanted = JOIN_KINDS + INPUT_KINDS
     at: Dict[int, List[str]] = {}
     for rewrite in report.rewrites:
@@ -228,19 +325,14 @@ def join_sites(report: QueryReport, pairs=None) -> Tuple[JoinSite, ...]:
     if not at:
         return ()
     found: List[JoinSite] = []
-    for number, pair in enumerate(report_pairs(report) if pairs is None else pairs):
+    pairs = report_pairs(report) if pairs is None else pairs
+    if places is None:
+        places = _places_of(pairs)
+    for pair in pairs:
         joins = pair.sort_merge_joins if pair.initial is not None else ()
-        if not joins:
-            continue
-        digests = _subtree_digests(pair.initial)
-        places: Dict[int, str] = {}
-        seen: Dict[bytes, int] = {}
-        for initial in pair.initial_of("SortMergeJoin"):  # every one, paired or not
-            digest = digests.get(id(initial), b"")
-            ordinal = seen.get(digest, 0)
-            seen[digest] = ordinal + 1
-            places[id(initial)] = f"{number}:{digest.hex()}:{ordinal}"
         for initial, final in joins:
+            if id(initial) not in places:
+                continue
             at_join = tuple(kind for kind in at.get(id(final), ()) if kind in JOIN_KINDS)
             inputs = []
             for child in final.children:
@@ -315,6 +407,7 @@ def summarize(report: QueryReport, source: str, application: Optional[Applicatio
                 splits = (splits or 0) + metrics["number of skewed partition splits"]
     counts = report.counts
     pairs = report_pairs(report)
+    places = _places_of(pairs) if report.rewrites else {}
     return ExecutionSummary(
         source=query.source or source,
         execution_id=execution.execution_id if execution is not None else None,
@@ -334,7 +427,10 @@ def summarize(report: QueryReport, source: str, application: Optional[Applicatio
         configs=tuple(sorted(execution.configs.items())) if execution is not None else (),
         plan=outline(query) if plan else (),
         line=query.line,
-        join_sites=join_sites(report, pairs),
+        join_sites=join_sites(report, pairs, places),
+        rewrite_places=rewrite_places(report, pairs, places),
+        emptied=emptied(report, pairs, places),
+        unfinished=query.unfinished,
     )
 
 

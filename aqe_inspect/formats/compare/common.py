@@ -88,9 +88,32 @@ def replaced_text(pair) -> str:
     return "; ".join(replacement.text for replacement in pair.replaced) or "none"
 
 
+def no_verdict(comparison, pair) -> bool:
+    """Whether the pair is `unfinished` (`Comparison.unfinished`): an execution of either run
+    had not finished, and the comparison does not judge it."""
+    return bool(pair.unfinished) and not comparison.judge_unfinished and not comparison.fleet
+
+
+def shown(comparison, pair) -> bool:
+    """Whether a format shows the pair on its own: it changed, or it had not finished."""
+    return pair.changed or bool(pair.unfinished)
+
+
+def unfinished_lines(comparison, pair) -> List[str]:
+    """`unfinished, no verdict: new run: execution 0 (line 8): ...` per side that had not
+    finished (`judged on what it holds` with --judge-unfinished); none when both had."""
+    head = "unfinished, no verdict" if no_verdict(comparison, pair) else \
+        "unfinished, judged on what it holds"
+    return [f"{head}: {why}" for why in pair.unfinished]
+
+
 def status(comparison, pair) -> str:
-    """LOST / REPLACED / GAINED / CHANGED / SAME, as a pair is headed: REPLACED when what the
-    new run did not make again a stronger rewrite took over, and nothing else was lost."""
+    """UNFINISHED / LOST / REPLACED / GAINED / CHANGED / SAME, as a pair is headed:
+    UNFINISHED when an execution of either run had not finished (no verdict); REPLACED when
+    what the new run did not make again a stronger rewrite took over, and nothing else was
+    lost."""
+    if no_verdict(comparison, pair):
+        return "UNFINISHED"
     if any(pair.lost.values()):
         return "LOST"
     if pair.replaced:

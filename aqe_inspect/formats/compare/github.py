@@ -1,7 +1,8 @@
 """github: GitHub Actions workflow commands. Each execution that fails the gate is an
 `::error` annotation (on the new run's file, at the execution's line where the input has
-one), each other lost rewrite a `::warning`, a rewrite replaced by a stronger one or gained a
-`::notice`; plain lines say what
+one), each execution of either run that had not finished an `::error` titled `unfinished`
+(no verdict), each other lost rewrite a `::warning`, a rewrite replaced by a stronger one or
+gained a `::notice`; plain lines say what
 matched; the last line is the verdict. The comparison in Markdown is printed between
 `::stop-commands::` markers for the log, and is what `--format markdown` writes for the job
 summary. Escaping is the diff format's (formats/github.py): no text from the inputs can reach
@@ -14,11 +15,11 @@ from typing import TextIO
 from ...rewrites.locations import Location
 from ..github import _plain, command
 from .common import differences, headline, kinds_text, pair_title, replaced_text, \
-    settings_lines, versions_line, why_not_lines
+    settings_lines, unfinished_lines, versions_line, why_not_lines
 
 
-def _message(pair) -> str:
-    lines = [pair_title(pair)]
+def _message(pair, comparison) -> str:
+    lines = [pair_title(pair), *unfinished_lines(comparison, pair)]
     if any(pair.lost.values()):
         lines.append(f"lost: {kinds_text(pair.lost)}")
     if pair.replaced:
@@ -50,7 +51,14 @@ def write(comparison, stream: TextIO) -> None:
             stream.write(command(kind, text, Location(comparison.new.source),
                                  title="aqe-inspect compare") + "\n")
     else:
+        unfinished = {id(pair) for pair in comparison.unfinished}
         for pair in comparison.pairs:
+            if id(pair) in unfinished:
+                stream.write(command("error", _message(pair, comparison),
+                                     Location(pair.new.source, pair.new.line),
+                                     title=f"aqe-inspect compare: {pair.new.label} "
+                                     "unfinished") + "\n")
+                continue
             if not pair.rewrites_changed:
                 continue
             if id(pair) in tripped:
@@ -59,7 +67,7 @@ def write(comparison, stream: TextIO) -> None:
                 kind = "warning" if any(pair.lost.values()) else "notice"
             what = "lost a rewrite" if any(pair.lost.values()) else \
                 "replaced a rewrite" if pair.replaced else "gained a rewrite"
-            stream.write(command(kind, _message(pair),
+            stream.write(command(kind, _message(pair, comparison),
                                  Location(pair.new.source, pair.new.line),
                                  title=f"aqe-inspect compare: {pair.new.label} {what}") + "\n")
     for note in comparison.notes:

@@ -1,6 +1,7 @@
 """html: one self-contained page (inline CSS, no script, no external reference): the verdict,
 then each matched execution whose adaptive decisions changed, with what it lost, what a
-stronger rewrite replaced and what it gained,
+stronger rewrite replaced and what it gained (an execution of either run that had not
+finished headed UNFINISHED: no verdict, with which and why),
 the figures and settings that differ, the why-not of each lost rewrite, and the two runs'
 final plans side by side, aligned operator by operator, the operators that changed marked
 (`tr.changed`; `data-side="old"|"new"` on the cells that differ). Then the executions that
@@ -20,7 +21,7 @@ from typing import List, Optional, Sequence, TextIO, Tuple
 
 from ...errors import printable
 from .common import differences, duration_line, headline, kinds_text, pair_title, rate_text, \
-    replaced_text, settings_lines, shorten, status, versions_line
+    replaced_text, settings_lines, shorten, shown, status, unfinished_lines, versions_line
 
 INDENT_CAP = 40
 
@@ -36,6 +37,7 @@ tr.changed td.old{background:#fde7e9}tr.changed td.new{background:#e6f4ea}
 td.empty{background:#f5f5f5}
 .lost{color:#b00020;font-weight:600}.gained{color:#1b5e20;font-weight:600}
 .replaced{color:#5d4037;font-weight:600}
+.unfinished{color:#b00020;font-style:italic}
 section.pair{border-top:2px solid #ccc;margin-top:1.5em}
 ul.why li{font-family:ui-monospace,monospace;font-size:12px}
 """
@@ -93,6 +95,8 @@ def _pair(comparison, pair, tripped) -> List[str]:
            f"<h2>{_e(status(comparison, pair))} {_e(pair_title(pair))}</h2>"]
     if id(pair) in tripped:
         out.append(f'<p class="lost">fails --fail-on {_e(",".join(tripped[id(pair)]))}</p>')
+    for line in unfinished_lines(comparison, pair):
+        out.append(f'<p class="unfinished">{_e(line)}</p>')
     out.append("<table>")
     out.append(f'<tr><th>lost</th><td class="lost">{_e(kinds_text(pair.lost))}</td></tr>')
     if pair.replaced:
@@ -160,7 +164,7 @@ def write(comparison, stream: TextIO) -> None:
     else:
         same = []
         for pair in comparison.pairs:
-            if pair.changed:
+            if shown(comparison, pair):
                 out.extend(_pair(comparison, pair, tripped))
             else:
                 same.append(pair)

@@ -1,7 +1,9 @@
 """junit: JUnit XML. One test case per matched execution (per application and description
-for fleet tables), failing where the gate fails, with what was lost, replaced and gained, the settings
-that differ and the why-not; the executions of one run only are skipped cases. Escaping is
-the diff format's (formats/junit.py): XML that any schema-checking reader takes."""
+for fleet tables), failing where the gate fails, with what was lost, replaced and gained, the
+settings that differ and the why-not; an execution of either run that had not finished an
+`<error>` of type `unfinished` (no verdict: the test could not run, not a failed one); the
+executions of one run only are skipped cases. Escaping is the diff format's
+(formats/junit.py): XML that any schema-checking reader takes."""
 
 from __future__ import annotations
 
@@ -9,11 +11,12 @@ from typing import TextIO
 
 from ..junit import _element, _suite, _write
 from .common import differences, duration_line, kinds_text, pair_title, replaced_text, \
-    settings_lines, shorten, why_not_lines
+    settings_lines, shorten, unfinished_lines, why_not_lines
 
 
-def _detail(pair) -> str:
-    lines = [pair_title(pair), f"lost: {kinds_text(pair.lost)}",
+def _detail(pair, comparison) -> str:
+    lines = [pair_title(pair), *unfinished_lines(comparison, pair),
+             f"lost: {kinds_text(pair.lost)}",
              f"replaced: {replaced_text(pair)}",
              f"gained: {kinds_text(pair.gained)}",
              f"rewrites: {kinds_text(pair.old.counts)} -> {kinds_text(pair.new.counts)}"]
@@ -28,8 +31,9 @@ def write(comparison, stream: TextIO) -> None:
     tripped = {id(item): reasons for item, reasons in comparison.tripped}
     unmatched = (comparison.groups_old_only + comparison.groups_new_only) if comparison.fleet \
         else (comparison.unmatched_old + comparison.unmatched_new)
+    unfinished = {id(pair) for pair in comparison.unfinished}
     suite = _suite("aqe-inspect compare", len(comparison.items) + len(unmatched),
-                   len(tripped))
+                   len(tripped), len(unfinished))
     properties = _element("properties", suite)
     _element("property", properties, name="old", value=comparison.old.source)
     _element("property", properties, name="new", value=comparison.new.source)
@@ -56,13 +60,17 @@ def write(comparison, stream: TextIO) -> None:
             name = f"{pair.new.label}: {shorten(pair.new.description or pair.old.description)}"
             case = _element("testcase", suite, classname=comparison.new.source or "<stdin>",
                             name=name, time="0")
-            if id(pair) in tripped:
-                _element("failure", case, _detail(pair),
+            if id(pair) in unfinished:
+                _element("error", case, _detail(pair, comparison),
+                         message=f"unfinished, no verdict: {'; '.join(pair.unfinished)}",
+                         type="unfinished")
+            elif id(pair) in tripped:
+                _element("failure", case, _detail(pair, comparison),
                          message=f"fails --fail-on {','.join(tripped[id(pair)])}: lost "
                          f"{kinds_text(pair.lost)}, gained {kinds_text(pair.gained)}",
                          type="aqe-compare")
             else:
-                _element("system-out", case, _detail(pair))
+                _element("system-out", case, _detail(pair, comparison))
         for summary in unmatched:
             case = _element("testcase", suite, classname=summary.source or "<stdin>",
                             name=f"{summary.label}: {shorten(summary.description)}", time="0")

@@ -1,8 +1,8 @@
 """markdown: the comparison as a CI job summary (GitHub's `$GITHUB_STEP_SUMMARY`, GitLab and
 Azure DevOps render the same GitHub-flavoured Markdown): the verdict, a table of the
 executions that changed (lost, replaced by a stronger rewrite, gained, joins, run time,
-settings), the why-not of each lost
-rewrite, and the executions of one run only.
+settings) or had not finished (UNFINISHED: no verdict, listed with which and why), the
+why-not of each lost rewrite, and the executions of one run only.
 
 Text from the inputs is escaped for Markdown and for the HTML that Markdown lets through:
 `&` and `<` as entities, every character Markdown gives a meaning (`|` of a table,
@@ -18,7 +18,7 @@ from typing import List, TextIO
 
 from ...errors import printable
 from .common import differences, duration_line, headline, kinds_text, rate_text, \
-    replaced_text, settings_lines, shorten, status, versions_line
+    replaced_text, settings_lines, shorten, shown, status, unfinished_lines, versions_line
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]#+!|~$])")
 #: Rows shown in a table (a summary is read by people; the JSON holds every row).
@@ -35,7 +35,8 @@ def md(text: object) -> str:
 
 def lines(comparison) -> List[str]:
     failed = comparison.failed
-    out = [f"## aqe-inspect compare: {'❌ FAIL' if failed else '✅ PASS'}", ""]
+    head = "✅ PASS" if not failed else "❌ FAIL" if comparison.tripped else "⏳ UNFINISHED"
+    out = [f"## aqe-inspect compare: {head}", ""]
     out.append(f"Old run: {md(comparison.old.source)}, new run: {md(comparison.new.source)}")
     out.append("")
     versions = versions_line(comparison)
@@ -54,7 +55,7 @@ def lines(comparison) -> List[str]:
 
 
 def _pairs(comparison) -> List[str]:
-    changed = [pair for pair in comparison.pairs if pair.changed]
+    changed = [pair for pair in comparison.pairs if shown(comparison, pair)]
     out: List[str] = []
     if changed:
         out.extend(["| | execution | description | matched by | lost | replaced | gained "
@@ -73,6 +74,12 @@ def _pairs(comparison) -> List[str]:
                 "<br>".join(md(line) for line in settings_lines(pair)) or "—")) + " |")
         if len(changed) > MOST_ROWS:
             out.append(f"\n… and {len(changed) - MOST_ROWS} more (see the JSON output)")
+        unfinished = [(pair, line) for pair in changed
+                      for line in unfinished_lines(comparison, pair)]
+        if unfinished:
+            out.extend(["", "### Unfinished", ""])
+            for pair, line in unfinished[:MOST_ROWS]:
+                out.append(f"- {md(pair.new.label)}: {md(line)}")
         why = [(pair, kind, reasons) for pair in changed for kind, reasons in pair.new.why_not
                if pair.lost.get(kind)]
         if why:

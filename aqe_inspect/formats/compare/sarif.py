@@ -2,8 +2,11 @@
 (`lost/smj-to-bhj`, `replaced/coalesced`, `gained/coalesced`); a result per matched execution
 and kind that changed, at the new run's file (and the execution's line where the input has
 one): an error where the gate fails, else a warning (lost) or a note (replaced: a stronger
-rewrite took it over, with by what in its properties; gained). Executions of one run only are listed
-in the run's properties. Written with the JSON writer, so every string is JSON-escaped."""
+rewrite took it over, with by what in its properties; gained). A matched execution of either
+run that had not finished is one result of the rule `unfinished`, of kind `open` (the tool
+could not tell: no verdict, which fails the comparison) and level `error`, instead of its lost
+and gained results. Executions of one run only are listed in the run's properties. Written
+with the JSON writer, so every string is JSON-escaped."""
 
 from __future__ import annotations
 
@@ -13,11 +16,13 @@ from ...rewrites.locations import Location
 from ...version import __version__
 from ..json_writer import write_json
 from ..sarif import AQE_DOCS, SCHEMA_URI, physical
-from .common import pair_title, settings_lines
+from .common import kinds_text, pair_title, settings_lines
 
 DIRECTIONS = ("lost", "gained")
 #: Every rule's direction, in the order the rules are listed.
 RULE_DIRECTIONS = ("lost", "replaced", "gained")
+#: The rule of a matched execution that had not finished (listed after the directions').
+UNFINISHED = "unfinished"
 
 
 def _rules(kinds) -> List[Dict[str, Any]]:
@@ -44,6 +49,17 @@ def _rules(kinds) -> List[Dict[str, Any]]:
                 "helpUri": AQE_DOCS,
                 "properties": {"tags": ["spark", "aqe", "compare"]},
             })
+    found.append({
+        "id": UNFINISHED,
+        "name": "UnfinishedExecution",
+        "shortDescription": {"text": "An execution had not finished: no verdict"},
+        "fullDescription": {"text": "An execution of the old or the new run had not finished "
+                                    "where its input ends (a cut or in-progress log, an "
+                                    "isFinalPlan=false plan): what AQE made so far is no "
+                                    "verdict on what it would have made."},
+        "helpUri": AQE_DOCS,
+        "properties": {"tags": ["spark", "aqe", "compare"]},
+    })
     return found
 
 
@@ -63,8 +79,25 @@ def write(comparison, stream: TextIO) -> None:
     rules = _rules(comparison.kinds)
     index = {rule["id"]: number for number, rule in enumerate(rules)}
     tripped = {id(item): reasons for item, reasons in comparison.tripped}
+    unfinished = {id(pair) for pair in comparison.unfinished}
     results: List[Dict[str, Any]] = []
     for item in comparison.items:
+        if id(item) in unfinished:
+            result = {"ruleId": UNFINISHED, "ruleIndex": index[UNFINISHED], "level": "error",
+                      # SARIF's kind: `open`, the tool could not tell (as `check` says it).
+                      "kind": "open",
+                      "message": {"text": "\n".join([
+                          f"{pair_title(item)}: unfinished, no verdict", *item.unfinished,
+                          f"lost so far: {kinds_text(item.lost)}",
+                          f"gained so far: {kinds_text(item.gained)}",
+                          *settings_lines(item)])},
+                      "properties": {"status": "unfinished",
+                                     "unfinished": list(item.unfinished)}}
+            place = physical(Location(item.new.source, item.new.line))
+            if place is not None:
+                result["locations"] = [place]
+            results.append(result)
+            continue
         gate = tripped.get(id(item), ())
         if comparison.fleet:
             where = Location(comparison.new.source)

@@ -1,7 +1,9 @@
 """text: the comparison for people. A head line (the two runs, how many executions matched
 and on what), then each execution whose adaptive decisions changed: what it lost, what a
-stronger rewrite replaced (and at which joins) and what it gained per kind, the joins, partitions, skew splits and query stages that differ, the run time old
--> new, the settings that differ and the why-not of each lost rewrite on the new side. The
+stronger rewrite replaced (and at which joins) and what it gained per kind, the joins,
+partitions, skew splits and query stages that differ, the run time old -> new, the settings
+that differ and the why-not of each lost rewrite on the new side. A pair whose execution had
+not finished on either side is headed UNFINISHED (no verdict), saying which and why. The
 executions that stayed the same are counted, those of one run only listed. The last line is
 the verdict. Text from the inputs is escaped (`printable`): one line each, nothing a terminal
 would run."""
@@ -12,7 +14,7 @@ from typing import List, TextIO
 
 from ...errors import printable
 from .common import differences, duration_line, headline, kinds_text, pair_title, rate_text, \
-    replaced_text, settings_lines, shorten, status, versions_line
+    replaced_text, settings_lines, shorten, shown, status, unfinished_lines, versions_line
 
 #: How many executions of one run only are named (the rest counted).
 UNMATCHED_NAMED = 20
@@ -44,7 +46,7 @@ def _pair_lines(comparison) -> List[str]:
     tripped = {id(item): reasons for item, reasons in comparison.tripped}
     same = 0
     for pair in comparison.pairs:
-        if not pair.changed:
+        if not shown(comparison, pair):
             same += 1
             continue
         out.append("")
@@ -52,6 +54,8 @@ def _pair_lines(comparison) -> List[str]:
         gate = f"  [fails --fail-on {','.join(tripped[id(pair)])}]" if id(pair) in tripped \
             else ""
         out.append(_p(f"{mark}  {pair_title(pair)}{gate}"))
+        for line in unfinished_lines(comparison, pair):
+            out.append(_p(f"  {line}"))
         if any(pair.lost.values()):
             out.append(f"  lost:    {kinds_text(pair.lost)}")
         if pair.replaced:
