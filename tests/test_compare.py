@@ -660,6 +660,7 @@ def test_every_format_says_unfinished(name, cut_pair, tmp_path):
         validate_sarif(document)
         [result] = document["runs"][0]["results"]
         assert result["ruleId"] == "unfinished" and result["kind"] == "open"
+        assert result["level"] == "none"  # SARIF 2.1.0, 3.27.9
         assert result["properties"]["status"] == "unfinished"
     if name == "github":
         assert re.search(r"^::error [^:]*title=aqe-inspect compare%3A execution \d+ "

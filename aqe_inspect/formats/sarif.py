@@ -113,9 +113,10 @@ class SarifFormat(Format):
             expectation = outcome.expectation
             entry: Dict[str, Any] = {
                 "ruleId": expectation.kind,
-                "level": "error",
                 # SARIF's kind: `fail` a rule broken; `open` the tool could not tell (a
-                # query that had not finished), which still fails the check.
+                # query that had not finished), which still fails the check (exit 1). SARIF
+                # 2.1.0 (3.27.9) has a result of any other kind than `fail` at level `none`.
+                "level": "none" if outcome.unfinished else "error",
                 "kind": "open" if outcome.unfinished else "fail",
                 "message": {"text": "\n".join((outcome.message, *(
                     f"why not: {line}" for line in outcome.why_lines())))},

@@ -83,8 +83,9 @@ def write(comparison, stream: TextIO) -> None:
     results: List[Dict[str, Any]] = []
     for item in comparison.items:
         if id(item) in unfinished:
-            result = {"ruleId": UNFINISHED, "ruleIndex": index[UNFINISHED], "level": "error",
-                      # SARIF's kind: `open`, the tool could not tell (as `check` says it).
+            result = {"ruleId": UNFINISHED, "ruleIndex": index[UNFINISHED], "level": "none",
+                      # SARIF's kind: `open`, the tool could not tell (as `check` says it);
+                      # a result of another kind than `fail` is at level `none` (3.27.9).
                       "kind": "open",
                       "message": {"text": "\n".join([
                           f"{pair_title(item)}: unfinished, no verdict", *item.unfinished,
