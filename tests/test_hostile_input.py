@@ -152,8 +152,11 @@ def test_a_490_level_plan_in_an_event_log_is_read_whole(tmp_path, with_text):
 
 
 def test_a_deep_plan_reads_in_every_command_and_format(tmp_path):
+    # The plan as an ended execution's last update has it (isFinalPlan=true): one not final
+    # is no verdict for `check` (tests/test_trusted_verdict.py).
     log = hostile_log(tmp_path / "deep.json", UNION_LOG, 0,
-                      {"sparkPlanInfo": chain_info(2000), "physicalPlanDescription": '""'})
+                      {"sparkPlanInfo": chain_info(2000, final=True),
+                       "physicalPlanDescription": '""'})
     for args in (["diff"], ["diff", "--tree"], ["diff", "--side-by-side"], ["why"],
                  ["diff", "--format", "sarif"], ["diff", "--format", "html"], ["snapshot"],
                  ["check", "--forbid", "skew-join"]):
