@@ -235,3 +235,49 @@ def test_an_isfinalplan_false_text_is_unfinished():
     result = api.check_input(str(before), forbid=["skew-join"])
     assert not result.passed and result.unfinished
     assert "isFinalPlan=false" in result.outcomes[0].message
+
+
+# ---- compressed logs cut anywhere ----------------------------------------------------------
+
+def _compressed_logs() -> List[dict]:
+    manifest = json.loads((SAMPLE_PLANS / "eventlogs.json").read_text("utf-8"))
+    return [entry for entry in manifest["logs"]
+            if entry["layout"] == "single" and entry["codec"] is not None and
+            entry.get("truth") and (SAMPLE_PLANS / entry["path"]).is_file()]
+
+
+COMPRESSED = _compressed_logs()
+
+
+def test_compressed_logs_are_found():
+    assert {entry["codec"] for entry in COMPRESSED} >= {"zstd", "lz4", "snappy", "lzf"}
+
+
+@pytest.mark.parametrize("entry", COMPRESSED, ids=[e["path"] for e in COMPRESSED])
+def test_no_prefix_of_a_compressed_log_passes_a_forbid_of_what_the_run_made(tmp_path, entry):
+    """A log cut anywhere (a crash while Spark wrote it, a copy taken too soon): the cut
+    either holds the execution whole (the rewrite is found), or holds it unfinished (no
+    verdict), or does not hold it (nothing to judge, or nothing read at all: exit 2). No cut
+    passes. Cut at 24 places spread over the file, in whatever codec frame they fall."""
+    from aqe_inspect.errors import InspectError
+
+    truth = json.loads((SAMPLE_PLANS / entry["truth"]).read_text("utf-8"))
+    made = _rewrote(truth)
+    if not made:
+        pytest.skip(f"{entry['scenario']} made no rewrite to forbid")
+    data = (SAMPLE_PLANS / entry["path"]).read_bytes()
+    path = tmp_path / Path(entry["path"]).name
+    outcomes = collections.Counter()
+    for step in range(1, 25):
+        path.write_bytes(data[:len(data) * step // 25])
+        try:
+            result = api.check_input(str(path), forbid=made[:1])
+        except InspectError:
+            outcomes["nothing read"] += 1
+            continue
+        assert not result.passed, (step, result.verdict)
+        outcomes["unfinished" if result.unfinished else "failed"] += 1
+    path.write_bytes(data)
+    whole = api.check_input(str(path), forbid=made[:1])
+    assert not whole.passed and not whole.unfinished
+    assert sum(outcomes.values()) == 24, outcomes

@@ -12,6 +12,9 @@ is missing; unless what is there already breaks it (a forbidden rewrite AQE made
 undone), or the caller asked to judge what is there (`judge_unfinished`). A plan text with
 operators missing (`Query.incomplete`: cut short, elided) counts lower bounds: what they
 settle (at least N found; more than allowed found) is judged, the rest is `unfinished` too.
+So is an event log that ends before its application does (`Application.ended` False: cut,
+still being written, a driver killed): the executions after its end could not be read, so
+its counts are lower bounds.
 """
 
 from __future__ import annotations
@@ -111,12 +114,12 @@ class CheckResult:
         unmet = len(self.failures) - unfinished
         if unmet and unfinished:
             return (f"{unmet} of {total} expectation(s) not met, {unfinished} unfinished "
-                    "(a query in scope had not finished)")
+                    "(no verdict on what had not finished)")
         if unmet:
             return f"{unmet} of {total} expectation(s) not met"
         if unfinished:
-            return (f"{unfinished} of {total} expectation(s) unfinished (a query in scope had "
-                    "not finished: no verdict)")
+            return (f"{unfinished} of {total} expectation(s) unfinished (no verdict on what "
+                    "had not finished)")
         return f"all {total} expectation(s) met"
 
     @property
@@ -209,9 +212,50 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
             outcomes.append(_summed(totals[id(expectation)], index, source, selected_by,
                                     judge_unfinished))
     application = report.application
+    if application is not None and application.ended is False and not judge_unfinished:
+        outcomes = _log_not_ended(outcomes, expectations, source)
     outcomes = [_with_why(outcome, application, settings or {}, spark_version)
                 for outcome in outcomes]
     return CheckResult(tuple(outcomes), source, index, tuple(report.notes), application)
+
+
+#: Why the outcomes over a log that ends before its application does are lower bounds.
+LOG_NOT_ENDED = ("the log ends before its application does (no SparkListenerApplicationEnd: "
+                 "cut short, still being written, or its driver was killed): executions after "
+                 "its end could not be read")
+
+
+def _log_not_ended(outcomes: List[Outcome], expectations: Sequence[Expectation],
+                   source: str) -> List[Outcome]:
+    """The outcomes of a log whose application has no end: what its counts, lower bounds,
+    settle stands (at least N found; more than allowed found); the rest is `unfinished`. An
+    expectation held query by query (`each`) stands for the queries read, and is `unfinished`
+    for those the log does not hold."""
+    import dataclasses
+
+    found: List[Outcome] = []
+    for outcome in outcomes:
+        expectation = outcome.expectation
+        settled = outcome.unfinished or outcome.expectation.kind == "snapshot" or (
+            outcome.passed and expectation.operator in (">=", ">")) or (
+            not outcome.passed and outcome.query_count and
+            _too_many(expectation, outcome.actual))
+        if settled or (expectation.each and outcome.query_count):
+            found.append(outcome)
+            continue
+        found.append(dataclasses.replace(
+            outcome, passed=False, unfinished=True,
+            message=f"unfinished: {outcome.message}, so far; {LOG_NOT_ENDED}",
+            location=outcome.location or (Location(source) if source else None)))
+    for expectation in expectations:
+        mine = [o for o in found if o.expectation is expectation]
+        if expectation.each and mine and all(o.passed for o in mine):
+            found.append(Outcome(
+                expectation, 0, False, f"unfinished: {expectation.wants} in each query of "
+                f"{expectation.scope_text} beyond the {_plural(len(mine), 'query', 'queries')} "
+                f"read: {LOG_NOT_ENDED}", 0, location=Location(source) if source else None,
+                unfinished=True))
+    return found
 
 
 def _with_why(outcome: Outcome, application: Optional[Application],

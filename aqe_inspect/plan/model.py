@@ -382,6 +382,11 @@ class Application:
     app_id: str = ""
     name: str = ""
     spark_version: str = ""
+    #: Whether the log holds the application's end (`SparkListenerApplicationEnd`, the last
+    #: event Spark writes): False for a log cut short, still being written or left by a
+    #: driver that was killed, whose later executions could not be read; None where the
+    #: source does not say (History Server JSON, several applications).
+    ended: Optional[bool] = None
 
 
 @dataclass(frozen=True)

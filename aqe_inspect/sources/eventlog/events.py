@@ -59,6 +59,10 @@ UPDATE = b"SQLAdaptiveExecutionUpdate\""
 ACCUMS = b"DriverAccumUpdates\""
 LOG_START = b'"Event":"SparkListenerLogStart"'
 APP_START = b'"Event":"SparkListenerApplicationStart"'
+#: The last event Spark writes to an application's log (a few may follow it: looked for in
+#: the last TAIL bytes).
+APP_END = b'"Event":"SparkListenerApplicationEnd"'
+TAIL = 1 << 16
 ENVIRONMENT = b'"Event":"SparkListenerEnvironmentUpdate"'
 #: Databricks writes no SparkListenerLogStart; this event of its own carries the version.
 DATABRICKS_START = b'"Event":"DBCEventLoggingListenerMetadata"'
@@ -129,9 +133,12 @@ class AppState:
     started: bool = False
     #: The application's events read (its log start, environment, start), however few.
     events: int = 0
+    #: The log holds the application's end (known once the log is read whole: None before).
+    ended: Optional[bool] = None
 
     def application(self) -> Application:
-        return Application(app_id=self.app_id, name=self.name, spark_version=self.spark_version)
+        return Application(app_id=self.app_id, name=self.name, spark_version=self.spark_version,
+                           ended=self.ended)
 
 
 class Span(NamedTuple):
@@ -379,11 +386,14 @@ class Scanner:
         line = 1  # the number of the next line to be handled
         offset = 0  # of the chunk in its part's file
         spannable = False
+        tail = b""  # the last TAIL bytes of the last part read: where its end event stands
         for chunk_part, chunk in files.read_chunks(self.log, self.notes, self.chunk_size,
                                                     max_size=self.max_size):
+            tail = chunk[-TAIL:] if len(chunk) >= TAIL else (tail + chunk)[-TAIL:]
             if chunk_part is not part:
                 if part is not None:
                     yield from self._tail(part, line)
+                tail = chunk[-TAIL:]
                 part, line, offset = chunk_part, 1, 0
                 # A plain file's chunks are its bytes in order: an event's place is known.
                 spannable = self.spans and chunk_part.codec == "plain" and \
@@ -408,6 +418,7 @@ class Scanner:
                 self._grow(chunk[last + 1:], part, line)
         if part is not None:
             yield from self._tail(part, line)
+        self.app.ended = APP_END in tail
         for raw in self._open.values():  # still running when the log ends
             yield raw
         self._open.clear()
