@@ -281,3 +281,32 @@ def test_no_prefix_of_a_compressed_log_passes_a_forbid_of_what_the_run_made(tmp_
     whole = api.check_input(str(path), forbid=made[:1])
     assert not whole.passed and not whole.unfinished
     assert sum(outcomes.values()) == 24, outcomes
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_compare_with_a_cut_copy_of_a_run_never_passes(tmp_path, line):
+    """`compare` of a run with its own log cut anywhere, either way round: the executions the
+    cut lacks have no partner in a log that ends before its application does, so they are no
+    verdict (or, cut before the application, nothing is read: exit 2); never PASS. Judged on
+    what is there (--judge-unfinished), a verdict either way."""
+    from aqe_inspect.errors import InspectError
+
+    baseline = SAMPLE_PLANS / "compare" / line / "baseline.zstd"
+    data = baseline.read_bytes()
+    cut = tmp_path / "cut.zstd"
+    seen = collections.Counter()
+    for step in range(1, 13):
+        cut.write_bytes(data[:len(data) * step // 13])
+        for old, new in ((baseline, cut), (cut, baseline)):
+            try:
+                comparison = api.compare(str(old), str(new))
+            except InspectError:
+                seen["nothing read"] += 1
+                continue
+            assert comparison.failed, (step, comparison.verdict)
+            assert comparison.verdict.startswith(("UNFINISHED", "FAIL")), comparison.verdict
+            seen[comparison.verdict.split(":")[0]] += 1
+            if not comparison.tripped:  # judged on what is there: a verdict either way
+                judged = api.compare(str(old), str(new), judge_unfinished=True)
+                assert judged.verdict.startswith(("PASS", "FAIL")), judged.verdict
+    assert seen["UNFINISHED"] >= 6, seen

@@ -90,6 +90,14 @@ class _SideReader:
     def notes(self) -> Tuple[str, ...]:
         return tuple(self.read.notes)
 
+    @property
+    def not_ended(self) -> bool:
+        """The side's event log ends before its application does (read whole first)."""
+        stream = self._stream()
+        application = stream.application if stream is not None else \
+            getattr(self.read, "application", None)
+        return application is not None and application.ended is False
+
     def _noted(self, summary: ExecutionSummary) -> ExecutionSummary:
         """The summary, its values shared with the summaries before that hold the same (the
         settings, counts, names of thousands of executions are mostly the same few)."""
@@ -170,8 +178,10 @@ def _compare_runs(old: str, new: str, gate: Gate, max_size: int, plans: bool) ->
         raise InspectError("no SQL execution or plan to compare", source=new_reader.source)
     pairs, old_left, new_left = match(olds, news)
     return Comparison(
-        old=Side(old_reader.source, len(olds), tuple(old_reader.versions), old_reader.notes),
-        new=Side(new_reader.source, len(news), tuple(new_reader.versions), new_reader.notes),
+        old=Side(old_reader.source, len(olds), tuple(old_reader.versions), old_reader.notes,
+                 old_reader.not_ended),
+        new=Side(new_reader.source, len(news), tuple(new_reader.versions), new_reader.notes,
+                 new_reader.not_ended),
         kinds=kinds, gate=gate,
         pairs=tuple(Pair(olds[o], news[n], basis, kinds) for o, n, basis in pairs),
         unmatched_old=tuple(olds[i] for i in old_left),

@@ -190,6 +190,9 @@ class Side:
     executions: int = 0
     spark_versions: Tuple[str, ...] = ()
     notes: Tuple[str, ...] = ()
+    #: Its event log ends before its application does (no SparkListenerApplicationEnd: cut,
+    #: still being written, a driver killed): executions may be missing from it.
+    not_ended: bool = False
 
 
 @dataclass(frozen=True)
@@ -240,8 +243,30 @@ class Comparison:
         return tuple(found)
 
     @property
+    def unpartnered_executions(self) -> Tuple[Tuple[ExecutionSummary, str], ...]:
+        """The executions of one run with no partner in the other where the other's log ends
+        before its application does (`Side.not_ended`), each with why: the partner may be in
+        what that log lacks, so they are no verdict (unless `judge_unfinished`); each fails
+        the comparison as an unfinished pair does."""
+        if self.fleet or self.judge_unfinished:
+            return ()
+        found = []
+        for side, others, run in ((self.new, self.unmatched_old, "old"),
+                                  (self.old, self.unmatched_new, "new")):
+            if side.not_ended:
+                found.extend((summary, f"{run} run: {summary.label} has no partner in the other "
+                              "run, whose log ends before its application does (cut, in "
+                              "progress, or its driver was killed)") for summary in others)
+        return tuple(found)
+
+    @property
+    def unpartnered(self) -> Tuple[str, ...]:
+        """`unpartnered_executions`, each as its sentence."""
+        return tuple(text for _, text in self.unpartnered_executions)
+
+    @property
     def failed(self) -> bool:
-        return bool(self.tripped) or bool(self.unfinished)
+        return bool(self.tripped) or bool(self.unfinished) or bool(self.unpartnered)
 
     def as_json(self) -> Dict[str, Any]:
         """The comparison as `aqe-inspect/compare/v1` (`to_json`)."""
@@ -275,11 +300,12 @@ class Comparison:
     def _unfinished_clause(self) -> str:
         """`1 execution(s) unfinished, no verdict (new run: execution 0 (line 8): ...)`."""
         pairs = self.unfinished
-        if not pairs:
+        unpartnered = self.unpartnered
+        if not pairs and not unpartnered:
             return ""
-        first = pairs[0].unfinished[0]
-        more = len(pairs) - 1
-        return (f"{len(pairs)} execution(s) unfinished, no verdict ({first}"
+        first = pairs[0].unfinished[0] if pairs else unpartnered[0]
+        more = len(pairs) + len(unpartnered) - 1
+        return (f"{len(pairs) + len(unpartnered)} execution(s) unfinished, no verdict ({first}"
                 + (f"; and {more} more" if more else "")
                 + "; --judge-unfinished judges what is there)")
 
@@ -414,7 +440,9 @@ def to_json(comparison: Comparison) -> Dict[str, Any]:
         "fail_on": comparison.gate.rules_text(),
         "judge_unfinished": comparison.judge_unfinished,
         "failed": comparison.failed,
-        "status": "failed" if tripped else "unfinished" if unfinished else "passed",
+        "status": "failed" if tripped else "unfinished" if unfinished or
+        comparison.unpartnered else "passed",
+        "unpartnered": list(comparison.unpartnered),
         "verdict": comparison.verdict,
         "summary": {
             "matched": len(comparison.items),

@@ -70,6 +70,9 @@ def write(comparison, stream: TextIO) -> None:
             stream.write(command(kind, _message(pair, comparison),
                                  Location(pair.new.source, pair.new.line),
                                  title=f"aqe-inspect compare: {pair.new.label} {what}") + "\n")
+    for summary, text in comparison.unpartnered_executions:
+        stream.write(command("error", text, Location(summary.source, summary.line),
+                             title=f"aqe-inspect compare: {summary.label} unfinished") + "\n")
     for note in comparison.notes:
         stream.write(command("warning", note, Location(comparison.new.source)) + "\n")
     stream.write(_plain(f"aqe-inspect compare: {comparison.verdict}") + "\n")

@@ -32,13 +32,14 @@ def write(comparison, stream: TextIO) -> None:
     unmatched = (comparison.groups_old_only + comparison.groups_new_only) if comparison.fleet \
         else (comparison.unmatched_old + comparison.unmatched_new)
     unfinished = {id(pair) for pair in comparison.unfinished}
+    unpartnered = {id(summary): text for summary, text in comparison.unpartnered_executions}
     suite = _suite("aqe-inspect compare", len(comparison.items) + len(unmatched),
-                   len(tripped), len(unfinished))
+                   len(tripped), len(unfinished) + len(unpartnered))
     properties = _element("properties", suite)
     _element("property", properties, name="old", value=comparison.old.source)
     _element("property", properties, name="new", value=comparison.new.source)
     _element("property", properties, name="fail-on", value=comparison.gate.text)
-    suite.set("skipped", str(len(unmatched)))
+    suite.set("skipped", str(len(unmatched) - len(unpartnered)))
     if comparison.fleet:
         for group in comparison.groups:
             case = _element("testcase", suite, classname=group.app_name or "(no name)",
@@ -74,5 +75,11 @@ def write(comparison, stream: TextIO) -> None:
         for summary in unmatched:
             case = _element("testcase", suite, classname=summary.source or "<stdin>",
                             name=f"{summary.label}: {shorten(summary.description)}", time="0")
-            _element("skipped", case, message="in one run only: no counterpart to compare with")
+            if id(summary) in unpartnered:
+                _element("error", case, unpartnered[id(summary)],
+                         message=f"unfinished, no verdict: {unpartnered[id(summary)]}",
+                         type="unfinished")
+            else:
+                _element("skipped", case,
+                         message="in one run only: no counterpart to compare with")
     _write(suite, stream)

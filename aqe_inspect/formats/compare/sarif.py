@@ -131,6 +131,14 @@ def write(comparison, stream: TextIO) -> None:
                                          "because": replacement.because,
                                          "joins": list(replacement.joins)})
             results.append(result)
+    for summary, text in comparison.unpartnered_executions:
+        result = {"ruleId": UNFINISHED, "ruleIndex": index[UNFINISHED], "level": "none",
+                  "kind": "open", "message": {"text": f"unfinished, no verdict: {text}"},
+                  "properties": {"status": "unfinished", "unfinished": [text]}}
+        place = physical(Location(summary.source, summary.line))
+        if place is not None:
+            result["locations"] = [place]
+        results.append(result)
     unmatched = {"old": [], "new": []} if comparison.fleet else {
         "old": [s.label for s in comparison.unmatched_old],
         "new": [s.label for s in comparison.unmatched_new]}
