@@ -35,16 +35,18 @@ def _truth(line: str, scenario: str) -> dict:
     return json.loads((SAMPLE_PLANS / line / scenario / "truth.json").read_text("utf-8"))
 
 
-def _pairs() -> List[Tuple[str, str, str]]:
-    """(line, positive, control): the negative controls whose twin is the same query."""
+def _pairs() -> List[Tuple[str, str, str, str]]:
+    """(line, positive, control, log name): the negative controls whose twin is the same
+    query, with each driver log both have (log4j text; Spark 4's JSON records)."""
     found = []
     for line in LINES:
         for truth_path in sorted((SAMPLE_PLANS / line).glob("*/truth.json")):
             control = json.loads(truth_path.read_text("utf-8")).get("control") or {}
             twin = control.get("twin")
-            if twin and (SAMPLE_PLANS / line / twin / "driver.log").is_file() and \
-                    (truth_path.parent / "driver.log").is_file():
-                found.append((line, twin, truth_path.parent.name))
+            for name in ("driver.log", "driver_json.log"):
+                if twin and (SAMPLE_PLANS / line / twin / name).is_file() and \
+                        (truth_path.parent / name).is_file():
+                    found.append((line, twin, truth_path.parent.name, name))
     return found
 
 
@@ -66,17 +68,18 @@ def _rewrote(truth: dict) -> List[str]:
 
 
 def test_pairs_are_found():
-    assert len(PAIRS) >= 10 * len(LINES), PAIRS
+    assert len({(line, control) for line, _, control, _ in PAIRS}) >= 10 * len(LINES), PAIRS
     assert len(LINES) >= 2
 
 
 @pytest.mark.parametrize("strip_start", [False, True], ids=["as-logged", "no-app-start"])
-@pytest.mark.parametrize("line,positive,control", PAIRS,
-                         ids=[f"{line}/{control}" for line, _, control in PAIRS])
-def test_joined_driver_logs_report_each_run(tmp_path, line, positive, control, strip_start):
+@pytest.mark.parametrize("line,positive,control,log_name", PAIRS,
+                         ids=[f"{line}/{control}/{log}" for line, _, control, log in PAIRS])
+def test_joined_driver_logs_report_each_run(tmp_path, line, positive, control, log_name,
+                                            strip_start):
     logs = {}
     for name in (positive, control):
-        data = (SAMPLE_PLANS / line / name / "driver.log").read_bytes()
+        data = (SAMPLE_PLANS / line / name / log_name).read_bytes()
         if strip_start:
             data = b"".join(part for part in data.splitlines(keepends=True)
                             if APPLICATION_START not in part)
