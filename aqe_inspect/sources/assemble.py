@@ -81,13 +81,18 @@ class _Plan:
         return (not shaped or self.shape == other.shape) and \
             _overlap(self.ids, other.ids) >= SAME_QUERY
 
-    def apart(self, other: "_Plan") -> str:
+    def apart(self, other: "_Plan", ids_decide: bool = False) -> str:
         """Why `other`, of the same query, is another execution of it; "" when it may be
         this one printed again. Plan ids are compared as sets one of which holds the other
-        (a codegen-mode print shows only some of them)."""
+        (a codegen-mode print shows only some of them). With `ids_decide` (the log says
+        where each application starts, so both are of one driver), plan ids both print
+        decide alone: one driver numbers the operators of two executions apart."""
         mine, theirs = self.plan_ids, other.plan_ids
-        if mine and theirs and not (mine <= theirs or theirs <= mine):
-            return "other plan ids"
+        if mine and theirs:
+            if not (mine <= theirs or theirs <= mine):
+                return "other plan ids"
+            if ids_decide:
+                return ""
         if self.marks != other.marks:
             for was, now in zip(self.marks, other.marks):
                 if was != now:
@@ -178,6 +183,8 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
     def run_of(query: Query) -> int:
         return bisect_right(runs, query.line)
 
+    trusted = bool(runs)  # plan ids decide alone within one application (`_Plan.apart`)
+
     def add_note(query: Query, note: str) -> Query:
         updated = dataclasses.replace(query, notes=(*query.notes, note))
         plans[id(updated)] = plans.pop(id(query))
@@ -232,8 +239,8 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
             earlier_initial, earlier_final = plans[id(earlier)]
             if earlier.is_final_plan == query.is_final_plan and earlier_final.same(final) and \
                     (earlier.adaptive == query.adaptive):
-                why = earlier_final.apart(final) or (
-                    earlier_initial.apart(initial)
+                why = earlier_final.apart(final, trusted) or (
+                    earlier_initial.apart(initial, trusted)
                     if earlier_initial is not None and initial is not None else "")
                 if why:
                     told_apart = told_apart or f"line {earlier.line} run again ({why})"
@@ -250,7 +257,7 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
             if earlier.is_final_plan is False and query.is_final_plan is True and \
                     earlier_initial is not None and initial is not None and \
                     earlier_initial.same(initial):
-                why = earlier_initial.apart(initial)
+                why = earlier_initial.apart(initial, trusted)
                 if why:
                     told_apart = told_apart or f"line {earlier.line} run again ({why})"
                     continue
@@ -316,7 +323,7 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
         fits = [number for number in covered_index.shaped(final)
                 if number in shared and number not in taken and covered_by[number][1] == run
                 and covered_by[number][0] in explained and covered[number].same(final)
-                and not covered[number].apart(final)]
+                and not covered[number].apart(final, trusted)]
         after = [number for number in fits if covered_by[number][2] > query.line]
         shown = min(after, key=lambda n: covered_by[n][2]) if after else \
             max(fits, key=lambda n: covered_by[n][2]) if fits else None
@@ -388,7 +395,7 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
             run = run_of(query)
             owner = next((owner for owner, owner_run, plan in nested.get(final.shape, ())
                           if owner != id(query) and owner_run == run and plan.same(final)
-                          and not plan.apart(final)), None)
+                          and not plan.apart(final, trusted)), None)
             if owner is not None:
                 later_notes.setdefault(owner, []).append(
                     f"line {query.line}: the plan AQE logged there is printed nested in this "
