@@ -313,3 +313,22 @@ def test_compare_with_a_cut_copy_of_a_run_never_passes(tmp_path, line):
                 judged = api.compare(str(old), str(new), judge_unfinished=True)
                 assert judged.verdict.startswith(("PASS", "FAIL")), judged.verdict
     assert seen["UNFINISHED"] >= 6, seen
+
+
+def test_each_query_of_a_log_cut_before_its_application_ends(tmp_path):
+    """`--each`: the queries read are judged one by one; the ones the cut log lacks are one
+    more outcome, unfinished."""
+    entry = next(e for e in COMPRESSED if e["scenario"] == "rebalance_skew_none" and
+                 e["codec"] == "zstd")
+    data = (SAMPLE_PLANS / entry["path"]).read_bytes()
+    path = tmp_path / "cut.zstd"
+    for step in range(1, 25):
+        path.write_bytes(data[:len(data) * step // 25])
+        try:
+            result = api.check_input(str(path), forbid=["rebalance-skew"], each=True)
+        except Exception:  # nothing read at all (exit 2)
+            continue
+        assert not result.passed
+        if result.query_count and not result.failures[0].actual:
+            assert [o.status for o in result.outcomes][-1] == "unfinished"
+            assert "beyond the" in result.outcomes[-1].message

@@ -251,8 +251,8 @@ def _log_not_ended(outcomes: List[Outcome], expectations: Sequence[Expectation],
         mine = [o for o in found if o.expectation is expectation]
         if expectation.each and mine and all(o.passed for o in mine):
             found.append(Outcome(
-                expectation, 0, False, f"unfinished: {expectation.wants} in each query of "
-                f"{expectation.scope_text} beyond the {_plural(len(mine), 'query', 'queries')} "
+                expectation, 0, False, f"unfinished: {expectation.wants} in "
+                f"{expectation.scope_text}, beyond the {_plural(len(mine), 'query', 'queries')} "
                 f"read: {LOG_NOT_ENDED}", 0, location=Location(source) if source else None,
                 unfinished=True))
     return found
