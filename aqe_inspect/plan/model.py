@@ -385,8 +385,9 @@ class Application:
     #: Whether the log holds the application's end (`SparkListenerApplicationEnd`, the last
     #: event Spark writes): False for a log cut short, still being written or left by a
     #: driver that was killed, whose later executions could not be read; None where the
-    #: source does not say (History Server JSON, several applications).
-    ended: Optional[bool] = None
+    #: source does not say (History Server JSON, several applications). Known once the log
+    #: is read whole, so it is no part of what makes two Applications the same one.
+    ended: Optional[bool] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
