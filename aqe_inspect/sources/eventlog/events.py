@@ -221,14 +221,23 @@ def _spaced_at(chunk: bytes, at: int) -> bool:
     return not chunk.startswith(LINE_HEAD, at) and SPACED_HEAD.match(chunk, at) is not None
 
 
+def _spaced_chunk(chunk: bytes, first: int) -> bool:
+    """Whether a chunk (whose first newline is at `first`) shows JSON blanks at the head of
+    its first whole line, its last whole line or the line it ends in: a log written again
+    from some point on is found in the chunk where that point falls."""
+    last = chunk.rfind(b"\n")
+    return _spaced_at(chunk, first + 1) or _spaced_at(chunk, last + 1) or \
+        _spaced_at(chunk, chunk.rfind(b"\n", 0, last) + 1)
+
+
 def _compacted(chunks: Iterator[Tuple[Any, bytes]], max_size: int
                ) -> Iterator[Tuple[Any, bytes, bool]]:
     """Each (part, chunk) of `chunks`, and whether its blanks were taken out: a part is read
     as it is while its lines begin as Spark writes them (`{"Event":"`); from a chunk whose
     first whole line begins with JSON blanks (`{"Event": "`: a log written again by another
-    tool), the rest of the part is handed on in whole lines without the blanks between
-    tokens (`compact_json_lines`), so that the markers the scanner looks for are found
-    whatever the blanks: JSON whitespace is JSON. A line is held to be made whole up to
+    tool; its last lines are looked at too), the rest of the part is handed on in whole
+    lines without the blanks between tokens (`compact_json_lines`), so that the markers the
+    scanner looks for are found whatever the blanks: JSON whitespace is JSON. A line is held to be made whole up to
     `max_size` bytes; a longer one is handed on as it is (the scanner skips it with a note)."""
     part = None
     spaced = False
@@ -242,7 +251,7 @@ def _compacted(chunks: Iterator[Tuple[Any, bytes]], max_size: int
                 spaced = True
         if not spaced:
             first = chunk.find(b"\n")
-            if first < 0 or not _spaced_at(chunk, first + 1):
+            if first < 0 or not _spaced_chunk(chunk, first):
                 yield chunk_part, chunk, False
                 continue
             spaced = True
