@@ -42,6 +42,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
+from .filebytes import FileBytes
 from ..plan.model import Document, PlanChanges, Query, Replanning, RuleApplied
 
 #: Every log with the plan-change log at its level holds this (the analyzer's rules alone).
@@ -187,10 +188,12 @@ def attach_from_file(document: Document, path: str) -> Document:
         with open(path, "rb") as handle:
             if os.fstat(handle.fileno()).st_size == 0:
                 return document
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                if not has_plan_changes(data):
-                    return document
-                return attach(document, data)
+            # Read a window at a time, never mapped: a file cut while mapped (logrotate's
+            # copytruncate) would end the process by SIGBUS; cut while read, it is an error.
+            data = FileBytes(handle.fileno(), path)
+            if not has_plan_changes(data):
+                return document
+            return attach(document, data)
     except (OSError, ValueError):
         return document  # read already: what cannot be mapped again adds nothing
 
@@ -400,7 +403,7 @@ def _event(data, position: int, kind: str, line: int, begin: int, end: int
         if position != begin:
             return None  # a heading starts its line (the log message before it is empty)
         skip = len(SIGNATURE) if kind == "rule" else len(RESULT)
-        named = _NAME.match(data, position + skip, end)
+        named = _NAME.match(data[position + skip:end])  # a slice: data may be a FileBytes
         if named is None:
             what = "rule" if kind == "rule" else "batch"
             return _Event(position, kind, "", line,
