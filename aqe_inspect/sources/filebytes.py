@@ -31,17 +31,14 @@ class FileBytes:
     def __len__(self) -> int:
         return self._size
 
-    def _read(self, start: int, stop: int) -> bytes:
-        """data[start:stop] (0 <= start <= stop <= len), whole: an InspectError when the
-        file no longer holds it (cut while it was read)."""
-        kept_at, kept = self._kept
-        if kept_at <= start and stop <= kept_at + len(kept):
-            return kept[start - kept_at:stop - kept_at]
+    def _pread(self, start: int, stop: int) -> bytes:
+        """data[start:stop] read from the file, whole: an InspectError when the file no
+        longer holds it (cut while it was read)."""
         parts = []
         at = start
         while at < stop:
             try:
-                piece = os.pread(self._fd, min(stop - at, WINDOW), at)
+                piece = os.pread(self._fd, stop - at, at)
             except OSError as error:
                 raise InspectError(f"cannot read: {error.strerror or error}",
                                    source=self.name) from None
@@ -52,10 +49,24 @@ class FileBytes:
                                    "again once it is still", source=self.name)
             parts.append(piece)
             at += len(piece)
-        data = parts[0] if len(parts) == 1 else b"".join(parts)
-        if len(data) >= len(kept) or stop - start >= WINDOW // 2:
-            self._kept = (start, data)
-        return data
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def _cover(self, start: int, stop: int) -> Tuple[int, bytes]:
+        """A buffer holding data[start:stop] and where it begins in the file: the window
+        kept when it holds them, else a new one read from `start` (a window long, or to
+        `stop`), kept for the next searches and slices. Searches run on it in place (no
+        copy of a window per search: a search per line of a long file stays linear)."""
+        kept_at, kept = self._kept
+        if kept_at <= start and stop <= kept_at + len(kept):
+            return kept_at, kept
+        data = self._pread(start, min(self._size, max(stop, start + WINDOW)))
+        self._kept = (start, data)
+        return start, data
+
+    def _read(self, start: int, stop: int) -> bytes:
+        """data[start:stop] (0 <= start <= stop <= len)."""
+        base, data = self._cover(start, stop)
+        return data[start - base:stop - base]
 
     def _bounds(self, start: Optional[int], stop: Optional[int]) -> Tuple[int, int]:
         start, stop, _ = slice(start, stop).indices(self._size)
@@ -78,9 +89,11 @@ class FileBytes:
         at = start
         while at < stop:
             end = min(stop, at + WINDOW)
-            found = self._read(at, min(stop, end + reach)).find(sub)
+            upto = min(stop, end + reach)
+            base, data = self._cover(at, upto)
+            found = data.find(sub, at - base, upto - base)
             if found >= 0:
-                return at + found
+                return base + found
             at = end
         return -1 if sub or start > stop else start
 
@@ -91,8 +104,10 @@ class FileBytes:
         end = stop
         while end > start:
             begin = max(start, end - WINDOW)
-            found = self._read(begin, min(stop, end + reach)).rfind(sub)
+            upto = min(stop, end + reach)
+            base, data = self._cover(begin, upto)
+            found = data.rfind(sub, begin - base, upto - base)
             if found >= 0:
-                return begin + found
+                return base + found
             end = begin
         return -1 if sub else stop
