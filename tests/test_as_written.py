@@ -216,7 +216,9 @@ def test_the_action_steps_install_and_check(action_checkout, tmp_path, holds):
     assert len(results) == 2, [(name, r.stderr[-2000:]) for name, r in results]
     (_, install), (_, check) = results
     assert install.returncode == 0, install.stderr[-3000:]
-    assert (tmp_path / "github-path").read_text().strip().endswith("/bin")
+    # Only the command goes on the later steps' PATH, not the venv's python, pip, pytest.
+    [added] = (tmp_path / "github-path").read_text().split()
+    assert sorted(p.name for p in Path(added).iterdir()) == ["aqe-inspect"]
     errors = [line for line in check.stdout.splitlines() if line.startswith("::error ")]
     if holds:
         assert check.returncode == 0, check.stdout + check.stderr
@@ -225,6 +227,30 @@ def test_the_action_steps_install_and_check(action_checkout, tmp_path, holds):
         assert check.returncode == 1, check.stdout + check.stderr
         assert len(errors) == 1 and absent[0] in errors[0], check.stdout
         assert errors[0].startswith("::error file=spark-events/app-1,line="), errors[0]
+
+
+def test_a_path_that_looks_like_an_option_is_a_path(action_checkout, tmp_path):
+    """`path: --help` (or any input starting with a dash) is a path that does not exist
+    (exit 2), never an option that makes the gate pass without checking anything."""
+    workspace = _action_workspace(tmp_path, ["coalesced"], [])
+    action = _action()
+    env = _github_env(tmp_path, workspace, GITHUB_ACTION_PATH=str(action_checkout))
+    for path in ("--help", "--version"):
+        values = _inputs(action, {"path": path, "config": "aqe-expect.toml"})
+        results = _run_steps(action["runs"]["steps"], workspace, env, values)
+        (_, install), (_, check) = results
+        assert install.returncode == 0, install.stderr[-3000:]
+        assert check.returncode == 2, (path, check.stdout[-500:], check.stderr[-500:])
+
+
+def test_the_release_actions_are_pinned_by_commit():
+    """The release job holds `id-token: write`: every action it runs is pinned to a commit,
+    not to a tag or branch that can move."""
+    release = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text("utf-8"))
+    for job in release["jobs"].values():
+        for step in job["steps"]:
+            if "uses" in step:
+                assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
 
 
 # -- the release workflow ------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from .conftest import AQE_INSPECT
 
+from aqe_inspect.errors import InspectError
 from aqe_inspect.rewrites.engine import diff_document, diff_query
 from aqe_inspect.sources.eventlog import files, read_event_logs, stream_event_logs
 from aqe_inspect.sources.eventlog.events import Scanner, build_query, build_queries
@@ -411,9 +412,9 @@ def test_events_kept_as_spans_build_the_same_queries(name, tmp_path):
     assert [q for q, _ in _queries(rolling, True)] == [q for q, _ in _queries(rolling, False)]
 
 
-def test_spans_of_a_file_changed_since_its_scan_are_notes(tmp_path):
+def test_spans_of_a_file_cut_since_its_scan_are_an_error(tmp_path):
     """A file cut after it was scanned, before its executions are built: what its spans now
-    hold is read, and the damage is a note on the execution, not an error."""
+    hold is not taken for the events scanned (issue 36): an error naming the file."""
     sample = Path(__file__).resolve().parent.parent / "sample_plans" / "spark-4.3.0"
     path = tmp_path / "eventlog.json"
     path.write_bytes((sample / "five_way_join" / "eventlog.json").read_bytes())
@@ -421,9 +422,10 @@ def test_spans_of_a_file_changed_since_its_scan_are_notes(tmp_path):
     scanner = Scanner(log, [], spans=True)
     raws = list(scanner.executions())
     path.write_bytes(path.read_bytes()[:1000])
-    built = [build_query(raw, log.name, scanner.app.configs) for raw in raws]
-    notes = [note for _, found in built for note in found]
-    assert any("malformed JSON" in note for note in notes)
+    with pytest.raises(InspectError, match="changed while it was read") as caught:
+        for raw in raws:
+            build_query(raw, log.name, scanner.app.configs)
+    assert caught.value.source == str(path)
 
 
 def test_compressed_events_are_kept_as_bytes(tmp_path):

@@ -188,3 +188,24 @@ def test_a_real_answer_still_reads(server, kind):
 def test_a_url_that_does_not_parse_is_one_line():
     code, out, err, _ = fetch_cli("http://[::1/api/v1/applications/x")
     assert code == 2 and err.count("\n") == 1 and "internal error" not in err, err
+
+
+@pytest.mark.parametrize("kind, words", [
+    ("trickle-body", "no complete answer within 2 s"),
+    ("ftp", "only http:// and https://"),
+    ("huge", "longer than --max-size"),
+])
+def test_assert_aqe_ui_url_goes_through_the_same_fetcher(server, monkeypatch, kind, words):
+    """`assert_aqe(ui_url=...)` reads the Spark UI's answers with `--url`'s fetcher: a
+    trickling server is given up at the deadline, a redirect off http(s) is refused, an
+    answer past the size bound is refused before it is read (it used to wait, follow, read
+    whole)."""
+    from aqe_inspect.errors import InspectError
+    from aqe_inspect.testing import connect
+
+    monkeypatch.setattr(history, "DEADLINE", 2.0)
+    started = time.monotonic()
+    with pytest.raises(InspectError) as raised:
+        connect._get_json(f"{server}/{kind}/api/v1/applications")
+    assert words in str(raised.value), raised.value
+    assert time.monotonic() - started < 2.0 + 15.0

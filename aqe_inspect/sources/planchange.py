@@ -42,6 +42,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
+from .filebytes import FileBytes
 from ..plan.model import Document, PlanChanges, Query, Replanning, RuleApplied
 
 #: Every log with the plan-change log at its level holds this (the analyzer's rules alone).
@@ -84,22 +85,28 @@ _OPERATOR = re.compile(r"[\s:|+\-]*(?:[*^]\(\d{1,9}\)\s|[*^]\s?)?([A-Za-z_][\w$]
                        r"(\(skew=true\)|(?: (?:coalesced and skewed|coalesced|skewed|local))?)")
 
 
-@dataclass
 class _Event:
-    """One heading found: `kind` is rule, result, no-effect, changed or final."""
+    """One heading found: `kind` is rule, result, no-effect, changed or final. (Slots: a log
+    can hold millions of headings.)"""
 
-    position: int
-    kind: str
-    name: str = ""
-    line: int = 0
-    ids: FrozenSet[str] = frozenset()
-    removed: Tuple[str, ...] = ()
-    added: Tuple[str, ...] = ()
-    altered: Tuple[str, ...] = ()
-    touched: Tuple[Tuple[str, str, FrozenSet[str]], ...] = ()
-    hints: Tuple[str, ...] = ()
-    logical_stage: bool = False
-    damage: str = ""
+    __slots__ = ("position", "kind", "name", "line", "ids", "removed", "added", "altered",
+                 "touched", "hints", "logical_stage", "damage", "block_end")
+
+    def __init__(self, position: int, kind: str, name: str = "", line: int = 0,
+                 damage: str = "") -> None:
+        self.position = position
+        self.kind = kind
+        self.name = name
+        self.line = line
+        self.ids: FrozenSet[str] = frozenset()
+        self.removed: Tuple[str, ...] = ()
+        self.added: Tuple[str, ...] = ()
+        self.altered: Tuple[str, ...] = ()
+        self.touched: Tuple[Tuple[str, str, FrozenSet[str]], ...] = ()
+        self.hints: Tuple[str, ...] = ()
+        self.logical_stage = False
+        self.damage = damage
+        self.block_end = 0  # where the plan lines read with it end
 
 
 @dataclass
@@ -115,6 +122,7 @@ class _Unit:
     added: Tuple[str, ...] = ()
     removed: Tuple[str, ...] = ()
     query: Optional[int] = None
+    stream: Optional[int] = None  # the query its messages were read with, when one was named
 
 
 #: A file's bytes are searched a window at a time, and each window's pages given back once
@@ -180,10 +188,12 @@ def attach_from_file(document: Document, path: str) -> Document:
         with open(path, "rb") as handle:
             if os.fstat(handle.fileno()).st_size == 0:
                 return document
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                if not has_plan_changes(data):
-                    return document
-                return attach(document, data)
+            # Read a window at a time, never mapped: a file cut while mapped (logrotate's
+            # copytruncate) would end the process by SIGBUS; cut while read, it is an error.
+            data = FileBytes(handle.fileno(), path)
+            if not has_plan_changes(data):
+                return document
+            return attach(document, data)
     except (OSError, ValueError):
         return document  # read already: what cannot be mapped again adds nothing
 
@@ -199,14 +209,19 @@ def attach(document: Document, data) -> Document:
     if not adaptive:
         return document
     events, notes = read_events(data)
-    units, aqe_messages = _units(events)
+    owners = _Owners({index: _query_ids(document.queries[index]) for index in adaptive},
+                     adaptive)
+    units, aqe_messages, ambiguous = _units(events, owners)
     if not units:
         return document
-    query_ids = {index: _query_ids(document.queries[index]) for index in adaptive}
-    _assign(units, query_ids, adaptive)
+    notes = notes + summarised(ambiguous)
+    _assign(units, owners, adaptive)
+    given: Dict[int, List[_Unit]] = {}
+    for unit in units:
+        given.setdefault(unit.query, []).append(unit)
     queries = list(document.queries)
     for index in adaptive:
-        mine = [unit for unit in units if unit.query == index]
+        mine = given.get(index)
         if not mine:
             continue
         replannings = []
@@ -223,6 +238,31 @@ def attach(document: Document, data) -> Document:
             replannings=tuple(replannings), rules=tuple(rules), notes=tuple(notes)))
         notes = []
     return dataclasses.replace(document, queries=tuple(queries))
+
+
+class _Owners:
+    """Which query a set of expression ids is of: the query sharing most of them (the first
+    of `candidates` on a tie), through an index of each id's queries (one look-up per id,
+    whatever the number of queries)."""
+
+    def __init__(self, query_ids: Dict[int, FrozenSet[str]], candidates: Sequence[int]):
+        self.order = {index: rank for rank, index in enumerate(candidates)}
+        self.holders: Dict[str, List[int]] = {}
+        for index in candidates:
+            for expression_id in query_ids[index]:
+                self.holders.setdefault(expression_id, []).append(index)
+
+    def of(self, ids: Iterable[str]) -> Optional[int]:
+        shared: Counter = Counter()
+        holders = self.holders
+        for expression_id in ids:
+            held = holders.get(expression_id)
+            if held:
+                shared.update(held)
+        if not shared:
+            return None
+        order = self.order
+        return min(shared, key=lambda index: (-shared[index], order[index]))
 
 
 def _query_ids(query: Query) -> FrozenSet[str]:
@@ -250,31 +290,74 @@ def read_events(data) -> Tuple[List[_Event], List[str]]:
     counted_to = start
     record_end = -1  # the end of the JSON log record last read
     released = 0  # the mapped pages before this are given back
+    # Each line's bounds are found once, and what its markers can be: a heading starts it,
+    # one AQE message (the first) and one `has no effect.` (its last) stand in it. A marker
+    # inside a block already read (its plans' text) is part of that block, not an event: each
+    # byte of the log is read once, whatever the markers in it.
+    begin = end = -1
+    line_done = False  # the line's AQE message was read
+    no_effect: Optional[Tuple[int, str]] = None  # the line's last `Batch X has no effect.`
+    consumed = 0  # the blocks read end here
     for position, kind in found:
-        if position < record_end:
-            continue  # read with its record
-        line += _newlines(data, counted_to, position)
-        counted_to = position
-        begin, end = _line_bounds(data, position)
-        if begin - released >= WINDOW:
-            _release(data, released, begin)  # the blocks read before this line
-            released = begin
-        if data[begin:begin + 64].lstrip()[:2] == b'{"':
-            # Spark 4's structured logging: the message is a JSON string of its record.
-            record_end = end
-            inner = _record_events(data[begin:end], line)
-            for event in inner:
-                if event.damage:
-                    notes.append(f"line {line}: {event.damage}")
-            events.extend(inner)
-            continue
-        event = _event(data, position, kind, line)
+        if position < record_end or position < consumed:
+            continue  # read with its record, or its block
+        if position > end:
+            line += _newlines(data, counted_to, position)
+            counted_to = position
+            begin, end = _line_bounds(data, position)
+            line_done, no_effect = False, None
+            if begin - released >= WINDOW:
+                _release(data, released, begin)  # the blocks read before this line
+                released = begin
+            if data[begin:begin + 64].lstrip()[:2] == b'{"':
+                # Spark 4's structured logging: the message is a JSON string of its record.
+                record_end = end
+                inner = _record_events(data[begin:end], line)
+                for event in inner:
+                    if event.damage:
+                        notes.append(f"line {line}: {event.damage}")
+                events.extend(inner)
+                continue
+        if kind == "no-effect":
+            if no_effect is None:
+                no_effect = _last_no_effect(data, begin, end)
+            if no_effect[0] != position + len(NO_EFFECT):
+                continue
+            event = _Event(position, "no-effect", no_effect[1], line)
+        elif kind in ("changed", "final"):
+            if line_done:
+                continue
+            event = _event(data, position, kind, line, begin, end)
+            line_done = event is not None
+        else:
+            event = _event(data, position, kind, line, begin, end)
         if event is None:
             continue
+        consumed = max(consumed, event.block_end)
         if event.damage:
             notes.append(f"line {line}: {event.damage}")
         events.append(event)
-    return events, list(dict.fromkeys(notes))
+    return events, summarised(notes)
+
+
+def summarised(notes: Iterable[str]) -> List[str]:
+    """Notes `line N: <text>` with the same text said once, at its first line, with how many
+    more lines say it (a log of a million damaged headings gives one note, not a million)."""
+    first: Dict[str, List] = {}  # text -> [first line's note, its line, more lines, last line]
+    for note in notes:
+        head, _, text = note.partition(": ")
+        held = first.get(text)
+        if held is None:
+            first[text] = [note, head, 0, head]
+        elif head != held[3]:
+            held[2] += 1
+            held[3] = head
+    out = []
+    for note, _, more, last in first.values():
+        if more:
+            note += f" (and {more:,} more like it, to {last})"
+        out.append(note)
+    return out
 
 
 def _record_events(record: bytes, line: int) -> List[_Event]:
@@ -301,13 +384,26 @@ def _line_bounds(data, position: int) -> Tuple[int, int]:
     return begin, (len(data) if end < 0 else end)
 
 
-def _event(data, position: int, kind: str, line: int) -> Optional[_Event]:
-    begin, end = _line_bounds(data, position)
+def _last_no_effect(data, begin: int, end: int) -> Tuple[int, str]:
+    """Where the last `Batch <name> has no effect.` of the line data[begin:end] ends, and
+    its name; (-1, "") when there is none."""
+    match = None
+    for match in _BATCH_NO_EFFECT.finditer(data[begin:end]):
+        pass
+    if match is None:
+        return -1, ""
+    return begin + match.end(), match.group(1).decode("utf-8", "replace")
+
+
+def _event(data, position: int, kind: str, line: int, begin: int, end: int
+           ) -> Optional[_Event]:
+    """The event of a rule or batch heading, or an AQE message, at `position` on the line
+    data[begin:end]; None when the marker is not one."""
     if kind in ("rule", "result"):
         if position != begin:
             return None  # a heading starts its line (the log message before it is empty)
         skip = len(SIGNATURE) if kind == "rule" else len(RESULT)
-        named = _NAME.match(data, position + skip, end)
+        named = _NAME.match(data[position + skip:end])  # a slice: data may be a FileBytes
         if named is None:
             what = "rule" if kind == "rule" else "batch"
             return _Event(position, kind, "", line,
@@ -317,28 +413,22 @@ def _event(data, position: int, kind: str, line: int) -> Optional[_Event]:
         event = _Event(position, kind, name, line)
         _read_block(data, end + 1, event)
         return event
-    if kind == "no-effect":
-        piece = data[begin:end]
-        match = None
-        for match in _BATCH_NO_EFFECT.finditer(piece):
-            pass
-        if match is None or begin + match.end() != position + len(NO_EFFECT):
-            return None
-        return _Event(position, "no-effect", match.group(1).decode("utf-8", "replace"), line)
     # AQE's own messages: at a message's start (after a log prefix's `: `) or a line's.
     before = data[max(begin, position - 2):position]
     if position != begin and before not in (b": ", b"- ") and not before.endswith(b" "):
         return None
     if kind == "changed":
         event = _Event(position, "changed", "", line)
-        rest = data[position:end]
-        if rest.rstrip().endswith(b"Plan changed:"):
+        if data[position:end].rstrip().endswith(b"Plan changed:"):
             _read_block(data, end + 1, event)
         else:  # `Plan changed from <plan> to <plan>` (Spark 3.0-3.1): ids only
-            event.ids = _ids(data[position:_block_end(data, end + 1)])
+            event.block_end = _block_end(data, end + 1)
+            event.ids = _ids(data[position:event.block_end])
         return event
-    return _Event(position, "final", "", line,
-                  ids=_ids(data[position:_block_end(data, end + 1)]))
+    event = _Event(position, "final", "", line)
+    event.block_end = _block_end(data, end + 1)
+    event.ids = _ids(data[position:event.block_end])
+    return event
 
 
 def _block_end(data, start: int) -> int:
@@ -363,6 +453,7 @@ def _ids(piece: bytes) -> FrozenSet[str]:
 def _read_block(data, start: int, event: _Event) -> None:
     """The plans side by side under a heading: the operators that came, went or changed."""
     stop = _block_end(data, start)
+    event.block_end = stop
     piece = data[start:stop]
     event.ids = _ids(piece)
     event.logical_stage = b"LogicalQueryStage" in piece
@@ -539,64 +630,127 @@ def _simple(name: str) -> str:
 
 # --- events -> units (re-plannings, stage optimizations) -------------------------------------
 
-def _units(events: Iterable[_Event]) -> Tuple[List[_Unit], bool]:
-    """AQE's re-plannings and the rules it applied outside them, in log order; and whether
-    the log holds AQE's own messages (`Plan changed:`, `Final plan:`), without which a kept
-    plan cannot be told from a changed one."""
+class _Stream:
+    """The messages of one query (concurrent queries' messages interleave in a driver log):
+    rules since its last batch result, logical rules since its last AQE batch, its last
+    re-planning waiting for `Plan changed`."""
+
+    __slots__ = ("pending", "logical", "replanning", "live")
+
+    def __init__(self) -> None:
+        self.pending: List[_Event] = []
+        self.logical: List[Tuple[_Event, str]] = []
+        self.replanning: Optional[_Unit] = None
+        self.live = True  # until its `Final plan:`
+
+
+#: The note on a message no query's expression ids name, read while queries ran at once.
+AMBIGUOUS = ("a plan-change message names no expression id of one query while {count} queries "
+             "ran at once; it is given to the query of the message before it")
+
+
+def _units(events: Iterable[_Event], owners: Optional["_Owners"] = None
+           ) -> Tuple[List[_Unit], bool, List[str]]:
+    """AQE's re-plannings and the rules it applied outside them, in log order; whether the
+    log holds AQE's own messages (`Plan changed:`, `Final plan:`), without which a kept plan
+    cannot be told from a changed one; and the notes on messages given to a query by guess.
+
+    Each message goes to the query its expression ids name (`owners`), and is read with that
+    query's other messages: the messages of queries run at once interleave. A message naming
+    none goes with the message before it; when more than one query is running then (seen, no
+    `Final plan:` yet), that is a guess, and a note says so."""
     units: List[_Unit] = []
+    notes: List[str] = []
     aqe_messages = False
-    pending: List[_Event] = []  # rules since the last batch result
-    logical: List[Tuple[_Event, str]] = []  # logical rules since the last AQE batch, by batch
-    replanning: Optional[_Unit] = None  # the last re-planning, waiting for `Plan changed`
+    streams: Dict[Optional[int], _Stream] = {}
+    current: Optional[int] = None  # the query of the last message naming one
+    guessed: set = set()  # the rules given to a query by guess (by id of the event)
+
+    def note(line: int) -> None:
+        live = sum(1 for other in streams.values() if other.live)
+        notes.append(f"line {line}: " + AMBIGUOUS.format(count=live))
+
     for event in events:
+        key = owners.of(event.ids) if owners is not None and event.ids else None
+        guess = False
+        if key is None:
+            key = current
+            guess = key is not None and sum(1 for other in streams.values() if other.live) > 1
+        elif current is None and None in streams:
+            streams[key] = streams.pop(None)  # what came before any query was named
+        if key is not None:
+            current = key
+        stream = streams.get(key)
+        if stream is None:
+            stream = streams[key] = _Stream()
         if event.kind == "rule":
-            pending.append(event)
+            stream.pending.append(event)
+            if guess:
+                guessed.add(id(event))
             continue
         if event.kind in ("result", "no-effect"):
             batch = event.name
-            rules, pending = pending, []
+            if event.kind == "no-effect" and guess:
+                # A batch with no effect applied no rule (Spark logs a rule only when it
+                # changed the plan): with queries running at once, the rules waiting are
+                # another batch's.
+                rules = []
+            else:
+                rules, stream.pending = stream.pending, []
             if batch not in AQE_PHYSICAL:
                 for rule in rules:
                     if batch in AQE_LOGICAL or rule.logical_stage:
-                        logical.append((rule, batch))
+                        stream.logical.append((rule, batch))
                 continue
             if batch == POST_PLANNER:
                 continue
             if batch == PREPARATIONS:
-                logical = []  # the optimizer's rules before AQE began: not AQE's
+                stream.logical = []  # the optimizer's rules before AQE began: not AQE's
                 continue
             applied = [_applied(rule, batch) for rule in rules]
             if batch == REPLANNING:
-                unit = _Unit(line=event.line, replanning=True, changed=False)
-                unit.rules = [_applied(rule, name) for rule, name in logical] + applied
-                for rule, _ in logical:
+                unit = _Unit(line=event.line, replanning=True, changed=False, stream=key)
+                unit.rules = [_applied(rule, name) for rule, name in stream.logical] + applied
+                for rule, _ in stream.logical:
                     unit.ids.update(rule.ids)
                 for rule in rules:
                     unit.ids.update(rule.ids)
                 unit.ids.update(event.ids)
-                logical = []
+                if guess or any(id(rule) in guessed for rule, _ in stream.logical):
+                    note(event.line)
+                stream.logical = []
                 units.append(unit)
-                replanning = unit
+                stream.replanning = unit
             elif applied:
-                unit = _Unit(line=rules[0].line, rules=applied)
+                unit = _Unit(line=rules[0].line, rules=applied, stream=key)
                 for rule in rules:
                     unit.ids.update(rule.ids)
+                if guess and not unit.ids:
+                    note(event.line)
                 units.append(unit)
+            for rule in rules:
+                if id(rule) in guessed:
+                    note(rule.line)
             continue
         if event.kind == "changed":
             aqe_messages = True
+            replanning = stream.replanning
             if replanning is not None and replanning.changed_line is None and (
                     not replanning.ids or not event.ids or replanning.ids & event.ids):
                 replanning.changed = True
                 replanning.changed_line = event.line
                 replanning.added, replanning.removed = event.added, event.removed
                 replanning.ids.update(event.ids)
-                replanning = None
+                stream.replanning = None
+                if guess:
+                    note(event.line)
             continue
         if event.kind == "final":
             aqe_messages = True
-            replanning = None
-    return units, aqe_messages
+            stream.replanning = None
+            if key is not None and not guess:
+                stream.live = False
+    return units, aqe_messages, notes
 
 
 def _applied(event: _Event, batch: str) -> RuleApplied:
@@ -606,18 +760,14 @@ def _applied(event: _Event, batch: str) -> RuleApplied:
                        hints=event.hints)
 
 
-def _assign(units: List[_Unit], query_ids: Dict[int, FrozenSet[str]],
-            candidates: Sequence[int]) -> None:
+def _assign(units: List[_Unit], owners: _Owners, candidates: Sequence[int]) -> None:
     """Give each unit the query sharing most of its expression ids; a unit with none goes
-    with the unit before it (or, at the start, the one after it)."""
+    with the query its messages were read with, else the unit before it (or, at the start,
+    the one after it)."""
     for unit in units:
-        best, share = None, 0.0
-        if unit.ids:
-            for index in candidates:
-                common = len(unit.ids & query_ids[index])
-                if common and common / len(unit.ids) > share:
-                    best, share = index, common / len(unit.ids)
-        unit.query = best
+        unit.query = owners.of(unit.ids) if unit.ids else None
+        if unit.query is None and unit.stream is not None:
+            unit.query = unit.stream
     previous: Optional[int] = None
     for unit in units:
         if unit.query is None:

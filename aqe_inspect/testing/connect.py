@@ -22,7 +22,6 @@ import dataclasses
 import io
 import json
 import urllib.parse
-import urllib.request
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import InspectError
@@ -232,10 +231,14 @@ def _from_ui(ui_url: str, query: Optional[str], operation: Optional[str]) -> Rep
 
 
 def _get_json(url: str) -> Any:
+    """A Spark UI answer, through `--url`'s one fetcher (a deadline over the whole download,
+    a size limit, redirects to http(s) only)."""
+    from ..sources.eventlog.history import download
+
+    data = download(url)
     try:
-        with urllib.request.urlopen(url, timeout=30) as answer:
-            return json.loads(answer.read().decode("utf-8"))
-    except (OSError, ValueError) as error:
+        return json.loads(data.decode("utf-8"))
+    except ValueError as error:
         raise InspectError(f"cannot read {url}: {error}") from None
 
 

@@ -148,6 +148,15 @@ class Span(NamedTuple):
     path: str
     offset: int
     length: int
+    #: The file's identity when the scanner opened it (`files.identity`): checked when the
+    #: span is read back, with the event's first bytes (`head`): its name and execution id,
+    #: or stage id, as Spark writes them first.
+    identity: Optional[Tuple[int, int, int, int]] = None
+    head: bytes = b""
+
+
+#: How many of an event's first bytes a span keeps, to check the event read back is it.
+SPAN_HEAD = 160
 
 
 @dataclass
@@ -190,6 +199,79 @@ WALK_LINE_BYTES = 1024
 HOPS = 64
 
 
+#: A line that begins as an event does with JSON blanks in it (`{"Event": "...`, as Python's
+#: `json.dumps` and other tools write it): the log is not in Spark's compact form.
+SPACED_HEAD = re.compile(rb'[ \t\r]*\{[ \t\r]*"Event"[ \t\r]*:[ \t\r]*"')
+#: A JSON string (kept as it is: its blanks are its text), or blanks outside one. A string
+#: never runs past its line (a raw newline is not JSON), so a malformed line cannot take the
+#: next line's blanks for its text.
+_STRING_OR_BLANKS = re.compile(rb'("[^"\\\n]*(?:\\[^\n][^"\\\n]*)*")|[ \t\r]+')
+
+
+def compact_json_lines(data: bytes) -> bytes:
+    """JSON lines with the blanks between their tokens taken out (`{"Event": "X", "a": 1}`
+    becomes `{"Event":"X","a":1}`, as Spark writes it); strings, numbers and newlines are
+    kept as they are, so every line keeps its number. `data` holds whole lines."""
+    return _STRING_OR_BLANKS.sub(rb"\1", data)
+
+
+def _spaced_at(chunk: bytes, at: int) -> bool:
+    """Whether the line at chunk[at] begins as an event with JSON blanks, not as Spark
+    writes it (one look at the line's head: the compact form's fast path costs nothing)."""
+    return not chunk.startswith(LINE_HEAD, at) and SPACED_HEAD.match(chunk, at) is not None
+
+
+def _spaced_chunk(chunk: bytes, first: int) -> bool:
+    """Whether a chunk (whose first newline is at `first`) shows JSON blanks at the head of
+    its first whole line, its last whole line or the line it ends in: a log written again
+    from some point on is found in the chunk where that point falls."""
+    last = chunk.rfind(b"\n")
+    return _spaced_at(chunk, first + 1) or _spaced_at(chunk, last + 1) or \
+        _spaced_at(chunk, chunk.rfind(b"\n", 0, last) + 1)
+
+
+def _compacted(chunks: Iterator[Tuple[Any, bytes]], max_size: int
+               ) -> Iterator[Tuple[Any, bytes, bool]]:
+    """Each (part, chunk) of `chunks`, and whether its blanks were taken out: a part is read
+    as it is while its lines begin as Spark writes them (`{"Event":"`); from a chunk whose
+    first whole line begins with JSON blanks (`{"Event": "`: a log written again by another
+    tool; its last lines are looked at too), the rest of the part is handed on in whole
+    lines without the blanks between tokens (`compact_json_lines`), so that the markers the
+    scanner looks for are found whatever the blanks: JSON whitespace is JSON. A line is held to be made whole up to
+    `max_size` bytes; a longer one is handed on as it is (the scanner skips it with a note)."""
+    part = None
+    spaced = False
+    carry = b""
+    for chunk_part, chunk in chunks:
+        if chunk_part is not part:
+            if carry:
+                yield part, compact_json_lines(carry), True
+            part, spaced, carry = chunk_part, False, b""
+            if _spaced_at(chunk, 0):
+                spaced = True
+        if not spaced:
+            first = chunk.find(b"\n")
+            if first < 0 or not _spaced_chunk(chunk, first):
+                yield chunk_part, chunk, False
+                continue
+            spaced = True
+            yield chunk_part, chunk[:first + 1], False  # the end of a line begun before
+            chunk = chunk[first + 1:]
+        data = carry + chunk if carry else chunk
+        last = data.rfind(b"\n")
+        if last < 0:
+            if len(data) > max_size:  # one line past --max-size: handed on, not held
+                yield chunk_part, data, True
+                carry = b""
+            else:
+                carry = data
+            continue
+        carry = data[last + 1:]
+        yield chunk_part, compact_json_lines(data[:last + 1]), True
+    if carry:
+        yield part, compact_json_lines(carry), True
+
+
 def count_newlines(buffer: bytes, begin: int, end: int) -> int:
     """`buffer.count(b"\\n", begin, end)`, three times faster on an event log's long lines:
     `find` hops from newline to newline with the C library's vectorised search where `count`
@@ -208,8 +290,13 @@ def count_newlines(buffer: bytes, begin: int, end: int) -> int:
 
 def resolved(raw: RawExecution) -> RawExecution:
     """`raw`, its events held as `Span`s read from their files (each file opened once) in
-    their place. A file cut or changed since it was scanned gives what it now holds there,
-    which the JSON decoding then notes as malformed."""
+    their place. What is read back must be what was scanned: the same file (its device and
+    inode; a file renamed since, as Spark renames an `.inprogress` log at its application's
+    end, is followed by its inode), neither cut nor rewritten in place (its size, and its
+    modification time unless it only grew, as a running application's log does), and at
+    each span the same event (its first bytes: its name and execution or stage id). Else an
+    InspectError naming the file (`files.changed`): never one file's events taken for
+    another's."""
     spans = [item for item in (raw.start, raw.update) if isinstance(item, Span)]
     completed = raw.runtime.completed
     spans.extend(text for _, text in completed if isinstance(text, Span))
@@ -217,16 +304,15 @@ def resolved(raw: RawExecution) -> RawExecution:
         return raw
     texts: Dict[Span, bytes] = {}
     for path in {span.path for span in spans}:
-        try:
-            with open(path, "rb", buffering=0) as handle:
-                for span in spans:
-                    if span.path == path:
-                        handle.seek(span.offset)
-                        texts[span] = handle.read(span.length) or b""
-        except OSError:
-            for span in spans:
-                if span.path == path:
-                    texts[span] = b""
+        mine = [span for span in spans if span.path == path]
+        with _reopened(path, mine[0].identity) as handle:
+            for span in mine:
+                handle.seek(span.offset)
+                text = handle.read(span.length) or b""
+                if len(text) != span.length or not text.startswith(span.head):
+                    raise files.changed(path, f"the event at byte {span.offset:,} is no "
+                                              "longer the one read there")
+                texts[span] = text
     if isinstance(raw.start, Span):
         raw.start = texts[raw.start]
     if isinstance(raw.update, Span):
@@ -234,6 +320,67 @@ def resolved(raw: RawExecution) -> RawExecution:
     raw.runtime.completed = [(line, texts[text] if isinstance(text, Span) else text)
                              for line, text in completed]
     return raw
+
+
+def _reopened(path: str, opened: Optional[Tuple[int, int, int, int]]) -> IO[bytes]:
+    """The file scanned at `path` (whose identity was `opened`) opened again, checked to be
+    the same file, unchanged but for bytes added at its end; followed by its inode when
+    renamed (the name without `.inprogress`, else any name in its folder); an InspectError
+    naming it when it is gone (a rolling part deleted by compaction) or changed."""
+    try:
+        handle = open(path, "rb", buffering=0)
+    except FileNotFoundError:
+        handle = _renamed(path, opened)
+    except OSError as error:
+        raise InspectError(f"cannot read it again: {error.strerror or error}",
+                           source=path) from None
+    if opened is None:
+        return handle
+    try:
+        now = files.identity(handle)
+    except OSError as error:
+        handle.close()
+        raise InspectError(f"cannot read it again: {error.strerror or error}",
+                           source=path) from None
+    why = ""
+    if now[:2] != opened[:2]:
+        why = "its path now names another file: it was replaced"
+    elif now[2] < opened[2]:
+        why = f"cut from {opened[2]:,} to {now[2]:,} bytes"
+    elif now[2] == opened[2] and now[3] != opened[3]:
+        why = "rewritten in place: the same size, modified since"
+    if why:
+        handle.close()
+        raise files.changed(path, why)
+    return handle
+
+
+def _renamed(path: str, opened: Optional[Tuple[int, int, int, int]]) -> IO[bytes]:
+    """The file once at `path`, opened under the name it was renamed to: the same device and
+    inode, looked for first without `.inprogress` (Spark's rename at an application's end),
+    then in `path`'s folder; an InspectError naming `path` when it is nowhere."""
+    import os
+
+    if opened is not None:
+        folder = os.path.dirname(path) or "."
+        candidates = [path[:-len(".inprogress")]] if path.endswith(".inprogress") else []
+        try:
+            with os.scandir(folder) as entries:
+                candidates.extend(entry.path for entry in entries
+                                  if entry.inode() == opened[1])
+        except OSError:
+            pass
+        for candidate in candidates:
+            try:
+                handle = open(candidate, "rb", buffering=0)
+            except OSError:
+                continue
+            if files.identity(handle)[:2] == opened[:2]:
+                return handle
+            handle.close()
+    raise InspectError("went away while it was read (renamed where it cannot be followed, "
+                       "or deleted, as compaction deletes a rolling log's parts): its events "
+                       "cannot be read back; read the log again", source=path)
 
 
 def _length(text: Union[bytes, Span, None]) -> int:
@@ -375,6 +522,9 @@ class Scanner:
         # why it is not held (None, OTHER: not an event kept, LONG: past max_size), its last
         # bytes.
         self._held_line = _HeldLine()
+        #: Each plain file's identity when it was opened (`files.read_chunks`), kept with its
+        #: spans: a file changed before they are read back is an error (`resolved`).
+        self._identities: Dict[str, Tuple[int, int, int, int]] = {}
         self._size = 0
         self._head = b""
         self._kind: Optional[str] = None
@@ -387,17 +537,21 @@ class Scanner:
         offset = 0  # of the chunk in its part's file
         spannable = False
         tail = b""  # the last TAIL bytes of the last part read: where its end event stands
-        for chunk_part, chunk in files.read_chunks(self.log, self.notes, self.chunk_size,
-                                                    max_size=self.max_size):
+        chunks = files.read_chunks(self.log, self.notes, self.chunk_size,
+                                   max_size=self.max_size, identities=self._identities)
+        for chunk_part, chunk, compacted in _compacted(chunks, self.max_size):
             tail = chunk[-TAIL:] if len(chunk) >= TAIL else (tail + chunk)[-TAIL:]
             if chunk_part is not part:
                 if part is not None:
                     yield from self._tail(part, line)
                 tail = chunk[-TAIL:]
                 part, line, offset = chunk_part, 1, 0
-                # A plain file's chunks are its bytes in order: an event's place is known.
+                # A plain file's chunks are its bytes in order: an event's place is known
+                # (not so once its blanks are taken out: `_compacted`).
                 spannable = self.spans and chunk_part.codec == "plain" and \
                     chunk_part.stream is None
+            if compacted:
+                spannable = False
                 self._new_line()
             base, offset = offset, offset + len(chunk)
             first = chunk.find(b"\n")
@@ -673,7 +827,8 @@ class Scanner:
         `spans`), else its bytes. Either way its length counts against --max-size."""
         if self._text_at is None:
             return text
-        return Span(part.path, self._text_at, len(text))
+        return Span(part.path, self._text_at, len(text), self._identities.get(part.path),
+                    text[:SPAN_HEAD])
 
     def _hold(self, raw: RawExecution, size: int) -> None:
         raw.held += size
@@ -804,9 +959,15 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     """The execution's Query (None when its events cannot be read) and notes about it. Events
     `raw` holds as spans are read in its place first (`resolved`)."""
     notes: List[str] = []
+    spans = [span for span in (raw.start, raw.update) if isinstance(span, Span)]
     raw = resolved(raw)
     start = _load(raw.start, raw.part, raw.start_line, notes)
     update = _load(raw.update, raw.part, raw.update_line, notes)
+    for event in (start, update):  # read back from a file: the execution's own events
+        number = event.get("executionId") if spans and event is not None else None
+        if isinstance(number, int) and number != raw.execution_id:
+            raise files.changed(spans[0].path, f"an event of execution {raw.execution_id} "
+                                               f"read back is one of execution {number}")
     if start is None and update is None:
         return None, notes
     start = start or {}

@@ -30,7 +30,8 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, Collection, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import (BinaryIO, Callable, Collection, Dict, Iterator, List, Optional, Sequence,
+                    Tuple, Union)
 
 from ...errors import InspectError, printable
 from ..magic import SNIFF_SIZE, file_head
@@ -502,21 +503,26 @@ def _search(root: str, names: List[str]) -> Found:
 # ---- a log's parts -> their decompressed bytes ----------------------------------------------
 
 def read_chunks(log: EventLog, notes: List[str], chunk_size: int = DEFAULT_CHUNK_SIZE, *,
-                background: bool = False, max_size: int = DEFAULT_MAX_SIZE
+                background: bool = False, max_size: int = DEFAULT_MAX_SIZE,
+                identities: Optional[Dict[str, Identity]] = None
                 ) -> Iterator[Tuple[Part, bytes]]:
     """The decompressed bytes of each part of `log`, in order, in chunks of about `chunk_size`
     bytes. Chunks are not aligned to lines; a part ends at its own line end in a whole log.
     Notes about cut or odd parts are appended to `notes`; anything that stops the reading is an
-    InspectError naming the file.
+    InspectError naming the file: a file cut shorter than what was read of it (a log
+    truncated in place, as logrotate's copytruncate does), or whose name now holds another file
+    (replaced), changed while it was read, and what was read of it cannot be trusted.
+    `identities`, when given, gets each file's `identity` as it was opened, by its path.
 
     With `background`, a thread decodes ahead (two chunks at most) while the caller works on
     the current one: the codec libraries release the GIL, so decoding takes the second core."""
-    chunks = _read_chunks(log, notes, chunk_size, max_size)
+    chunks = _read_chunks(log, notes, chunk_size, max_size, identities)
     return _ahead(chunks) if background else chunks
 
 
-def _read_chunks(log: EventLog, notes: List[str], chunk_size: int,
-                 max_size: int) -> Iterator[Tuple[Part, bytes]]:
+def _read_chunks(log: EventLog, notes: List[str], chunk_size: int, max_size: int,
+                 identities: Optional[Dict[str, Identity]] = None
+                 ) -> Iterator[Tuple[Part, bytes]]:
     for part in log.parts:
         hinted = suffix_codec(part.path)
         if hinted and hinted != part.codec and part.codec != "plain":
@@ -532,12 +538,52 @@ def _read_chunks(log: EventLog, notes: List[str], chunk_size: int,
                                source=part.name) from None
         with handle:
             try:
+                opened = identity(handle) if part.stream is None else None
+                if opened is not None and identities is not None:
+                    identities[part.path] = opened
                 for chunk in decode(handle, part.codec, part.name, notes, chunk_size,
                                     max_size):
                     yield part, chunk
+                if opened is not None:
+                    _still_whole(handle, part, opened)
             except OSError as error:
                 raise InspectError(f"cannot read: {error.strerror or error}",
                                    source=part.name) from None
+
+
+#: What tells one file from another, and a file from itself changed: its device, inode, size
+#: and modification time (ns), as `os.stat` gives them.
+Identity = Tuple[int, int, int, int]
+
+
+def identity(handle: BinaryIO) -> Identity:
+    """The identity of an open file."""
+    info = os.fstat(handle.fileno())
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def changed(name: str, why: str) -> InspectError:
+    """The error of a file that changed under the reader: what was read of it is not mixed
+    with what it holds now."""
+    return InspectError(f"changed while it was read ({why}); nothing read from it is "
+                        "reported: read it again once it is still", source=name)
+
+
+def _still_whole(handle: BinaryIO, part: Part, opened: Identity) -> None:
+    """An InspectError when the file read through `handle` (opened as `opened`) is now
+    shorter than what was read of it, or its path names another file: it changed while it
+    was read. One grown since (a running application's log) is read as far as it was."""
+    read = handle.tell()
+    now = identity(handle)
+    if now[2] < read or now[2] < opened[2]:
+        raise changed(part.name, f"cut from {max(read, opened[2]):,} to {now[2]:,} bytes, "
+                                 "as a log truncated in place is")
+    try:
+        there = os.stat(part.path)
+    except OSError:  # renamed (an .inprogress log at its end) or deleted: what was read holds
+        return
+    if (there.st_dev, there.st_ino) != opened[:2]:
+        raise changed(part.name, "its path now names another file: it was replaced")
 
 
 _DONE = object()

@@ -274,7 +274,22 @@ def sql_url(url: str) -> str:
 
 def fetch(url: str, timeout: Optional[float] = None, limit: Optional[int] = None
           ) -> Tuple[bytes, str, str]:
-    """(the answer, the URL asked, the application id in it); one-line errors.
+    """(the answer, the URL asked, the application id in it); one-line errors. The URL is
+    made the application's /sql one (`sql_url`) and downloaded by `download`."""
+    if not url.startswith(("http://", "https://")):
+        raise InspectError(f"--url: expected an http:// or https:// URL, found {url!r}")
+    try:
+        target = sql_url(url)
+    except ValueError as error:
+        raise InspectError(f"--url: not a URL ({error})", source=url) from None
+    data = download(target, timeout, limit)
+    match = APP_IN_URL.search(urlsplit(target).path)
+    return data, target, match.group(1) if match else ""
+
+
+def download(target: str, timeout: Optional[float] = None, limit: Optional[int] = None
+             ) -> bytes:
+    """The answer to an http(s) URL, with every defence of `--url`; one-line errors.
 
     One deadline (`timeout`, default DEADLINE seconds) covers the whole download: connecting,
     the headers, every read. The download runs in a thread of its own and this one waits for
@@ -284,18 +299,14 @@ def fetch(url: str, timeout: Optional[float] = None, limit: Optional[int] = None
     Content-Length before any of it is read, else as soon as the bytes read pass it."""
     import threading
 
-    if not url.startswith(("http://", "https://")):
-        raise InspectError(f"--url: expected an http:// or https:// URL, found {url!r}")
-    try:
-        target = sql_url(url)
-    except ValueError as error:
-        raise InspectError(f"--url: not a URL ({error})", source=url) from None
+    if not target.startswith(("http://", "https://")):
+        raise InspectError(f"expected an http:// or https:// URL, found {target!r}")
     seconds = DEADLINE if timeout is None else timeout
     most = MAX_ANSWER if limit is None else limit
     outcome: Dict[str, Any] = {}
     done, given_up = threading.Event(), threading.Event()
 
-    def download() -> None:
+    def run() -> None:
         try:
             outcome["data"] = _download(target, seconds, most, given_up)
         except InspectError as error:
@@ -305,7 +316,7 @@ def fetch(url: str, timeout: Optional[float] = None, limit: Optional[int] = None
         finally:
             done.set()
 
-    worker = threading.Thread(target=download, name="aqe-inspect --url", daemon=True)
+    worker = threading.Thread(target=run, name="aqe-inspect --url", daemon=True)
     worker.start()
     if not done.wait(seconds):
         given_up.set()  # the worker stops at its next read; it is a daemon, so never waited for
@@ -313,8 +324,7 @@ def fetch(url: str, timeout: Optional[float] = None, limit: Optional[int] = None
                            "answering, or sends too slowly)", source=target)
     if "error" in outcome:
         raise outcome["error"]
-    match = APP_IN_URL.search(urlsplit(target).path)
-    return outcome["data"], target, match.group(1) if match else ""
+    return outcome["data"]
 
 
 #: The whole download of `--url` (connect, headers, body), in seconds.

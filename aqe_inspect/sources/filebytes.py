@@ -1,0 +1,113 @@
+"""A file's bytes searched where it lies, read a window at a time: never mapped.
+
+A mapped file that is cut while mapped (logrotate's copytruncate of a driver log) kills the
+process with SIGBUS at the first touch of a page past its new end: no Python code runs, and
+the user sees nothing. `FileBytes` gives what the readers ask of a mapping (`len`, `find`,
+`rfind`, slices) by reading the file with `os.pread`, one window kept at a time, so that its
+memory is a window whatever the file's size; and a file found shorter than it was when
+opened is an error naming it (`aqe-inspect: error: FILE: changed while it was read ...`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional, Tuple
+
+from ..errors import InspectError
+
+#: How much is read at once, and kept for the next searches and slices.
+WINDOW = 8 << 20
+
+
+class FileBytes:
+    """The bytes of the open file `fd` (named `name`), as long as it was when opened."""
+
+    def __init__(self, fd: int, name: str):
+        self._fd = fd
+        self.name = name
+        self._size = os.fstat(fd).st_size
+        self._kept: Tuple[int, bytes] = (0, b"")
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _pread(self, start: int, stop: int) -> bytes:
+        """data[start:stop] read from the file, whole: an InspectError when the file no
+        longer holds it (cut while it was read)."""
+        parts = []
+        at = start
+        while at < stop:
+            try:
+                piece = os.pread(self._fd, stop - at, at)
+            except OSError as error:
+                raise InspectError(f"cannot read: {error.strerror or error}",
+                                   source=self.name) from None
+            if not piece:
+                now = os.fstat(self._fd).st_size
+                raise InspectError(f"changed while it was read (cut from {self._size:,} to "
+                                   f"{now:,} bytes, as a log truncated in place is); read it "
+                                   "again once it is still", source=self.name)
+            parts.append(piece)
+            at += len(piece)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def _cover(self, start: int, stop: int) -> Tuple[int, bytes]:
+        """A buffer holding data[start:stop] and where it begins in the file: the window
+        kept when it holds them, else a new one read from `start` (a window long, or to
+        `stop`), kept for the next searches and slices. Searches run on it in place (no
+        copy of a window per search: a search per line of a long file stays linear)."""
+        kept_at, kept = self._kept
+        if kept_at <= start and stop <= kept_at + len(kept):
+            return kept_at, kept
+        data = self._pread(start, min(self._size, max(stop, start + WINDOW)))
+        self._kept = (start, data)
+        return start, data
+
+    def _read(self, start: int, stop: int) -> bytes:
+        """data[start:stop] (0 <= start <= stop <= len)."""
+        base, data = self._cover(start, stop)
+        return data[start - base:stop - base]
+
+    def _bounds(self, start: Optional[int], stop: Optional[int]) -> Tuple[int, int]:
+        start, stop, _ = slice(start, stop).indices(self._size)
+        return start, max(start, stop)
+
+    def __getitem__(self, index):
+        if isinstance(index, int):
+            if index < 0:
+                index += self._size
+            if not 0 <= index < self._size:
+                raise IndexError("index out of range")
+            return self._read(index, index + 1)[0]
+        if index.step not in (None, 1):
+            raise ValueError("no step")
+        return self._read(*self._bounds(index.start, index.stop))
+
+    def find(self, sub: bytes, start: Optional[int] = None, stop: Optional[int] = None) -> int:
+        start, stop = self._bounds(start, stop)
+        reach = max(len(sub) - 1, 0)
+        at = start
+        while at < stop:
+            end = min(stop, at + WINDOW)
+            upto = min(stop, end + reach)
+            base, data = self._cover(at, upto)
+            found = data.find(sub, at - base, upto - base)
+            if found >= 0:
+                return base + found
+            at = end
+        return -1 if sub or start > stop else start
+
+    def rfind(self, sub: bytes, start: Optional[int] = None, stop: Optional[int] = None
+              ) -> int:
+        start, stop = self._bounds(start, stop)
+        reach = max(len(sub) - 1, 0)
+        end = stop
+        while end > start:
+            begin = max(start, end - WINDOW)
+            upto = min(stop, end + reach)
+            base, data = self._cover(begin, upto)
+            found = data.rfind(sub, begin - base, upto - base)
+            if found >= 0:
+                return base + found
+            end = begin
+        return -1 if sub else stop
