@@ -205,17 +205,18 @@ class Query:
 
     @property
     def unfinished(self) -> str:
-        """Why this plan may not be the one the query ended with ("" when nothing says so):
-        its execution had not ended where the input ends (a cut or in-progress event log),
-        or AQE had not finished re-planning (`isFinalPlan=false`: printed before the action,
-        the last plan a cut log holds). A verdict on it is no verdict on the query."""
+        """Why this plan may not be the one the query ended with ("" when nothing says so): AQE
+        had not finished re-planning it (`isFinalPlan=false`: printed before the action, the
+        last plan a cut or in-progress log holds). A verdict on it is no verdict on the query.
+        An execution that had not ended but whose plan is final (its last stages still ran,
+        or its end was not recorded yet) holds every rewrite AQE made: it is judged."""
+        if not self.adaptive or self.root.is_final_plan is not False:
+            return ""
         execution = self.execution
         if execution is not None and execution.finished is False:
             return ("its execution had not ended where the input ends (a cut or in-progress "
-                    "log)")
-        if self.adaptive and self.root.is_final_plan is False:
-            return "its plan is not final (isFinalPlan=false): AQE had not finished re-planning"
-        return ""
+                    "log), and its plan is not final (isFinalPlan=false)")
+        return "its plan is not final (isFinalPlan=false): AQE had not finished re-planning"
 
     @property
     def incomplete(self) -> str:
