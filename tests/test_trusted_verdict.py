@@ -333,3 +333,24 @@ def test_each_query_of_a_log_cut_before_its_application_ends(tmp_path):
         if per_query and all(o.passed for o in per_query):  # those read hold: the rest is open
             [rest] = [o for o in result.outcomes if not o.query_count]
             assert rest.status == "unfinished" and "beyond the" in rest.message
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_an_execution_without_its_end_but_with_its_final_plan_is_judged(tmp_path, line):
+    """Cut after the update that carries the final plan (isFinalPlan=true) and before the
+    execution's end: every rewrite AQE made is there, so it is judged, not unfinished (a
+    live session read before the end event arrived is the same case). The log's missing
+    application end still keeps a forbid open where nothing breaks it."""
+    source = SAMPLE_PLANS / line / "skew_join" / "eventlog.json"
+    lines = source.read_bytes().splitlines(keepends=True)
+    final = max(n for n, text in enumerate(lines)
+                if b"SQLAdaptiveExecutionUpdate" in text and b"isFinalPlan=true" in text)
+    assert not any(b"SQLExecutionEnd" in text for text in lines[:final + 1])
+    path = tmp_path / "final-no-end.json"
+    path.write_bytes(b"".join(lines[:final + 1]))
+    expected = api.check_input(str(path), expect=["skew-join", "coalesced>=1"])
+    assert expected.passed, expected.verdict  # at least what was wanted: settled
+    forbidden = api.check_input(str(path), forbid=["skew-join"])
+    assert not forbidden.passed and not forbidden.unfinished  # found: a failure
+    [query] = [q for q in api.diff_input(str(path)).queries]
+    assert query.query.execution.finished is False and query.query.unfinished == ""
