@@ -236,10 +236,9 @@ def _log_not_ended(outcomes: List[Outcome], expectations: Sequence[Expectation],
     found: List[Outcome] = []
     for outcome in outcomes:
         expectation = outcome.expectation
-        settled = outcome.unfinished or outcome.expectation.kind == "snapshot" or (
-            outcome.passed and expectation.operator in (">=", ">")) or (
-            not outcome.passed and outcome.query_count and
-            _too_many(expectation, outcome.actual))
+        settled = outcome.unfinished or expectation.kind == "snapshot" or (
+            (outcome.passed or outcome.query_count) and
+            _lower_bounds_settle(expectation, outcome.passed, outcome.actual))
         if settled or (expectation.each and outcome.query_count):
             found.append(outcome)
             continue
@@ -355,9 +354,17 @@ def _pending(expectation: Expectation, passed: bool, actual: int, unfinished: in
         return None
     if unfinished:
         return _missing(unfinished_shown, unfinished, "unfinished"), unfinished_shown
-    if incomplete and not (passed and expectation.operator in (">=", ">")):
+    if incomplete and not _lower_bounds_settle(expectation, passed, actual):
         return _missing(incomplete_shown, incomplete, "incomplete"), incomplete_shown
     return None
+
+
+def _lower_bounds_settle(expectation: Expectation, passed: bool, actual: int) -> bool:
+    """Whether counts that are lower bounds (more may be in what was not read) settle the
+    expectation: at least as many as wanted found meets it, more than allowed breaks it."""
+    if passed:
+        return expectation.operator in (">=", ">")
+    return _too_many(expectation, actual)
 
 
 def _missing(reports: Sequence[QueryReport], count: int, why: str) -> str:

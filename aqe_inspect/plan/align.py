@@ -319,9 +319,10 @@ def expression_ids(node: Node) -> set:
     return set(EXPRESSION_ID.findall(node.text))
 
 
-def tree_expression_ids(root: Node) -> FrozenSet[str]:
-    """The expression ids every operator of the tree names (`expression_ids` of each),
-    found in one search over all their texts: an id never runs across two of them."""
+def tree_text(root: Node) -> str:
+    """Everything the tree's operators print of their arguments (args, descriptions,
+    details), one part a line, not going into inner plans: what the tree-wide id searches
+    read. An id never runs across two parts."""
     parts: List[str] = []
     add, extend = parts.append, parts.extend
     for node in root.walk(inner=False):
@@ -329,26 +330,25 @@ def tree_expression_ids(root: Node) -> FrozenSet[str]:
         if node.description:
             add(node.description)
         extend(node.details.values())
-    return frozenset(EXPRESSION_ID.findall("\n".join(parts)))
+    return "\n".join(parts)
+
+
+def tree_expression_ids(root: Node, text: Optional[str] = None) -> FrozenSet[str]:
+    """The expression ids every operator of the tree names (`expression_ids` of each),
+    found in one search over all their texts (`tree_text`, or `text` when already made)."""
+    return frozenset(EXPRESSION_ID.findall(tree_text(root) if text is None else text))
 
 
 #: A plan id as explain prints it (`[plan_id=47]`, 3.3+; `[id=#45]` before): the number.
 PLAN_ID = re.compile(r"\[(?:plan_id=|id=#)(\d{1,12})\]")
 
 
-def tree_plan_ids(root: Node) -> FrozenSet[str]:
-    """The plan ids the tree's operators print. Spark numbers every physical operator it
-    builds from one counter of the driver, so two executions of one query (built twice, or
-    re-planned) print other ids, and one execution printed again (another explain mode, AQE's
-    `Final plan:` message) prints the same ones."""
-    parts: List[str] = []
-    add, extend = parts.append, parts.extend
-    for node in root.walk(inner=False):
-        add(node.args)
-        if node.description:
-            add(node.description)
-        extend(node.details.values())
-    text = "\n".join(parts)
+def tree_plan_ids(root: Node, text: Optional[str] = None) -> FrozenSet[str]:
+    """The plan ids the tree's operators print (in `tree_text`, or `text` when already made).
+    Spark numbers every physical operator it builds from one counter of the driver, so two
+    executions of one query (built twice, or re-planned) print other ids, and one execution
+    printed again (another explain mode, AQE's `Final plan:` message) prints the same ones."""
+    text = tree_text(root) if text is None else text
     return frozenset(PLAN_ID.findall(text)) if "id=" in text else frozenset()
 
 

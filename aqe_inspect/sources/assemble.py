@@ -33,7 +33,7 @@ import dataclasses
 from bisect import bisect_right
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from ..plan.align import adaptive_marks, shape, tree_expression_ids, tree_plan_ids
+from ..plan.align import adaptive_marks, shape, tree_expression_ids, tree_plan_ids, tree_text
 from ..plan.model import ADAPTIVE_ROOT, Node, Query
 from .extract import AQE_AFTER, AQE_BEFORE, AQE_FINAL, EXPLAIN
 
@@ -58,17 +58,23 @@ class _Plan:
         self._plan_ids: Optional[FrozenSet[str]] = None
         self._marks: Optional[Tuple[str, ...]] = None
 
+    def _read_ids(self) -> None:
+        """Both id sets, from one making of the tree's texts (`tree_text`), not kept."""
+        text = tree_text(self.root)
+        self._ids = tree_expression_ids(self.root, text)
+        self._plan_ids = tree_plan_ids(self.root, text)
+
     @property
     def ids(self) -> FrozenSet[str]:
         if self._ids is None:
-            self._ids = tree_expression_ids(self.root)
-        return self._ids
+            self._read_ids()
+        return self._ids  # type: ignore[return-value]
 
     @property
     def plan_ids(self) -> FrozenSet[str]:
         if self._plan_ids is None:
-            self._plan_ids = tree_plan_ids(self.root)
-        return self._plan_ids
+            self._read_ids()
+        return self._plan_ids  # type: ignore[return-value]
 
     @property
     def marks(self) -> Tuple[str, ...]:

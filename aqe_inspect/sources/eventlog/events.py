@@ -540,11 +540,10 @@ class Scanner:
         chunks = files.read_chunks(self.log, self.notes, self.chunk_size,
                                    max_size=self.max_size, identities=self._identities)
         for chunk_part, chunk, compacted in _compacted(chunks, self.max_size):
-            tail = chunk[-TAIL:] if len(chunk) >= TAIL else (tail + chunk)[-TAIL:]
             if chunk_part is not part:
                 if part is not None:
                     yield from self._tail(part, line)
-                tail = chunk[-TAIL:]
+                tail = b""
                 part, line, offset = chunk_part, 1, 0
                 # A plain file's chunks are its bytes in order: an event's place is known
                 # (not so once its blanks are taken out: `_compacted`).
@@ -553,6 +552,7 @@ class Scanner:
             if compacted:
                 spannable = False
                 self._new_line()
+            tail = chunk[-TAIL:] if len(chunk) >= TAIL else (tail + chunk)[-TAIL:]
             base, offset = offset, offset + len(chunk)
             first = chunk.find(b"\n")
             if first < 0:
