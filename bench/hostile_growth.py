@@ -12,6 +12,11 @@
   same size says what the iterative fallback costs per byte.
 - conf file: `read_conf_file` of a spark-defaults.conf of 512 KB and 4 MB of properties with
   escapes and continuations.
+- driver-log skim: a real sample log with a `Final plan:` message of 2 and 16 MB that never
+  ends (lines that start no message), and a line of 32 and 256 MB refused by --max-size of
+  its size less one byte; the line route (standard input's) beside the long line, for scale.
+- plan-change reader: the hostile shapes of tests/planchange_logs.py at 1x and 8x (markers
+  inside a block, bare rule headings, many queries).
 """
 
 from __future__ import annotations
@@ -94,6 +99,59 @@ def conf_file(runs: int) -> None:
             best(lambda: read_conf_file(str(big)), runs))
 
 
+def skim(path: Path, max_size: int, every_line: bool = False) -> None:
+    from aqe_inspect.errors import InspectError
+    from aqe_inspect.sources.reading import InputReader
+    from aqe_inspect.sources.skim import Skimmer
+
+    reader = InputReader(str(path), max_size)
+    try:
+        for _ in (reader.lines() if every_line else Skimmer(reader).lines()):
+            pass
+    except InspectError:
+        pass
+
+
+def driver_log_skim(runs: int) -> None:
+    log = (ROOT / "sample_plans" / "spark-3.5.9" / "skew_join" / "driver.log").read_bytes()
+    body = b"1234 starts like a timestamp, holds (12) and +- glyphs\n"
+    final_plan = b"26/11/28 10:00:00 INFO AdaptiveSparkPlanExec: Final plan:\n"
+    with tempfile.TemporaryDirectory() as folder:
+        paths = {}
+        for megabytes in (2, 16):
+            paths[megabytes] = Path(folder, f"unended-{megabytes}.log")
+            paths[megabytes].write_bytes(log + final_plan + body * ((megabytes << 20) // len(body))
+                                         + log)
+        row("skim: message never ended 2/16 MB", best(lambda: skim(paths[2], 1 << 30), runs),
+            best(lambda: skim(paths[16], 1 << 30), runs))
+        long = Path(folder, "long.log")
+        long.write_bytes(log + b"x" * ((256 << 20) + 1) + b"\n" + log)
+        one = best(lambda: skim(long, 32 << 20), runs)
+        eight = best(lambda: skim(long, 256 << 20), runs)
+        row("skim: line over --max-size 32/256 MB", one, eight)
+        line_route = best(lambda: skim(long, 256 << 20, every_line=True), runs)
+        print(f"{'  against the line route, 256 MB':34s} {line_route * 1000:9.2f} "
+              f"{eight * 1000:9.2f} {eight / line_route:6.1f}  (standard input's reader)")
+
+
+def plan_changes(runs: int) -> None:
+    from aqe_inspect.sources import read_document
+    from aqe_inspect.sources.planchange import read_events
+    from tests.planchange_logs import bare_headings, inside_block, planchange_log
+
+    skew = planchange_log("skew_join").read_bytes()
+    row("plan changes: markers in a block 1k/8k", best(lambda: read_events(inside_block(skew, 1000)), runs),
+        best(lambda: read_events(inside_block(skew, 8000)), runs))
+    with tempfile.TemporaryDirectory() as folder:
+        paths = {}
+        for count in (50_000, 400_000):
+            paths[count] = Path(folder, f"bare-{count}.log")
+            paths[count].write_bytes(bare_headings(skew, count))
+        row("plan changes: bare headings 50k/400k",
+            best(lambda: read_document(str(paths[50_000]), plan_changes=True), runs),
+            best(lambda: read_document(str(paths[400_000]), plan_changes=True), runs))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="runs per size (the best)")
@@ -103,6 +161,8 @@ def main() -> None:
     regex(args.runs)
     deep_json(args.runs)
     conf_file(args.runs)
+    driver_log_skim(args.runs)
+    plan_changes(args.runs)
 
 
 if __name__ == "__main__":

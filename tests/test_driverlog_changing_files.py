@@ -92,3 +92,33 @@ def test_file_bytes_answer_as_the_bytes_do(pieces, window, tmp_path_factory):
             assert planchange._newlines(read, 0, len(data)) == data.count(b"\n")
     finally:
         filebytes.WINDOW, planchange.WINDOW = kept
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.binary(max_size=120).map(lambda b: b.replace(b"\x00", b"\n")),
+       window=st.integers(1, 40),
+       calls=st.lists(st.tuples(st.sampled_from(["find", "rfind", "slice"]),
+                                st.sampled_from([b"\n", b"ab", b"\nx", b"abc\n", b"", b"q"]),
+                                st.one_of(st.none(), st.integers(-130, 130)),
+                                st.one_of(st.none(), st.integers(-130, 130))), max_size=30))
+def test_file_bytes_answer_as_the_bytes_do_in_any_order(data, window, calls, tmp_path_factory):
+    """Whatever window is kept from the calls before (a search looking back to a line's start,
+    then forward: the readers' way), each answer is the bytes' own."""
+    from aqe_inspect.sources import filebytes
+
+    data = data.replace(b"a", b"ab", 3) + b"abc\nq"
+    path = tmp_path_factory.mktemp("order") / "log"
+    path.write_bytes(data)
+    kept = filebytes.WINDOW
+    filebytes.WINDOW = window
+    try:
+        with open(path, "rb") as handle:
+            read = filebytes.FileBytes(handle.fileno(), str(path))
+            for call, sub, start, stop in calls:
+                if call == "slice":
+                    assert read[start:stop] == data[start:stop]
+                else:
+                    assert getattr(read, call)(sub, start, stop) == \
+                        getattr(data, call)(sub, start, stop), (call, sub, start, stop)
+    finally:
+        filebytes.WINDOW = kept

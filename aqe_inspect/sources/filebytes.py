@@ -53,15 +53,17 @@ class FileBytes:
 
     def _cover(self, start: int, stop: int) -> Tuple[int, bytes]:
         """A buffer holding data[start:stop] and where it begins in the file: the window
-        kept when it holds them, else a new one read from `start` (a window long, or to
-        `stop`), kept for the next searches and slices. Searches run on it in place (no
-        copy of a window per search: a search per line of a long file stays linear)."""
+        kept when it holds them, else a new one read around them (from a quarter window
+        before `start`: the readers look back to a line's start, then forward), kept for the
+        next searches and slices. Searches run on it in place (no copy of a window per
+        search: a search per line of a long file stays linear)."""
         kept_at, kept = self._kept
         if kept_at <= start and stop <= kept_at + len(kept):
             return kept_at, kept
-        data = self._pread(start, min(self._size, max(stop, start + WINDOW)))
-        self._kept = (start, data)
-        return start, data
+        begin = max(0, start - WINDOW // 4)
+        data = self._pread(begin, min(self._size, max(stop, begin + WINDOW)))
+        self._kept = (begin, data)
+        return begin, data
 
     def _read(self, start: int, stop: int) -> bytes:
         """data[start:stop] (0 <= start <= stop <= len)."""
@@ -83,31 +85,56 @@ class FileBytes:
             raise ValueError("no step")
         return self._read(*self._bounds(index.start, index.stop))
 
+    def _empty(self, start: Optional[int], stop: Optional[int], last: bool) -> int:
+        """`find` and `rfind` of b"": bytes' answers (past the end: -1)."""
+        size = self._size
+        begin = 0 if start is None else max(start + size, 0) if start < 0 else start
+        end = size if stop is None else max(stop + size, 0) if stop < 0 else min(stop, size)
+        if begin > size or begin > end:
+            return -1
+        return end if last else begin
+
     def find(self, sub: bytes, start: Optional[int] = None, stop: Optional[int] = None) -> int:
+        if not sub:
+            return self._empty(start, stop, False)
         start, stop = self._bounds(start, stop)
-        reach = max(len(sub) - 1, 0)
+        reach = len(sub) - 1
         at = start
         while at < stop:
-            end = min(stop, at + WINDOW)
-            upto = min(stop, end + reach)
-            base, data = self._cover(at, upto)
-            found = data.find(sub, at - base, upto - base)
+            kept_at, kept = self._kept
+            kept_end = kept_at + len(kept)
+            if kept_at <= at and at + len(sub) <= kept_end:
+                upto = min(stop, kept_end)  # the window kept holds the search's start
+            else:
+                upto = min(stop, at + WINDOW + reach)
+                kept_at, kept = self._cover(at, upto)
+            found = kept.find(sub, at - kept_at, upto - kept_at)
             if found >= 0:
-                return base + found
-            at = end
-        return -1 if sub or start > stop else start
+                return kept_at + found
+            if upto >= stop:
+                break
+            at = max(at + 1, upto - reach)  # a match across the window's end is found next
+        return -1
 
     def rfind(self, sub: bytes, start: Optional[int] = None, stop: Optional[int] = None
               ) -> int:
+        if not sub:
+            return self._empty(start, stop, True)
         start, stop = self._bounds(start, stop)
-        reach = max(len(sub) - 1, 0)
+        reach = len(sub) - 1
         end = stop
         while end > start:
-            begin = max(start, end - WINDOW)
-            upto = min(stop, end + reach)
-            base, data = self._cover(begin, upto)
-            found = data.rfind(sub, begin - base, upto - base)
+            kept_at, kept = self._kept
+            kept_end = kept_at + len(kept)
+            if kept_at < end <= kept_end and end - kept_at >= len(sub):
+                begin = max(start, kept_at)  # the window kept holds the search's end
+            else:
+                begin = max(start, end - max(WINDOW, 2 * len(sub)))
+                kept_at, kept = self._cover(begin, end)
+            found = kept.rfind(sub, begin - kept_at, end - kept_at)
             if found >= 0:
-                return base + found
-            end = begin
-        return -1 if sub else stop
+                return kept_at + found
+            if begin <= start:
+                break
+            end = min(end - 1, begin + reach)  # a match across the window's start is found next
+        return -1

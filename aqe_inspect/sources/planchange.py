@@ -38,6 +38,7 @@ import dataclasses
 import mmap
 import os
 import re
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
@@ -51,6 +52,10 @@ RESULT = b"=== Result of Batch "
 NO_EFFECT = b" has no effect."
 PLAN_CHANGED = b"Plan changed"
 FINAL_PLAN = b"Final plan:"
+#: SparkContext's message as an application starts (sources.APPLICATION_START): one log file
+#: can hold several applications' logs one after the other, each numbering its expression ids
+#: from the start again, so a message goes only to a query of its own application.
+APPLICATION = b"Submitted application: "
 
 #: AQE's physical batches (AdaptiveSparkPlanExec), by the names PlanChangeLogger prints.
 PREPARATIONS = "AQE Preparations"
@@ -86,8 +91,8 @@ _OPERATOR = re.compile(r"[\s:|+\-]*(?:[*^]\(\d{1,9}\)\s|[*^]\s?)?([A-Za-z_][\w$]
 
 
 class _Event:
-    """One heading found: `kind` is rule, result, no-effect, changed or final. (Slots: a log
-    can hold millions of headings.)"""
+    """One heading found: `kind` is rule, result, no-effect, changed, final or application.
+    (Slots: a log can hold millions of headings.)"""
 
     __slots__ = ("position", "kind", "name", "line", "ids", "removed", "added", "altered",
                  "touched", "hints", "logical_stage", "damage", "block_end")
@@ -209,13 +214,33 @@ def attach(document: Document, data) -> Document:
     if not adaptive:
         return document
     events, notes = read_events(data)
-    owners = _Owners({index: _query_ids(document.queries[index]) for index in adaptive},
-                     adaptive)
-    units, aqe_messages, ambiguous = _units(events, owners)
+    starts = [event.line for event in events if event.kind == "application"]
+    # Each application's messages go to its own queries (the expression ids of two
+    # applications are alike): the messages and queries after the N-th application start.
+    segments: Dict[int, Tuple[List[_Event], List[int]]] = {}
+    for event in events:
+        if event.kind != "application":
+            segments.setdefault(bisect_right(starts, event.line), ([], []))[0].append(event)
+    for index in adaptive:
+        segment = segments.get(bisect_right(starts, document.queries[index].line))
+        if segment is not None:
+            segment[1].append(index)
+    units: List[_Unit] = []
+    aqe_messages = False
+    ambiguous: List[str] = []
+    for segment_events, segment_queries in segments.values():
+        if not segment_queries:
+            continue
+        owners = _Owners({index: _query_ids(document.queries[index])
+                          for index in segment_queries}, segment_queries)
+        found, messages, guessed = _units(segment_events, owners)
+        _assign(found, owners, segment_queries)
+        units.extend(found)
+        aqe_messages = aqe_messages or messages
+        ambiguous.extend(guessed)
     if not units:
         return document
     notes = notes + summarised(ambiguous)
-    _assign(units, owners, adaptive)
     given: Dict[int, List[_Unit]] = {}
     for unit in units:
         given.setdefault(unit.query, []).append(unit)
@@ -280,7 +305,8 @@ def read_events(data) -> Tuple[List[_Event], List[str]]:
     """Every plan-change heading and AQE message of `data`, in order, with its line; and the
     notes on blocks that could not be read."""
     found = _find_all(data, ((SIGNATURE, "rule"), (RESULT, "result"), (NO_EFFECT, "no-effect"),
-                             (PLAN_CHANGED, "changed"), (FINAL_PLAN, "final")))
+                             (PLAN_CHANGED, "changed"), (FINAL_PLAN, "final"),
+                             (APPLICATION, "application")))
     events: List[_Event] = []
     notes: List[str] = []
     line, counted_to = 1, 0
@@ -417,6 +443,12 @@ def _event(data, position: int, kind: str, line: int, begin: int, end: int
     before = data[max(begin, position - 2):position]
     if position != begin and before not in (b": ", b"- ") and not before.endswith(b" "):
         return None
+    if kind == "application":
+        if position != begin and before != b": ":
+            return None
+        event = _Event(position, "application", "", line)
+        event.block_end = position
+        return event
     if kind == "changed":
         event = _Event(position, "changed", "", line)
         if data[position:end].rstrip().endswith(b"Plan changed:"):

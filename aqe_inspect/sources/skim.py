@@ -85,6 +85,11 @@ class Skimmer:
         # The buffer last looked at whole, and whether it is all plain ASCII with no NUL.
         self._checked: Optional[bytes] = None
         self._clean = False
+        # Where the last search for a message's end stopped (a newline), when the message ran
+        # past its buffer: the next buffer starts at the message's start, and its search for
+        # the end resumes there (`_resume`, an offset in it) rather than from the start.
+        self._reached = -1
+        self._resume = -1
 
     def _is_start(self, line: bytes) -> bool:
         if not _may_start_message(line):
@@ -98,17 +103,25 @@ class Skimmer:
         in this buffer. Lines of plain ASCII are looked at only when their first bytes can
         start a message (`_NEXT_MAY_START`)."""
         size = len(buffer)
+        if self._resume > at:  # the lines up to there were looked at with the last buffer
+            at = self._resume
+        self._resume = -1
         while True:
             found = _NEXT_MAY_START.search(buffer, at)
             upto = found.start() if found else size
             if buffer.find(b"\r", at, upto) >= 0 or not buffer[at:upto].isascii():
                 return self._message_end_by_line(buffer, at, final)
             if found is None:
-                return size if final else -1
+                if final:
+                    return size
+                # Every whole line after `at` is no message start; the last may not be whole.
+                self._reached = max(at, buffer.rfind(b"\n", at))
+                return -1
             following = upto + 1
             end = buffer.find(b"\n", following)
             if end < 0:
                 if not final:
+                    self._reached = upto
                     return -1
                 return following if self._is_start(buffer[following:]) else size
             if self._is_start(buffer[following:end]):
@@ -124,13 +137,17 @@ class Skimmer:
             after = buffer.find(b"\n", following)
             if after < 0:
                 if not final:
+                    self._reached = end
                     return -1
                 return following if following == size or self._is_start(
                     buffer[following:]) else size
             if self._is_start(buffer[following:after]):
                 return following
             end = after
-        return size if final else -1
+        if not final:
+            self._reached = at
+            return -1
+        return size
 
     def _rule_block(self, buffer: bytes, start: int, stop: int) -> bool:
         """Whether buffer[start:stop] is one plan-change rule's block (spark.sql.planChangeLog:
@@ -174,7 +191,10 @@ class Skimmer:
             last_newline = buffer.rfind(b"\n")
             lines_before = number + buffer.count(b"\n")
             ended = False
-            target = max(BUFFER, size + CHUNK)  # at least one more chunk each time round
+            # At least one more chunk each time round, and twice what is kept: a message (or
+            # a line) longer than a buffer is searched again with each round's text, so the
+            # rounds must grow geometrically for the searches to add up to linear time.
+            target = max(BUFFER, size + CHUNK, 2 * size)
             while size < target:
                 chunk = handle.read(CHUNK)
                 if not chunk:
@@ -206,11 +226,13 @@ class Skimmer:
                 yield from search(buffer, number, True)
                 return
             keep = yield from search(buffer, number, False)
+            if keep == 0 and len(buffer) > NOT_A_LOG and not every_line:
+                # No message start in so much text: not a log; every line is handed on, from
+                # this buffer's on (only the line not whole yet is kept).
+                every_line = True
+                keep = yield from self._every_line(buffer, number, False)
             number += buffer.count(b"\n", 0, keep)
             buffer = buffer[keep:]
-            if keep == 0 and len(buffer) > NOT_A_LOG:
-                # No message start in so much text: not a log; every line is handed on.
-                every_line = True
 
     def _search(self, buffer: bytes, number: int, final: bool
                 ) -> "Iterator[Sequence[Tuple[int, str]]]":
@@ -257,6 +279,7 @@ class Skimmer:
             if stop < 0:
                 if not final:  # it may go on in the next buffer: read it again with it
                     yield from self._pass(buffer, pos, start, line)
+                    self._resume = self._reached - start
                     return start
                 stop = size
             if self._rule_block(buffer, start, stop):
@@ -309,23 +332,27 @@ class Skimmer:
 
     def _hand_on(self, buffer: bytes, start: int, stop: int, line: int
                  ) -> "Iterator[Sequence[Tuple[int, str]]]":
-        """The lines of buffer[start:stop], decoded, in batches (all at once when plain
-        ASCII, else one by one, each decoded as it is asked for); returns the number of the
-        line after."""
-        if start >= stop:
-            return line
-        piece = buffer[start:stop]
-        if piece.isascii() and b"\x00" not in piece:  # as reader._decode would, at once
-            texts = piece.decode("ascii").split("\n")
-            if piece.endswith(b"\n"):
-                texts.pop()
-            yield list(zip(range(line, line + len(texts)), texts))
-            return line + len(texts)
-        pieces = piece.split(b"\n")
-        if piece.endswith(b"\n"):
-            pieces.pop()
+        """The lines of buffer[start:stop], decoded, in batches of about a chunk (all of a
+        batch at once when plain ASCII, else one by one, each decoded as it is asked for);
+        returns the number of the line after."""
         decode = self.reader._decode
-        for text in pieces:
-            yield ((line, decode(text, line)),)
-            line += 1
+        while start < stop:
+            cut = stop
+            if stop - start > CHUNK:
+                cut = buffer.find(b"\n", start + CHUNK, stop) + 1 or stop
+            piece = buffer[start:cut]
+            start = cut
+            if piece.isascii() and b"\x00" not in piece:  # as reader._decode would, at once
+                texts = piece.decode("ascii").split("\n")
+                if piece.endswith(b"\n"):
+                    texts.pop()
+                yield list(zip(range(line, line + len(texts)), texts))
+                line += len(texts)
+                continue
+            pieces = piece.split(b"\n")
+            if piece.endswith(b"\n"):
+                pieces.pop()
+            for text in pieces:
+                yield ((line, decode(text, line)),)
+                line += 1
         return line

@@ -1,0 +1,113 @@
+"""The driver-log skim (sources/skim.py) on hostile shapes built from the real driver logs of
+sample_plans/: linear in its input on each, and the same Document as reading every line.
+
+* a message started by a marker and never ended (a `Final plan:` message followed by many
+  lines that start no message: numbers, progress bars, JSON that is no log record, CRLF,
+  UTF-8): was searched again from its start with every chunk read (16 MB: 86 s);
+* a line longer than --max-size: was joined and searched again with every chunk read
+  (256 MB: 31.8 s against 0.54 s on standard input).
+
+Each round of the skim now reads at least twice what it keeps, and the search for a
+message's end resumes where the last round stopped.
+
+Growth is a ratio: the work at 4N against the work at N (the best of a few runs, CPU time of
+this process), within 1.5x of linear (< 6); no absolute timing. The buffers are made small
+so the shapes are many buffers long at sizes a test can afford.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from aqe_inspect.errors import InspectError
+from aqe_inspect.sources import skim as skim_module
+from aqe_inspect.sources.reading import InputReader
+from aqe_inspect.sources.skim import Skimmer
+
+from .test_skim import DRIVER_LOGS, every_line, skimmed
+
+#: 4x the input may cost at most this many times the work (linear: 4; quadratic: 16).
+LINEAR = 6.0
+
+LOG = next(p for p in DRIVER_LOGS if p.parent.name == "skew_join" and p.name == "driver.log")
+#: A message a marker starts (AQE's `Final plan:`), as the sample logs print it.
+FINAL_PLAN = b"26/11/28 10:00:00 INFO AdaptiveSparkPlanExec: Final plan:\n"
+#: Lines that start no log message, each making the skim look at them another way.
+BODIES = {
+    "digits": b"1234 starts like a timestamp, holds (12) and +- glyphs\n",
+    "progress": b"[Stage 3:>                                   (0 + 2) / 2]\n",
+    "json": b'  {"not": "a log record", "x": 1}\n',
+    "crlf": b"\tat org.apache.spark.scheduler.Task.run(Task.scala:141)\r\n",
+    "utf8": "\tat org.apache.spark.scheduler.Task.run(Task.scala:141) \u00e9\n".encode(),
+}
+
+
+def cpu(work: Callable[[], object], runs: int = 3) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        started = time.process_time()
+        work()
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def unended(body: bytes, size: int) -> bytes:
+    """The real log, a `Final plan:` message of `size` bytes of `body` lines, the log again."""
+    log = LOG.read_bytes()
+    return log + FINAL_PLAN + body * (size // len(body)) + log
+
+
+def skim(path: Path, max_size: int = 256 << 20) -> None:
+    try:
+        for _ in Skimmer(InputReader(str(path), max_size)).lines():
+            pass
+    except InspectError:
+        pass
+
+
+@pytest.fixture
+def small_buffers(monkeypatch):
+    monkeypatch.setattr(skim_module, "BUFFER", 1 << 16)
+    monkeypatch.setattr(skim_module, "CHUNK", 1 << 12)
+
+
+@pytest.mark.parametrize("body", sorted(BODIES))
+def test_a_message_never_ended_reads_the_same(tmp_path, small_buffers, body):
+    path = tmp_path / "unended.log"
+    path.write_bytes(unended(BODIES[body], 400_000))
+    assert skimmed(path) == every_line(path)
+
+
+@pytest.mark.parametrize("body", sorted(BODIES))
+def test_a_message_never_ended_costs_linear_time(tmp_path, small_buffers, body):
+    paths = {}
+    for size in (500_000, 2_000_000):
+        paths[size] = tmp_path / f"unended-{size}.log"
+        paths[size].write_bytes(unended(BODIES[body], size))
+    small = cpu(lambda: skim(paths[500_000]))
+    large = cpu(lambda: skim(paths[2_000_000]))
+    assert large / max(small, 1e-3) < LINEAR, (small, large)
+
+
+def test_a_line_over_max_size_is_refused_the_same(tmp_path, small_buffers):
+    path = tmp_path / "long.log"
+    log = LOG.read_bytes()
+    path.write_bytes(log + b"x" * 3_000_000 + b"\n" + log)
+    for max_size in (100_000, 1_000_000, 2_000_000):
+        result = skimmed(path, max_size)
+        assert result == every_line(path, max_size)
+        assert result[0] == "error" and "longer than --max-size" in result[1]
+
+
+def test_a_line_over_max_size_costs_linear_time(tmp_path, monkeypatch):
+    monkeypatch.setattr(skim_module, "CHUNK", 1 << 14)
+    path = tmp_path / "long.log"
+    log = LOG.read_bytes()
+    path.write_bytes(log + b"x" * (33 << 20) + b"\n" + log)
+    small = cpu(lambda: skim(path, 8 << 20))
+    large = cpu(lambda: skim(path, 32 << 20))
+    assert large / max(small, 1e-3) < LINEAR, (small, large)
