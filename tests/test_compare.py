@@ -775,7 +775,7 @@ def test_fail_on_repeated_is_the_union():
     (["{table}", "{badtable}"], "no column"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, words):
-    (tmp_path / "table.csv").write_text(_table_csv([]) + "a,b\n", encoding="utf-8")
+    (tmp_path / "table.csv").write_text(_table_csv([("a", "b", {})]), encoding="utf-8")
     (tmp_path / "bad.csv").write_text("x,y\n1,2\n", encoding="utf-8")
     (tmp_path / "empty.txt").write_text("nothing here\n", encoding="utf-8")
     values = {"base": _log("3.5.9", "baseline"), "table": str(tmp_path / "table.csv"),

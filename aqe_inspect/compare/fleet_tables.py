@@ -7,13 +7,22 @@ the columns named after the kinds (`smj_to_bhj`). Rows are read one at a time (C
 the standard library, Parquet in record batches through pyarrow, which is needed only for
 Parquet): memory holds one small record per group (application name and description), never
 the rows. Rows with an `error` (a file the scan could not read) are counted and left out.
+
+Any table the fleet wrote reads back: a CSV cell may be as long as its file (a description
+holding a long SQL text), beyond the standard library's default field limit. A cell that is
+not what the fleet writes (a count that is not a whole number from 0 to `MOST_COUNT`: `-1`,
+`1.5`, `1e999`, `nan`; a row of more or fewer cells than the header) is one error naming the
+file, the line (CSV) or row (Parquet) and the column.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 import os
+import re
 import sys
+import threading
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from ..errors import InspectError, printable
@@ -25,6 +34,15 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d",
 #: A description longer than this groups by its first this many characters (SQL texts).
 DESCRIPTION_KEY_CHARS = 2000
 BATCH_ROWS = 8192
+#: The largest count a cell may hold: the fleet table's count columns are Spark `int`s.
+MOST_COUNT = 2 ** 31 - 1
+#: A count as text: digits (a whole number written `2.0` too, as some tools write integers).
+_COUNT_TEXT = re.compile(r"[0-9]+(?:\.0*)?")
+#: The CSV field limit is the csv module's, for the whole process: it is raised (never
+#: lowered) under this lock, so that two tables read at once never lower it for each other.
+_FIELD_LIMIT_LOCK = threading.Lock()
+#: The most the csv module's field limit can be set to on every platform (a C long).
+_MOST_FIELD_LIMIT = 2 ** 31 - 1
 
 
 def table_files(path: str) -> Optional[Tuple[str, List[str]]]:
@@ -60,17 +78,40 @@ def _uncell(value: Optional[str]) -> str:
     return value
 
 
-def _count(value, path: str, column: str) -> int:
+class _CellError(ValueError):
+    """A cell that is not what the fleet writes; the reader says where."""
+
+
+def _count(value: object, column: str) -> int:
+    """A count cell as its number: empty (or null) is 0; else a whole number from 0 to
+    `MOST_COUNT` (CSV text, or Parquet's integer or integral float)."""
     if value is None or value == "":
         return 0
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        try:
-            return int(float(value))
-        except (TypeError, ValueError):
-            raise InspectError(f"column {column}: expected a count, found "
-                               f"{printable(str(value))[:60]!r}", source=path) from None
+    if isinstance(value, str):
+        text = value.strip(" ")
+        if len(text) <= 40 and _COUNT_TEXT.fullmatch(text):
+            number = int(text.split(".")[0])
+            if number <= MOST_COUNT:
+                return number
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if 0 <= value <= MOST_COUNT:
+            return value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        if 0 <= value <= MOST_COUNT:
+            return int(value)
+    shown = value if isinstance(value, str) else f"{value!r} ({type(value).__name__})"
+    raise _CellError(f"column {column}: expected a count (a whole number from 0 to "
+                     f"{MOST_COUNT}), found {printable(str(shown))[:60]!r}")
+
+
+def _text(value: object, column: str) -> str:
+    """A text cell (application name, description, error): null is empty."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _CellError(f"column {column}: expected text, found "
+                         f"{printable(repr(value))[:60]} ({type(value).__name__})")
+    return _uncell(value)
 
 
 def _check_columns(names, path: str, columns: Tuple[str, ...]) -> None:
@@ -80,22 +121,51 @@ def _check_columns(names, path: str, columns: Tuple[str, ...]) -> None:
                            f"{', '.join(missing)}", source=path)
 
 
-def _csv_rows(path: str, columns: Tuple[str, ...]) -> Iterator[Dict[str, object]]:
+def _raise_field_limit(size: int) -> None:
+    """Let the csv module read a cell as long as a file of `size` bytes (no cell is longer,
+    in characters, than its file in UTF-8 bytes)."""
+    wanted = min(max(size, 1), _MOST_FIELD_LIMIT)
+    with _FIELD_LIMIT_LOCK:
+        if csv.field_size_limit() < wanted:
+            csv.field_size_limit(wanted)
+
+
+#: A row as a reader gives it: its cells by column, and where it is (for an error): the line
+#: it starts on (CSV), or None and `row N: ` (Parquet).
+Located = Tuple[Dict[str, object], Optional[int], str]
+
+
+def _csv_rows(path: str, columns: Tuple[str, ...]) -> Iterator[Located]:
+    """Each row of a CSV table, and the line it starts on."""
+    line = 1
     try:
         with open(path, encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle)
-            _check_columns(reader.fieldnames or (), path, columns)
-            for row in reader:
-                yield row
+            _raise_field_limit(os.fstat(handle.fileno()).st_size)
+            reader = csv.reader(handle, strict=True)  # as RFC 4180 and Spark write it
+            names = next(reader, None) or []
+            _check_columns(names, path, columns)
+            while True:
+                line = reader.line_num + 1
+                cells = next(reader, None)
+                if cells is None:
+                    return
+                if not cells:  # a blank line
+                    continue
+                if len(cells) != len(names):
+                    raise InspectError(f"expected {len(names)} cells as the header has, "
+                                       f"found {len(cells)}", source=path, line=line)
+                yield dict(zip(names, cells)), line, ""
     except UnicodeDecodeError:
         raise InspectError("cannot read: not UTF-8 text", source=path) from None
     except csv.Error as error:
-        raise InspectError(f"cannot read the CSV table: {error}", source=path) from None
+        raise InspectError(f"cannot read the CSV table: {error}", source=path,
+                           line=line) from None
     except OSError as error:
         raise InspectError(f"cannot read: {error.strerror or error}", source=path) from None
 
 
-def _parquet_rows(path: str, columns: Tuple[str, ...]) -> Iterator[Dict[str, object]]:
+def _parquet_rows(path: str, columns: Tuple[str, ...]) -> Iterator[Located]:
+    """Each row of a Parquet table, and which row it is."""
     try:
         import pyarrow.parquet as parquet
     except ImportError:
@@ -107,8 +177,11 @@ def _parquet_rows(path: str, columns: Tuple[str, ...]) -> Iterator[Dict[str, obj
         names = set(table.schema_arrow.names)
         _check_columns(names, path, columns)
         wanted = [c for c in (*KEY_COLUMNS, "error", *columns) if c in names]
+        number = 0
         for batch in table.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
-            yield from batch.to_pylist()
+            for row in batch.to_pylist():
+                number += 1
+                yield row, None, f"row {number}: "
     except InspectError:
         raise
     except OSError as error:
@@ -131,19 +204,22 @@ def read_groups(path: str, kinds: Tuple[str, ...]) -> Tuple[
     rows = errors = 0
     reader = _csv_rows if kind == "csv" else _parquet_rows
     for file in files:
-        for row in reader(file, columns):
+        for row, line, label in reader(file, columns):
             rows += 1
-            if _uncell(row.get("error")):  # type: ignore[arg-type]
-                errors += 1
-                continue
-            key = (sys.intern(_uncell(row.get("app_name"))),  # type: ignore[arg-type]
-                   _uncell(row.get("description"))[:DESCRIPTION_KEY_CHARS])  # type: ignore
+            try:
+                if _text(row.get("error"), "error"):
+                    errors += 1
+                    continue
+                key = (sys.intern(_text(row.get("app_name"), "app_name")),
+                       _text(row.get("description"), "description")[:DESCRIPTION_KEY_CHARS])
+                counts = [_count(row.get(column), column) for column in columns]
+            except _CellError as error:
+                raise InspectError(f"{label}{error}", source=file, line=line) from None
             figures = groups.get(key)
             if figures is None:
                 figures = groups[key] = [0] * (1 + 2 * len(columns))
             figures[0] += 1
-            for index, column in enumerate(columns):
-                count = _count(row.get(column), file, column)
+            for index, count in enumerate(counts):
                 if count > 0:
                     figures[1 + 2 * index] += 1
                     figures[2 + 2 * index] += count

@@ -35,6 +35,7 @@ from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, TextI
     TypeVar
 
 from ..errors import printable
+from ..formats.markdown_text import md
 from ..formats.terminal import Screen
 from ..plan.units import show_bytes
 from .table import KIND_COLUMNS
@@ -541,14 +542,9 @@ def write_text(summary: FleetSummary, stream: TextIO, width: Optional[int]) -> N
 # ---- markdown -------------------------------------------------------------------------------
 
 def _cell(text: object) -> str:
-    """Text in a GitHub-flavoured table cell: one line, no pipe ending the cell, no markup or
-    HTML read in it."""
-    value = printable(str(text))
-    for char, escaped in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"),
-                          ("*", "\\*"), ("_", "\\_"), ("`", "\\`"), ("[", "\\["),
-                          ("]", "\\]")):
-        value = value.replace(char, escaped)
-    return value
+    """Text in a GitHub-flavoured table cell or line: one line, no pipe ending the cell, no
+    markup, HTML or link read in it (the escape of every Markdown output)."""
+    return md(text)
 
 
 def _table(out: List[str], header: Tuple[str, ...], rows: Iterable[Tuple[object, ...]],

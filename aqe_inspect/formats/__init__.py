@@ -15,7 +15,8 @@ What only the formats use sits beside them: `terminal.py` (drawing for people, l
 `views.py` (what the text and HTML views show of a diff, before either draws it),
 `json_writer.py`, `node_json.py`, `parse_json.py` and `report_json.py` (the JSON contracts,
 streamed), `why.py` (the `why` answers, text and `aqe-inspect/why/v1`), `outputs.py` (standard
-output, and files written whole or not at all).
+output, and files written whole or not at all), `markdown_text.py` (the one escape of input text
+in every Markdown output: no markup, HTML or autolink).
 
 May import: `expectations`, `whynot`, `rewrites`, `plan`, `errors`, `version`.
 """

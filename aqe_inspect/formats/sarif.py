@@ -19,6 +19,7 @@ from ..version import __version__
 from ..expectations.check import CheckResult
 from ..rewrites.locations import Location, rewrite_location
 from .json_writer import write_json
+from .markdown_text import code_block, md
 from . import Format
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -125,8 +126,8 @@ class SarifFormat(Format):
                                "queries": list(outcome.query_ids)},
             }
             if outcome.detail:
-                entry["message"]["markdown"] = f"{outcome.message}\n\n```diff\n" \
-                                               f"{outcome.detail}```"
+                entry["message"]["markdown"] = f"{md(outcome.message)}\n\n" \
+                                               f"{code_block(outcome.detail, 'diff')}"
                 entry["properties"]["detail"] = outcome.detail
             place = physical(outcome.location)
             if place is not None:

@@ -4,33 +4,26 @@ executions that changed (lost, replaced by a stronger rewrite, gained, joins, ru
 settings) or had not finished (UNFINISHED: no verdict, listed with which and why), the
 why-not of each lost rewrite, and the executions of one run only.
 
-Text from the inputs is escaped for Markdown and for the HTML that Markdown lets through:
-`&` and `<` as entities, every character Markdown gives a meaning (`|` of a table,
-`*`, `_`, `` ` ``, `[`, `]`, `#`, `!`, `~`, a backslash...) with a backslash, line breaks and
-control characters as escapes: a description cannot end a table cell, open a link or an
-image, or inject a tag.
+Text from the inputs is escaped for Markdown and for the HTML that Markdown lets through
+(`markdown_text.md`, the escape of every Markdown output): `&` and `<` as entities, every
+character Markdown gives a meaning (`|` of a table, `*`, `_`, `` ` ``, `[`, `]`, `#`, `!`,
+`~`, a backslash...) with a backslash, line breaks and control characters as escapes, and
+what GitHub would link by itself (`http://...`, `www....`, `user@host.example`) kept text: a
+description cannot end a table cell, open a link or an image, become one, or inject a tag.
 """
 
 from __future__ import annotations
 
-import re
 from typing import List, TextIO
 
-from ...errors import printable
+from ..markdown_text import md
 from .common import differences, duration_line, headline, kinds_text, rate_text, \
     replaced_text, settings_lines, shorten, shown, status, unfinished_lines, versions_line
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]#+!|~$])")
 #: Rows shown in a table (a summary is read by people; the JSON holds every row).
 MOST_ROWS = 200
 
-
-def md(text: object) -> str:
-    """Text from an input, safe in a Markdown table cell or paragraph."""
-    value = printable(str(text))
-    # `<` opens a tag, `&` an entity; `>` alone opens nothing inside a line.
-    value = value.replace("&", "&amp;").replace("<", "&lt;")
-    return _SPECIAL.sub(r"\\\1", value)
+__all__ = ["MOST_ROWS", "lines", "md", "write"]
 
 
 def lines(comparison) -> List[str]:
