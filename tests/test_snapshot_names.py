@@ -1,8 +1,8 @@
 """Where the pytest helper stores a snapshot: one file per snapshot, never one for several.
 
-Earlier builds of aqe-inspect wrote every character of a test's or a snapshot's name other than letters,
-digits and `_ . [ ] = + -` as `_`: `name="a b"`, `"a_b"`, `"a/b"` and `"a:b"` were one file,
-and each overwrote (or was checked against) the others'. Names of the kept characters keep
+Earlier builds of aqe-inspect wrote every character of a test's or a snapshot's name other
+than letters, digits and `_ . [ ] = + -` as `_`: `name="a b"`, `"a_b"`, `"a/b"` and `"a:b"`
+were one file, and each overwrote (or was checked against) the others'. Names of the kept characters keep
 their file names; the others are written `%XX`.
 
 The inner runs (pytester) take the plan of a real sample (sample_plans/) in place of a live

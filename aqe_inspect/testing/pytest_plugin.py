@@ -175,8 +175,8 @@ class AqeFixture:
             if legacy != path and legacy.exists():
                 older = (f"; {_shown_path(legacy, self._request.config)} is where earlier "
                          "builds of aqe-inspect stored it (they wrote other characters than "
-                         "letters, digits and _.[]=+- as _, one file for several names): rename that file "
-                         "if it holds this snapshot")
+                         "letters, digits and _.[]=+- as _, one file for several names): "
+                         "rename that file if it holds this snapshot")
             if _in_ci() and not update:
                 raise AssertionError(
                     f"AQE plan snapshot {shown} is missing, and CI=true does not write "
