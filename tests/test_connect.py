@@ -2,11 +2,12 @@
 
 The server is PySpark 4.x's own: `sbin/start-connect-server.sh` from the installed pyspark
 package (SparkConnectServer from its jars), on loopback ports chosen free, with its event log
-and its UI on; the module's fixture stops it (`stop-connect-server.sh`, same pid folder) and
-checks that the process is gone. Every sample scenario the generator defines runs through a
-Connect client and through the classic session of the same process; `assert_aqe` must pass and
-fail alike on each rewrite kind. Under CI=true nothing here may skip (the `connect` extra is
-installed in CI's venv).
+and its UI on, in a process group of its own; the module's fixture stops it
+(`stop-connect-server.sh`, same pid folder, then whatever is left of its process group) and
+checks that the process is gone, on SIGTERM to pytest too (tests/stopping.py). Every sample
+scenario the generator defines runs through a Connect client and through the classic session
+of the same process; `assert_aqe` must pass and fail alike on each rewrite kind. Under CI=true
+nothing here may skip (the `connect` extra is installed in CI's venv).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import pytest
 
 from aqe_inspect.testing import assert_aqe, plan_report
 
+from . import stopping
 from .conftest import AQE_INSPECT, IN_CI
 
 pytest_plugins = ["pytester"]
@@ -92,9 +94,12 @@ class ConnectServer:
     def ui_url(self) -> str:
         return f"http://127.0.0.1:{self.ui_port}"
 
+    #: The process group the start script made (the server's JVM stays in it).
+    group = None
+
     def start(self) -> None:
         script = self.home / "sbin" / "start-connect-server.sh"
-        subprocess.run(
+        starting = subprocess.Popen(
             ["bash", str(script), "--master", "local[2]",
              "--conf", f"spark.connect.grpc.binding.address=127.0.0.1",
              "--conf", f"spark.connect.grpc.binding.port={self.port}",
@@ -105,7 +110,13 @@ class ConnectServer:
              "--conf", "spark.eventLog.enabled=true",
              "--conf", f"spark.eventLog.dir={self.event_log.as_uri()}",
              "--conf", "spark.sql.ui.retainedExecutions=1000"],
-            env=self.env, check=True, capture_output=True, timeout=120)
+            env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        self.group = starting.pid  # known before anything can interrupt the start
+        said, _ = starting.communicate(timeout=120)
+        if starting.returncode:
+            raise RuntimeError(f"{script.name} failed ({starting.returncode}):\n"
+                               f"{said.decode('utf-8', 'replace')[-3000:]}")
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             if self._answers():
@@ -135,26 +146,22 @@ class ConnectServer:
         return None
 
     def stop(self) -> None:
-        pid = self.pid() or self._pid
-        subprocess.run(["bash", str(self.home / "sbin" / "stop-connect-server.sh")],
-                       env=self.env, capture_output=True, timeout=120)
-        deadline = time.monotonic() + 60
-        while pid is not None and _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        if pid is not None and _alive(pid):  # ours, by its own pid file
-            os.kill(pid, signal.SIGKILL)
+        """The stop script, then whatever is left of the start's process group (a start
+        interrupted before its pid file was written leaves a server only the group names)."""
+        with stopping.held():
+            pid = self.pid() or self._pid
+            if pid is not None:
+                subprocess.run(["bash", str(self.home / "sbin" / "stop-connect-server.sh")],
+                               env=self.env, capture_output=True, timeout=120)
+            deadline = time.monotonic() + 60
+            while pid is not None and _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            if pid is not None and _alive(pid):  # ours, by its own pid file
+                os.kill(pid, signal.SIGKILL)
+            stopping.stop_group(self.group, grace=10)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    try:  # a zombie left by the daemon script's fork is gone for our purposes
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-        return state != "Z"
-    except OSError:
-        return True
+_alive = stopping.alive  # a zombie left by the daemon script's fork is gone for our purposes
 
 
 @pytest.fixture(scope="module")
@@ -168,16 +175,20 @@ def server():
         pytest.skip(message)
     # A folder of its own, not pytest's: pytest removes old base folders, and other pytest
     # sessions on the machine may remove this one while the server still writes in it.
+    stopping.install()  # SIGTERM to pytest stops the server too
     work = Path(tempfile.mkdtemp(prefix="aqe-connect-server-"))
     started = ConnectServer(home, work)
-    started.start()
-    pid = started.pid()
+    pid = None
     try:
+        started.start()
+        pid = started.pid()
         yield started
     finally:
-        started.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        with stopping.held():
+            started.stop()
+            shutil.rmtree(work, ignore_errors=True)
     assert pid is not None and not _alive(pid)
+    assert not stopping.group_members(started.group)
 
 
 #: PySpark marks a process that made a Connect session with this variable, and from then on

@@ -14,23 +14,26 @@ folder: the executors run there, not where the command runs. Then:
   or names gives the executors aqe_inspect.
 
 Every process started here is stopped in the fixture's `finally` (its process group: the
-worker's executors and their Python workers with it).
+worker's executors and their Python workers with it), on SIGTERM to pytest too
+(tests/stopping.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
 import venv
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Tuple
 
 import pytest
 
+from . import stopping
 from .conftest import AQE_INSPECT, IN_CI, ROOT
 from .test_fleet import NOT_LOGS, SAMPLER, check_table, csv_rows, place_logs, spark_env
 
@@ -45,6 +48,7 @@ class Cluster:
     spark_home: Path
     work: Path          # the worker's directory: an application's executors run in it
     bare_python: Path   # a Python without aqe_inspect (the worker's PYSPARK_PYTHON)
+    groups: Tuple[int, ...] = ()  # the master's and the worker's process groups
 
 
 def _start(command, log: Path, env) -> subprocess.Popen:
@@ -68,16 +72,10 @@ def _wait_for(process: subprocess.Popen, log: Path, pattern: str, timeout: float
 def _stop(process: subprocess.Popen) -> None:
     """The process and its group (spark-class execs Java; a worker's executors, their Python
     daemons and workers are in its group)."""
-    for sent, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
-        try:
-            os.killpg(process.pid, sent)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    with stopping.held():
+        stopping.stop_group(process.pid)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(10)  # reaped
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +85,7 @@ def cluster(tmp_path_factory):
     import pyspark
 
     home = Path(pyspark.__file__).parent
+    stopping.install()  # SIGTERM to pytest stops the cluster too
     base = tmp_path_factory.mktemp("cluster")
     bare = base / "bare"
     venv.EnvBuilder(with_pip=False).create(bare)
@@ -115,10 +114,12 @@ def cluster(tmp_path_factory):
                                "--cores", "1", "--memory", "1g", "--work-dir", str(work)],
                               worker_log, env))
         _wait_for(started[-1], worker_log, r"Successfully registered with master")
-        yield Cluster(url, home, work, bare_python)
+        yield Cluster(url, home, work, bare_python,
+                      tuple(process.pid for process in started))
     finally:
-        for process in reversed(started):
-            _stop(process)
+        with stopping.held():
+            for process in reversed(started):
+                _stop(process)
 
 
 def _applications(cluster: Cluster) -> set:

@@ -159,6 +159,13 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
     if not items and not read:
         if skimmed:
             return None
+        nuls = reader.only_nuls() if reader is not None else 0
+        if nuls:
+            from .reading import TRUNCATED_WHILE_WRITTEN
+
+            raise InspectError(f"holds nothing but {nuls:,} NUL byte{'s' * (nuls != 1)} "
+                               f"({TRUNCATED_WHILE_WRITTEN}, and nothing written since?)",
+                               source=name)
         if reader is not None and reader.binary is not None:
             line, column, what = reader.binary
             raise InspectError(f"expected UTF-8 plan text, found {what}", source=name,
@@ -174,6 +181,8 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
         raise PlanSyntaxError(
             f"expected '== Physical Plan ==' or an operator tree; none of the text's "
             f"{nonblank} non-blank line(s) starts a Spark plan", source=name, line=1, column=1)
+    if reader is not None:
+        notes.extend(reader.gap_notes())
     if reader is not None and reader.binary is not None:
         line, _, what = reader.binary
         notes.append(f"line {line}: {what.split(' (')[0]} that is not UTF-8 text was replaced")

@@ -6,6 +6,12 @@ one line (and, further on, one plan) is held at a time, each up to `max_size` ch
 Bytes that are not UTF-8 are replaced and remembered: they fail the run only when no plan
 could be read at all (a binary file), else they become a note.
 
+**NUL gaps.** logrotate's `copytruncate` copies a log and cuts it to nothing while the writer
+keeps its offset: its next line lands there, and the file reads as that many NUL bytes and then
+text. Such a run (`NulGaps`: NUL bytes that begin a line and are followed by text) is taken
+out and said in a note, at the file's start or later (logs of several rotations joined); a
+run followed by anything else is left for the binary test, so a binary file is still refused.
+
 **The size guard.** `--max-size` (`max_size`, default DEFAULT_MAX_SIZE) bounds whatever one
 reader must hold whole: a line of text, a plan, an event of an event log (checked while it is
 decompressed, before more of it is held: events.py skips it with a note), a block a codec
@@ -19,8 +25,9 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
-from typing import BinaryIO, Iterator, Optional, Tuple
+from typing import BinaryIO, Iterator, List, Optional, Tuple
 
 from ..errors import InspectError
 
@@ -133,16 +140,152 @@ def stdin_stream() -> BinaryIO:
     return io.BufferedReader(_Replay(head, sys.stdin.buffer), CHUNK)
 
 
+_NUL_RUN = re.compile(rb"\x00+")
+#: Why a file holds a run of NUL bytes before its text.
+TRUNCATED_WHILE_WRITTEN = "a file truncated while it was written, e.g. by logrotate copytruncate"
+
+
+def _text_follows(byte: int) -> bool:
+    """Whether a byte after a run of NUL bytes begins text (a log line): printable ASCII, a
+    tab, or a byte of a UTF-8 sequence; a control byte is no line a writer starts."""
+    return byte >= 0x20 and byte != 0x7f or byte == 0x09
+
+
+class NulGaps:
+    """The bytes of `raw` without the gaps a copy-truncate leaves: each run of NUL bytes that
+    begins a line (the file's start, or after a newline) and is followed by text
+    (`_text_follows`) or by the file's end. `read(size)` gives a piece of the rest (at most
+    one chunk read from `raw`, never empty before the end); what was taken out is counted:
+    `leading` (at the file's start), `gaps`, `gap_bytes`, `first_gap` (the later runs, by
+    their offset in the file). A run followed by anything else is handed on as it is."""
+
+    def __init__(self, raw: BinaryIO):
+        self._raw = raw
+        self._pieces = self._read_pieces()
+        self.leading = 0
+        self.gaps = 0
+        self.gap_bytes = 0
+        self.first_gap: Optional[int] = None
+        self.handed_on = 0  # bytes handed on
+
+    def read(self, size: int = -1) -> bytes:
+        piece = next(self._pieces, b"")
+        self.handed_on += len(piece)
+        return piece
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def _skipped(self, at: int, count: int) -> None:
+        if at == 0:
+            self.leading = count
+            return
+        self.gaps += 1
+        self.gap_bytes += count
+        if self.first_gap is None:
+            self.first_gap = at
+
+    def notes(self) -> List[str]:
+        """What was taken out, as notes."""
+        said = []
+        if self.leading:
+            said.append(f"skipped {self.leading:,} NUL byte{'s' * (self.leading != 1)} at "
+                        f"the start ({TRUNCATED_WHILE_WRITTEN})")
+        if self.gaps == 1:
+            said.append(f"skipped {self.gap_bytes:,} NUL byte{'s' * (self.gap_bytes != 1)} "
+                        f"at byte {self.first_gap:,} ({TRUNCATED_WHILE_WRITTEN})")
+        elif self.gaps:
+            said.append(f"skipped {self.gap_bytes:,} NUL bytes in {self.gaps:,} runs that "
+                        f"begin lines, the first at byte {self.first_gap:,} "
+                        f"({TRUNCATED_WHILE_WRITTEN})")
+        return said
+
+    def _read_pieces(self) -> Iterator[bytes]:
+        raw = self._raw
+        offset = 0  # the file's offset of `chunk`'s first byte
+        line_start = True  # the next byte begins a line
+        run = run_at = 0  # a run that begins a line, reaching the end of the chunk before
+        while True:
+            chunk = raw.read(CHUNK)
+            if not chunk:
+                break
+            base, offset = offset, offset + len(chunk)
+            if not run and b"\x00" not in chunk:
+                line_start = chunk[-1] == 0x0a
+                yield chunk
+                continue
+            pos = scan = 0  # chunk[pos:] not handed on yet; NULs searched from scan
+            if run:
+                end = _NUL_RUN.match(chunk).end() if chunk[0] == 0 else 0
+                run += end
+                if end == len(chunk):
+                    continue
+                if _text_follows(chunk[end]):
+                    self._skipped(run_at, run)
+                else:
+                    yield from _nuls(run)
+                run = 0
+                pos = scan = end
+            while True:
+                nul = chunk.find(b"\x00", scan)
+                if nul < 0:
+                    break
+                if not (chunk[nul - 1] == 0x0a if nul else line_start):
+                    scan = nul + 1
+                    continue
+                end = _NUL_RUN.match(chunk, nul).end()
+                if end == len(chunk):  # the run may go on: decided with the next chunk
+                    if nul > pos:
+                        yield chunk[pos:nul]
+                    run, run_at = end - nul, base + nul
+                    pos = end
+                    break
+                if _text_follows(chunk[end]):
+                    if nul > pos:
+                        yield chunk[pos:nul]
+                    self._skipped(base + nul, end - nul)
+                    pos = end
+                scan = end
+            if pos < len(chunk):
+                yield chunk[pos:]
+            line_start = chunk[-1] == 0x0a
+        if run:  # NUL bytes up to the end: nothing written after the cut yet
+            self._skipped(run_at, run)
+
+
+def _nuls(count: int) -> Iterator[bytes]:
+    while count:
+        piece = min(count, CHUNK)
+        yield b"\x00" * piece
+        count -= piece
+
+
 class InputReader:
-    """The lines of one input; `binary` holds where the first non-text byte was found."""
+    """The lines of one input; `binary` holds where the first non-text byte was found,
+    `gaps` what NUL bytes a copy-truncate left were taken out (`NulGaps`)."""
 
     def __init__(self, path: str, max_size: int = DEFAULT_MAX_SIZE):
         self.path = path
         self.name = display_name(path)
         self.max_size = max_size
         self.binary: Optional[Tuple[int, int, str]] = None  # (line, column, what)
+        self.gaps: Optional[NulGaps] = None
+
+    def gap_notes(self) -> List[str]:
+        return self.gaps.notes() if self.gaps is not None else []
+
+    def only_nuls(self) -> int:
+        """The count of NUL bytes the input held when it held nothing else, else 0."""
+        gaps = self.gaps
+        if gaps is None or gaps.handed_on:
+            return 0
+        return gaps.leading
 
     def _open(self) -> BinaryIO:
+        self.gaps = NulGaps(self._open_raw())
+        return self.gaps  # type: ignore[return-value]
+
+    def _open_raw(self) -> BinaryIO:
         try:
             if self.path == STDIN:
                 if sys.stdin is None or sys.stdin.closed:
@@ -210,7 +353,9 @@ class InputReader:
         if nul >= 0:
             line = head.count(b"\n", 0, nul) + 1
             column = nul - (head.rfind(b"\n", 0, nul) + 1) + 1
-            raise InspectError("expected plan text, found binary data (a NUL byte)",
+            after = self.gaps.leading if self.gaps is not None else 0
+            skipped = f" after {after:,} NUL bytes at the start" if after else ""
+            raise InspectError(f"expected plan text, found binary data (a NUL byte{skipped})",
                                source=self.name, line=line, column=column)
 
     def _decode(self, data: bytes, number: int) -> str:

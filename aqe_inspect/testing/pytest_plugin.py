@@ -8,7 +8,9 @@ and keep plan snapshots beside the tests.
 - `--aqe-snapshot-update`: write snapshots that changed (and missing ones under CI).
 
 A snapshot is one file, `__aqe_snapshots__/<test module>/<test name>[-<name>].txt` beside the
-test module, holding `aqe_inspect.expectations.snapshot.take`'s text. A missing one is written and the run
+test module, holding `aqe_inspect.expectations.snapshot.take`'s text (a character a file name
+does not keep as it is is written `%XX`, its UTF-8 bytes: two names never share one file; see
+`snapshot_file_name`). A missing one is written and the run
 says so at its end; under CI (`CI=true`) a missing one fails instead, since a snapshot
 written on the CI machine would be checked against itself. A changed one fails with the
 unified diff, until `--aqe-snapshot-update` accepts it.
@@ -18,8 +20,10 @@ Nothing here imports PySpark: the DataFrame a test gives brings its own py4j obj
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
@@ -29,8 +33,16 @@ import pytest
 SNAPSHOT_DIR = "__aqe_snapshots__"
 UPDATE_OPTION = "--aqe-snapshot-update"
 MARKER = "aqe"
-#: Characters a snapshot file name keeps; the rest become `_` (parametrize ids hold anything).
+#: Characters a snapshot file name keeps as they are in a test's name (parametrize ids hold
+#: anything); any other is written `%XX`, its UTF-8 bytes (so `a b`, `a_b`, `a/b` and `a:b`
+#: are four files; earlier builds wrote each of them `_`, one file for all four).
 _UNSAFE = re.compile(r"[^\w.\[\]=+-]")
+#: In a snapshot's own `name=`, brackets are written `%5B`/`%5D` too: the name then never
+#: reads as part of a parametrize id (`test_x[a]-b]` is one test's and one name's alone).
+_UNSAFE_IN_NAME = re.compile(r"[^\w.=+-]")
+#: A file name longer than this (in UTF-8 bytes, before `.txt`) is cut and ends with `~` and a
+#: hash of the whole name (`~` is never kept as it is, so such a name is no other's).
+_LONGEST_STEM = 200
 
 
 def _in_ci() -> bool:
@@ -43,6 +55,11 @@ class SnapshotLog:
 
     created: List[str] = field(default_factory=list)
     updated: List[str] = field(default_factory=list)
+    #: Each snapshot file this run used (its key: `_file_key`) -> which snapshot it holds, so
+    #: two snapshots meeting in one file (names a case-insensitive file system folds
+    #: together, `name="2"` beside a test's second unnamed snapshot) fail rather than
+    #: overwrite each other.
+    claimed: Dict[Tuple[str, str], str] = field(default_factory=dict)
 
 
 _LOG = pytest.StashKey[SnapshotLog]()
@@ -145,14 +162,28 @@ class AqeFixture:
         shown = _shown_path(path, self._request.config)
         update = self._request.config.getoption(UPDATE_OPTION)
         log = self._request.config.stash[_LOG]
+        other = _held_by_another(path) if path.exists() else None
+        if other is not None:
+            raise AssertionError(
+                f"AQE plan snapshot {shown} is the file {other} of another snapshot on this "
+                "file system (it ignores case or Unicode normalisation): give one of them "
+                "another name=")
         if not path.exists():
+            legacy = path.with_name(_legacy_file_name(_test_name(self._request.node), name,
+                                                      self._names.get(name or "", 1)))
+            older = ""
+            if legacy != path and legacy.exists():
+                older = (f"; {_shown_path(legacy, self._request.config)} is where earlier "
+                         "builds of aqe-inspect stored it (they wrote other characters than "
+                         "letters, digits and _.[]=+- as _, one file for several names): "
+                         "rename that file if it holds this snapshot")
             if _in_ci() and not update:
                 raise AssertionError(
                     f"AQE plan snapshot {shown} is missing, and CI=true does not write "
                     f"snapshots: run the test with {UPDATE_OPTION} (or without CI=true) and "
-                    "commit the file")
+                    f"commit the file{older}")
             _write(path, actual)
-            log.created.append(shown)
+            log.created.append(shown + older)
             return actual
         try:
             expected = load(str(path))
@@ -175,20 +206,91 @@ class AqeFixture:
             f"with {UPDATE_OPTION}):\n{difference.rstrip()}")
 
     def snapshot_path(self, name: Optional[str] = None) -> Path:
-        """`<test dir>/__aqe_snapshots__/<module>/<test>[-<name>].txt`; a test's second
-        unnamed snapshot is `<test>-2`, its third `<test>-3`. A name used twice in one test
-        is an error (the two would overwrite each other)."""
+        """`<test dir>/__aqe_snapshots__/<module>/<test>[-<name>].txt` (see
+        `snapshot_file_name`); a test's second unnamed snapshot is `<test>-2`, its third
+        `<test>-3`. A name used twice in one test is an error (the two would overwrite each
+        other), and so is a file this run gave another snapshot already (`name="2"` beside a
+        second unnamed one; names that differ in case only, on a case-insensitive file
+        system): the error names both."""
+        __tracebackhide__ = True
         node = self._request.node
         module = Path(str(node.fspath))
-        test = ".".join(node.nodeid.split("::")[1:]) or node.name
+        test = _test_name(node)
         key = name if name is not None else ""
         seen = self._names.get(key, 0) + 1
         self._names[key] = seen
         if name is not None and seen > 1:
             raise ValueError(f"aqe.snapshot(name={name!r}) is used twice in {test}")
-        suffix = f"-{name}" if name else (f"-{seen}" if seen > 1 else "")
-        file_name = _UNSAFE.sub("_", f"{test}{suffix}") + ".txt"
-        return module.parent / SNAPSHOT_DIR / module.stem / file_name
+        path = module.parent / SNAPSHOT_DIR / module.stem / snapshot_file_name(test, name, seen)
+        which = (f"{test} aqe.snapshot(name={name!r})" if name
+                 else f"{test} aqe.snapshot() #{seen}")
+        claimed = self._request.config.stash[_LOG].claimed
+        holder = claimed.setdefault(_file_key(path), which)
+        if holder != which:
+            raise ValueError(
+                f"{which} and {holder} would be stored in one snapshot file, "
+                f"{_shown_path(path, self._request.config)}: give one of them another name=")
+        return path
+
+
+def _test_name(node: Any) -> str:
+    """`Class.test[param]` of a test's node id: the parts after the module, the last one the
+    test's own name whole (a parametrize id holding `::` stays in it)."""
+    nodeid, own = node.nodeid, node.name
+    if own and nodeid.endswith(own) and nodeid[:-len(own)].endswith("::"):
+        return ".".join([*nodeid[:-len(own)].split("::")[1:-1], own])
+    return ".".join(nodeid.split("::")[1:]) or own
+
+
+def _escaped(text: str, unsafe: "re.Pattern[str]") -> str:
+    return unsafe.sub(lambda match: "".join(
+        f"%{byte:02X}" for byte in match.group().encode("utf-8", "surrogatepass")), text)
+
+
+def snapshot_file_name(test: str, name: Optional[str] = None, seen: int = 1) -> str:
+    """The file name of a test's snapshot: `<test>.txt`, `<test>-<name>.txt` or, for its
+    second unnamed one, `<test>-2.txt`. Letters, digits and `_ . [ ] = + -` are kept as they
+    are (a name of those alone is the file name aqe-inspect always gave it); any other
+    character is written `%XX`, its UTF-8 bytes, and a name's brackets too (`a b` ->
+    `a%20b`, `a/b` -> `a%2Fb`), so two names are never one file. A name longer than
+    `_LONGEST_STEM` bytes is cut and ends with `~` and 16 hex digits of its SHA-256."""
+    suffix = f"-{_escaped(name, _UNSAFE_IN_NAME)}" if name else (f"-{seen}" if seen > 1 else "")
+    stem = _escaped(test, _UNSAFE) + suffix
+    if len(stem.encode("utf-8")) > _LONGEST_STEM:
+        exact = f"{test}\0{name if name else seen}".encode("utf-8", "surrogatepass")
+        cut = stem
+        while len(cut.encode("utf-8")) > _LONGEST_STEM - 17:
+            cut = cut[:-1]
+        cut = re.sub(r"%[0-9A-F]?$", "", cut)  # never half an escape
+        stem = f"{cut}~{hashlib.sha256(exact).hexdigest()[:16]}"
+    return stem + ".txt"
+
+
+def _legacy_file_name(test: str, name: Optional[str], seen: int) -> str:
+    """The file name earlier builds gave a snapshot: every other character `_`."""
+    suffix = f"-{name}" if name else (f"-{seen}" if seen > 1 else "")
+    return _UNSAFE.sub("_", f"{test}{suffix}") + ".txt"
+
+
+def _file_key(path: Path) -> Tuple[str, str]:
+    """A snapshot file as a file system that ignores case and Unicode normalisation
+    (macOS, Windows) sees it: two snapshots with one key would share a file there."""
+    return (str(path.parent), unicodedata.normalize("NFC", path.name).casefold())
+
+
+def _held_by_another(path: Path) -> Optional[str]:
+    """When `path` exists but under another spelling (a file system that ignores case or
+    Unicode normalisation found `Test-A.txt` for `test-a.txt`), that file's name."""
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return None
+    ours = unicodedata.normalize("NFC", path.name)
+    if any(unicodedata.normalize("NFC", entry) == ours for entry in names):
+        return None
+    key = ours.casefold()
+    return next((entry for entry in names
+                 if unicodedata.normalize("NFC", entry).casefold() == key), None)
 
 
 def _listed(values: Any) -> Tuple[str, ...]:
