@@ -36,7 +36,8 @@ HOSTILE = {
     "aqe-compare:local_read": "aqe-compare:local_read admin@evil.example "
                               "first.last+tag@evil.example mailto:a@evil.example "
                               "xmpp:b@evil.example/r",
-    "aqe-compare-sample": "etl http://evil.example/app www.evil.example ops_team@evil.example",
+    "aqe-compare-sample": "etl http://evil.example/app www.evil.example ops_team@evil.example "
+                          "cc @org/team (@admin) fixes #12 org/repo#34",
 }
 #: What the rewritten skew execution is called (the fleet summary lists skew splits).
 SKEW = "aqe-compare:skew_join see https://evil.example/skew or www.evil.example, mail "\
@@ -56,6 +57,16 @@ def links(page: str) -> List[str]:
 def visible(fragment: str) -> str:
     """The text a reader sees of an HTML fragment: comments and tags gone."""
     return html.unescape(re.sub(r"<[^>]*>", "", re.sub(r"<!--.*?-->", "", fragment, flags=re.S)))
+
+
+def mentions(page: str) -> List[str]:
+    """What GitHub would make a mention (`@name`, which notifies) or a reference (`#12`, a
+    link added after rendering) of: found in the page's text nodes (a comment or tag between
+    `@` and the name keeps them apart)."""
+    found = []
+    for text in re.split(r"<!--.*?-->|<[^>]*>", page, flags=re.S):
+        found += re.findall(r"@[A-Za-z0-9][\w/-]*|#\d+", html.unescape(text))
+    return found
 
 
 def cells(page: str) -> List[str]:
@@ -98,7 +109,8 @@ def test_escaped_text_renders_as_itself_and_links_nothing():
         "http://", "https://", "HTTP://", "ftp://", "www.", "WWW.", "@", ".", "a", "b.c", "_",
         "+", "-", "<", ">", "&", "&amp;", "&#64;", "|", "\\", "`", "``", "*", "~", "$", "#",
         "!", "[", "]", "(", ")", ":", "/", "//", "mailto:", "xmpp:", " ", "\n", "<!--", "-->",
-        "<http://x.y>", "evil.example", "1.", "é", "\u202e", "\x1b[31m"])
+        "<http://x.y>", "evil.example", "1.", "é", "\u202e", "\x1b[31m", "@org/team", "#12",
+        "org/repo#3"])
     texts = st.one_of(st.text(max_size=40), st.lists(pieces, max_size=24).map("".join))
 
     @settings(max_examples=1500, deadline=None, derandomize=True,
@@ -109,6 +121,7 @@ def test_escaped_text_renders_as_itself_and_links_nothing():
         escaped = md(text)
         page = rendered(f"| h |\n|---|\n| {escaped} |\n")
         assert not links(page), (text, escaped, page)
+        assert not mentions(page), (text, escaped, page)
         assert cells(page) == [want.strip(" ")], (text, escaped, page)
         for head in ("- execution 3: ", "note: "):
             page = rendered(f"{head}{escaped}\n")
@@ -137,6 +150,7 @@ def test_compare_markdown_links_nothing_the_logs_held(hostile_runs):
     assert done.returncode == 1, done.stderr
     page = rendered(done.stdout)
     assert not links(page), links(page)
+    assert not mentions(page), mentions(page)
     shown = cells(page)
     for name in ("aqe-compare:smj_to_bhj", "aqe-compare:multi_rewrite",
                  "aqe-compare:local_read"):
@@ -150,6 +164,7 @@ def test_compare_markdown_of_fleet_tables_links_nothing_the_logs_held(hostile_ru
     assert done.returncode == 1, done.stderr
     page = rendered(done.stdout)
     assert not links(page), links(page)
+    assert not mentions(page), mentions(page)
     shown = cells(page)
     assert shown.count(HOSTILE["aqe-compare-sample"]) == 3  # the application of each group
     for name in ("aqe-compare:smj_to_bhj", "aqe-compare:multi_rewrite",
@@ -167,6 +182,7 @@ def test_fleet_summary_markdown_links_nothing_the_logs_held(hostile_runs):
     write_summary(rows, out, "markdown")
     page = rendered(out.getvalue())
     assert not links(page), links(page)
+    assert not mentions(page), mentions(page)
     shown = cells(page)
     assert any(cell.startswith(HOSTILE["aqe-compare-sample"]) for cell in shown), shown
     assert SKEW in shown, shown  # the largest skew split's execution

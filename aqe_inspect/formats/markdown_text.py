@@ -22,6 +22,10 @@ it stays one line of text where it is put (a table cell, a list item, after othe
   not text keeps the two parts apart for both, and GitHub drops the comment from the page, so
   what is read is the input's text. The comment never starts the text (at the start of a line
   it would open an HTML block).
+- a mention (`@user`, `@org/team`: GitHub notifies them when the Markdown is posted as a
+  comment) and a reference (`#12`, `org/repo#12`: a link GitHub adds after rendering, from
+  the text it sees) are kept apart the same way: the comment after the `@` or `#`
+  (`@<!-- -->org/team`, `\\#<!-- -->12`; an email address `user<!-- -->@<!-- -->host`).
 """
 
 from __future__ import annotations
@@ -38,6 +42,11 @@ _WWW = re.compile(r"(?i)(?<=www)\.")
 #: An `@` after anything but white space: an email address's end of local part, or
 #: `mailto:` / `xmpp:` before it.
 _AT = re.compile(r"(?<=\S)@")
+#: An `@` before a name's first character: a mention (`@org/team`) once what is before it is
+#: another node (the comment `_AT` puts there), so it is kept from the name too.
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+#: A `#` (escaped already) before a number: an issue or pull request reference.
+_REFERENCE = re.compile(r"\\#(?=\d)")
 #: An empty HTML comment: a node that is not text, which GitHub drops from the page.
 BREAK = "<!-- -->"
 
@@ -63,6 +72,9 @@ def no_autolinks(markdown: str) -> str:
         markdown = _WWW.sub(BREAK + ".", markdown)
     if "@" in markdown:
         markdown = _AT.sub(BREAK + "@", markdown)
+        markdown = _MENTION.sub("@" + BREAK, markdown)
+    if "#" in markdown:
+        markdown = _REFERENCE.sub("\\\\#" + BREAK, markdown)
     return markdown
 
 
