@@ -18,6 +18,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib
+
 from .conftest import AQE_INSPECT, IN_CI, ROOT, SAMPLE_PLANS, user_env
 
 if IN_CI:  # under CI the test extra is installed: a missing library must fail
@@ -241,6 +246,60 @@ def test_a_path_that_looks_like_an_option_is_a_path(action_checkout, tmp_path):
         (_, install), (_, check) = results
         assert install.returncode == 0, install.stderr[-3000:]
         assert check.returncode == 2, (path, check.stdout[-500:], check.stderr[-500:])
+
+
+def _pinned() -> list:
+    """The Action's requirements: (name, version, marker, hashes) of each pin."""
+    from packaging.requirements import Requirement
+
+    text = (ROOT / ".github/action/requirements.txt").read_text("utf-8")
+    pins = []
+    for entry in re.sub(r"\\\n\s*", " ", text).splitlines():
+        entry = entry.split("#")[0].strip()
+        if not entry:
+            continue
+        hashes = re.findall(r"--hash=sha256:([0-9a-f]{64})", entry)
+        requirement = Requirement(re.sub(r"\s*--hash=\S+", "", entry))
+        [spec] = list(requirement.specifier)
+        assert spec.operator == "==", entry
+        pins.append((requirement.name.lower(), spec.version, requirement.marker, hashes))
+    return pins
+
+
+@pytest.mark.parametrize("python", ["3.9", "3.10", "3.11", "3.12", "3.13"])
+@pytest.mark.parametrize("platform", ["linux", "darwin", "win32"])
+def test_the_action_installs_only_pinned_hashed_files(python, platform):
+    """Every package the Action installs on each Python and platform is pinned to one
+    version, with its files' hashes (`pip install --require-hashes`), and the pins are what
+    pyproject.toml asks for: its dependencies and those of the build backend, within their
+    ranges. A dependency added to pyproject.toml without a pin fails here."""
+    from packaging.requirements import Requirement
+
+    environment = {"python_version": python, "python_full_version": f"{python}.0",
+                   "sys_platform": platform, "platform_system": {
+                       "linux": "Linux", "darwin": "Darwin", "win32": "Windows"}[platform],
+                   "os_name": "nt" if platform == "win32" else "posix",
+                   "platform_python_implementation": "CPython",
+                   "implementation_name": "cpython"}
+    chosen = {}
+    for name, version, marker, hashes in _pinned():
+        if marker is None or marker.evaluate(environment):
+            assert name not in chosen, f"{name} pinned twice for Python {python}"
+            assert hashes, name
+            chosen[name] = version
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+    wanted = [Requirement(text) for text in project["project"]["dependencies"]]
+    wanted += [Requirement(text) for text in project["build-system"]["requires"]]
+    for requirement in wanted:
+        if requirement.marker is not None and not requirement.marker.evaluate(environment):
+            continue
+        name = requirement.name.lower()
+        assert name in chosen, f"{requirement} is not pinned for Python {python}"
+        assert requirement.specifier.contains(chosen[name], prereleases=True), \
+            (str(requirement), chosen[name])
+    action = _action()["runs"]["steps"][0]["run"]
+    assert "--require-hashes" in action and "--no-build-isolation" in action
+    assert ".github/action/requirements.txt" in action
 
 
 def test_the_release_actions_are_pinned_by_commit():
