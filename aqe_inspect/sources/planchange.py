@@ -697,9 +697,9 @@ def _units(events: Iterable[_Event], owners: Optional["_Owners"] = None
     streams: Dict[Optional[int], _Stream] = {}
     current: Optional[int] = None  # the query of the last message naming one
     guessed: set = set()  # the rules given to a query by guess (by id of the event)
+    live = 0  # the streams whose `Final plan:` is not read yet (counted, not looked for)
 
     def note(line: int) -> None:
-        live = sum(1 for other in streams.values() if other.live)
         notes.append(f"line {line}: " + AMBIGUOUS.format(count=live))
 
     for event in events:
@@ -707,7 +707,7 @@ def _units(events: Iterable[_Event], owners: Optional["_Owners"] = None
         guess = False
         if key is None:
             key = current
-            guess = key is not None and sum(1 for other in streams.values() if other.live) > 1
+            guess = key is not None and live > 1
         elif current is None and None in streams:
             streams[key] = streams.pop(None)  # what came before any query was named
         if key is not None:
@@ -715,6 +715,7 @@ def _units(events: Iterable[_Event], owners: Optional["_Owners"] = None
         stream = streams.get(key)
         if stream is None:
             stream = streams[key] = _Stream()
+            live += 1
         if event.kind == "rule":
             stream.pending.append(event)
             if guess:
@@ -780,8 +781,9 @@ def _units(events: Iterable[_Event], owners: Optional["_Owners"] = None
         if event.kind == "final":
             aqe_messages = True
             stream.replanning = None
-            if key is not None and not guess:
+            if key is not None and not guess and stream.live:
                 stream.live = False
+                live -= 1
     return units, aqe_messages, notes
 
 
