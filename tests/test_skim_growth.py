@@ -111,3 +111,30 @@ def test_a_line_over_max_size_costs_linear_time(tmp_path, monkeypatch):
     small = cpu(lambda: skim(path, 8 << 20))
     large = cpu(lambda: skim(path, 32 << 20))
     assert large / max(small, 1e-3) < LINEAR, (small, large)
+
+
+@pytest.mark.parametrize("extra", [1, 100, 4096, 70_000])
+def test_a_line_a_little_over_max_size_is_refused(tmp_path, small_buffers, extra):
+    """A line that ends in the chunk it goes over the bound in is refused as one that goes on
+    past it (was: read, up to a chunk over the bound), by both readers, at its number."""
+    path = tmp_path / "long.log"
+    log = LOG.read_bytes()
+    max_size = 200_000
+    path.write_bytes(log + b"x" * (max_size + extra) + b"\n" + log)
+    number = log.count(b"\n") + 1
+    for result in (skimmed(path, max_size), every_line(path, max_size)):
+        assert result == ("error", f"{path}:{number}:1: line {number} is longer than "
+                                   f"--max-size (200,000 bytes); raise --max-size to read it")
+    path.write_bytes(log + b"x" * max_size + b"\n" + log)  # at the bound: read
+    assert skimmed(path, max_size) == every_line(path, max_size) != ("error",)
+    assert not isinstance(skimmed(path, max_size), tuple)
+
+
+def test_a_line_over_a_small_max_size_inside_one_chunk_is_refused(tmp_path):
+    """With a bound smaller than a chunk, a line over it inside one chunk is refused too."""
+    path = tmp_path / "long.log"
+    log = LOG.read_bytes()
+    head = b"26/11/28 10:00:00 INFO X: started\n"
+    path.write_bytes(head + b"26/11/28 10:00:00 INFO X: " + b"y" * 1500 + b"\n" + log)
+    for result in (skimmed(path, 1000), every_line(path, 1000)):
+        assert result[0] == "error" and ":2:1: line 2 is longer than --max-size" in result[1]

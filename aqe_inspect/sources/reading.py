@@ -335,6 +335,9 @@ class InputReader:
                 end = pending.find(b"\n", max(start, searched))
                 if end < 0:
                     break
+                if end - start > self.max_size:  # a line that ends in this chunk, too
+                    raise InspectError(over_max_size(f"line {number + 1}", self.max_size),
+                                       source=self.name, line=number + 1, column=1)
                 number += 1
                 yield number, self._decode(bytes(pending[start:end]), number)
                 start = end + 1

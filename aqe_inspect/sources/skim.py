@@ -73,6 +73,24 @@ def _may_start_message(line: bytes) -> bool:
     return line.lstrip(_BLANKS)[:2] == b'{"'
 
 
+def _over_max_size(chunk: bytes, pending: int, max_size: int) -> int:
+    """Where in `chunk` the first line longer than `max_size` bytes ends (its newline; the
+    line began `pending` bytes before the chunk); -1 when none does. Only the first line can
+    be when a chunk is no longer than the bound."""
+    end = chunk.find(b"\n")
+    if pending + end > max_size:
+        return end
+    if len(chunk) <= max_size:
+        return -1
+    while True:
+        start = end + 1
+        end = chunk.find(b"\n", start)
+        if end < 0:
+            return -1
+        if end - start > max_size:
+            return end
+
+
 class Skimmer:
     """`lines()`: the (number, text) of the lines of `reader`'s file that can hold a plan
     (and of every run that is not plain ASCII), in order, decoded as `reader` decodes them
@@ -207,6 +225,18 @@ class Skimmer:
                     first = False
                 newline = chunk.rfind(b"\n")
                 if newline >= 0:
+                    # A line that ends in this chunk is refused as one that goes on past it
+                    # (each line of the chunk, when a chunk can hold a line over the bound).
+                    over = _over_max_size(chunk, size - last_newline - 1, reader.max_size)
+                    if over >= 0:
+                        line = lines_before + chunk.count(b"\n", 0, over)
+                        before = chunk.rfind(b"\n", 0, over)
+                        if before >= 0:  # the lines before it are whole: read first
+                            parts.append(chunk[:before + 1])
+                            last_newline = size + before
+                        failure = InspectError(over_max_size(f"line {line}", reader.max_size),
+                                               source=reader.name, line=line, column=1)
+                        break
                     lines_before += chunk.count(b"\n")
                     last_newline = size + newline
                 parts.append(chunk)
