@@ -75,6 +75,15 @@ class FileBytes:
         return start, max(start, stop)
 
     def __getitem__(self, index):
+        if index.__class__ is slice and index.step is None:
+            start, stop = index.start, index.stop
+            if start.__class__ is int and stop.__class__ is int and 0 <= start and 0 <= stop:
+                # The readers' way (a slice of the window kept): no slice.indices.
+                kept_at, kept = self._kept
+                if kept_at <= start and stop <= kept_at + len(kept):
+                    return kept[start - kept_at:stop - kept_at]
+                stop = min(stop, self._size)
+                return self._read(min(start, stop), stop)
         if isinstance(index, int):
             if index < 0:
                 index += self._size
@@ -97,7 +106,11 @@ class FileBytes:
     def find(self, sub: bytes, start: Optional[int] = None, stop: Optional[int] = None) -> int:
         if not sub:
             return self._empty(start, stop, False)
-        start, stop = self._bounds(start, stop)
+        if start.__class__ is int and 0 <= start and stop is None:  # the readers' way
+            stop = self._size
+            start = min(start, stop)
+        else:
+            start, stop = self._bounds(start, stop)
         reach = len(sub) - 1
         at = start
         while at < stop:
