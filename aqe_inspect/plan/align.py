@@ -133,7 +133,8 @@ class Alignment:
                 nodes.append(node)
                 stack.extend(reversed(node.children))
             self._nodes = nodes
-        self._same_text: Dict[Tuple[str, str], List[Node]] = {}
+        #: family -> normalised text -> the initial nodes of both, in printed order
+        self._same_text: Dict[str, Dict[str, List[Node]]] = {}
         self._by_id: Dict[int, Node] = {}
         if same_ids:
             for node in self._nodes:
@@ -155,12 +156,20 @@ class Alignment:
 
     def _with_text(self, name: str, text: str) -> List[Node]:
         """The initial plan's nodes of family `name` and normalised text `text`, in printed
-        order: only the nodes of that family have their text computed."""
-        found = self._same_text.get((name, text))
-        if found is None:
-            found = self._same_text[(name, text)] = [
-                node for node in self._by_family.get(name, ()) if self._text(node) == text]
-        return found
+        order: only the nodes of that family have their text computed, each once, when the
+        family is first asked for (a Union of thousands of branches, each with texts of its
+        own, asks for thousands of texts of one family: one index, not a scan each)."""
+        by_text = self._same_text.get(name)
+        if by_text is None:
+            by_text = self._same_text[name] = {}
+            for node in self._by_family.get(name, ()):
+                text_of_node = self._text(node)
+                found = by_text.get(text_of_node)
+                if found is None:
+                    by_text[text_of_node] = [node]
+                else:
+                    found.append(node)
+        return by_text.get(text) or []
 
     def _same_signature(self, target: Node, text: str) -> Optional[Node]:
         """The first initial node (in printed order) whose structural signature is the
