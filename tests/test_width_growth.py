@@ -11,7 +11,8 @@ the sample's two do.
   one index by structural signature;
 * an initial and a final plan printed in other explain modes (`diff INITIAL FINAL`, one
   formatted and one simple) weighed every initial operator of the same shape for each final
-  one: now through the index by expression id, each question answered once.
+  one: now through the index by expression id, each question answered once;
+* not wide but deep: the side-by-side guides of each row were made of every level above it.
 
 Growth is checked as a ratio: the work at 4N against the work at N (the best of a few runs,
 CPU time of this process), within 1.5x of linear (< 6); no absolute timing. Before these
@@ -29,8 +30,12 @@ import pytest
 
 from aqe_inspect import api
 from aqe_inspect.formats.views import side_by_side_rows
+from aqe_inspect.plan.model import Node, Query
 from aqe_inspect.rewrites.detectors.base import plan_pairs
+from aqe_inspect.rewrites.engine import diff_query
+from aqe_inspect.rewrites.findings import Report
 
+from .test_robustness import chain
 from .wide_plans import union_of_copies, wide_union
 
 #: 4x the input may cost at most this many times the work (linear: 4; quadratic: 16).
@@ -117,6 +122,21 @@ def test_initial_and_final_in_other_modes_cost_linear_time():
         return lambda: (api.parse(initial, "initial.txt"), api.parse(final, "final.txt"))
 
     assert ratio(make, written("json"), 150) < LINEAR
+
+
+def test_a_deep_plan_side_by_side_costs_linear_time():
+    """Not wide but deep: each row's guides are made of the levels the column shows (was:
+    of every level above it, then cut to the column)."""
+    def make(n: int) -> Callable[[], object]:
+        def built() -> Report:
+            root = Node(name="AdaptiveSparkPlan", args="isFinalPlan=true", children=(chain(n),),
+                        initial=chain(n), is_final_plan=True)
+            return Report(queries=(diff_query(Query(root=root), "1"),), source="deep")
+
+        return built
+
+    chosen = api.report_format("text", view="side-by-side", width=100)
+    assert ratio(make, lambda report: chosen.write_report(report, io.StringIO()), 1500) < LINEAR
 
 
 # ---- what the wide plans show ---------------------------------------------------------------
