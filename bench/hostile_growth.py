@@ -17,6 +17,11 @@
   its size less one byte; the line route (standard input's) beside the long line, for scale.
 - plan-change reader: the hostile shapes of tests/planchange_logs.py at 1x and 8x (markers
   inside a block, bare rule headings, many queries).
+- wide plans: the adaptive plan of the `union_of_aggregates` sample with a Union of 500 and
+  4,000 branches (tests/wide_plans.py), diffed and written as `diff --side-by-side` and as the
+  HTML page (parsed before the clock starts); the same plan written as JSON beside them, for
+  scale; an initial plan printed in formatted mode against a final one in simple mode. The
+  garbage collector waits while each is timed.
 """
 
 from __future__ import annotations
@@ -150,6 +155,45 @@ def plan_changes(runs: int) -> None:
         row("plan changes: bare headings 50k/400k",
             best(lambda: read_document(str(paths[50_000]), plan_changes=True), runs),
             best(lambda: read_document(str(paths[400_000]), plan_changes=True), runs))
+def wide_plans(runs: int) -> None:
+    import gc
+    import io
+
+    from aqe_inspect import api
+    from tests.wide_plans import wide_union
+
+    small, big = 500, 4000
+    texts = {n: (wide_union(n), wide_union(n, "formatted")) for n in (small, big)}
+
+    def written(name: str, view=None, mixed: bool = False) -> Callable[[int], float]:
+        chosen = api.report_format(name, view=view, width=100 if view else None)
+
+        def timed(n: int) -> float:
+            simple, formatted = texts[n]
+            times = []
+            for _ in range(runs):
+                if mixed:
+                    initial, final = api.parse(formatted), api.parse(simple)
+                else:
+                    document = api.parse(simple)
+                gc.collect()
+                gc.disable()  # its passes over every object alive are not the work measured
+                try:
+                    started = time.perf_counter()
+                    report = api.diff_pair(initial, final) if mixed else api.diff(document)
+                    chosen.write_report(report, io.StringIO())
+                    times.append(time.perf_counter() - started)
+                finally:
+                    gc.enable()
+            return min(times)
+
+        return timed
+
+    for label, timed in (("wide Union side-by-side 500/4k", written("text", "side-by-side")),
+                         ("wide Union HTML 500/4k", written("html")),
+                         ("wide Union JSON 500/4k", written("json")),
+                         ("wide Union fmt->simple JSON 500/4k", written("json", mixed=True))):
+        row(label, timed(small), timed(big))
 
 
 def main() -> None:
@@ -163,6 +207,7 @@ def main() -> None:
     conf_file(args.runs)
     driver_log_skim(args.runs)
     plan_changes(args.runs)
+    wide_plans(args.runs)
 
 
 if __name__ == "__main__":

@@ -10,11 +10,13 @@ built text, the walk below each node), and trees thousands of levels deep go thr
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Dict, List, Optional, Tuple
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from aqe_inspect.plan import align
 from aqe_inspect.plan.align import Alignment, _Signatures, _shape_family, _through_aqe, \
     expression_ids
 from aqe_inspect.plan.model import Node, Query
@@ -109,6 +111,51 @@ def test_alignment_answers_as_the_signatures_of_the_whole_initial_tree(initial, 
     plain = _PlainAlignment(initial, same_ids)
     for node in _walk(final):
         assert new.initial_for(node) is plain.initial_for(node)
+
+
+def _copy(root: Node) -> Node:
+    """A new tree equal to `root`, every node a new object (built bottom-up, no recursion)."""
+    order: List[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(node.children)
+    made: Dict[int, Node] = {}
+    for node in reversed(order):
+        made[id(node)] = dataclasses.replace(
+            node, children=tuple(made[id(child)] for child in node.children))
+    return made[id(root)]
+
+
+@st.composite
+def wide_unions(draw) -> Tuple[Node, Node]:
+    """An initial and a final Union of many branches, each a copy of one of a few random
+    subtrees: many candidates of one text for each lookup, as a DataFrame united with itself
+    (or with copies of itself) prints."""
+    pool = draw(st.lists(trees(depth=3), min_size=1, max_size=4))
+    initial, final = (Node(name="Union", children=tuple(
+        _copy(pool[index]) for index in draw(st.lists(
+            st.integers(min_value=0, max_value=len(pool) - 1), min_size=1, max_size=14))))
+        for _ in range(2))
+    return initial, final
+
+
+@SETTINGS
+@given(wide_unions(), st.booleans(), st.sampled_from([0, 1, 8]))
+def test_alignment_of_wide_unions_answers_as_the_whole_initial_tree(pair, same_ids, in_turn):
+    """Past the candidates it compares in turn (`_IN_TURN`, made smaller here so small trees
+    reach it), a lookup answers through its indexes as the plain algorithm does."""
+    initial, final = pair
+    saved = align._IN_TURN
+    align._IN_TURN = in_turn
+    try:
+        new = Alignment(initial, final, same_ids)
+        plain = _PlainAlignment(initial, same_ids)
+        for node in _walk(final):
+            assert new.initial_for(node) is plain.initial_for(node)
+    finally:
+        align._IN_TURN = saved
 
 
 def _chain(names: List[str], args: str = "[a#1]") -> Node:

@@ -370,9 +370,13 @@ def _side_cells(out: Screen, rows: Sequence[views.Row], initial: bool, width: in
     for index, (number, node, depth, kinds) in enumerate(entries):
         del opened[depth:]
         opened.extend([False] * (depth - len(opened)))
+        # The guides of the open levels above (`clamp_guides` of all of them), made of the
+        # levels it shows only: a row 5,000 levels deep costs the width, not its depth.
+        shown = depth - 1 if depth <= levels else max(0, levels - 3)
         trail = [guides[CONTINUE] if opened[level] else guides[SPACE]
-                 for level in range(1, depth)]
-        above = clamp_guides(trail, levels, size)
+                 for level in range(max(1, depth - shown), depth)]
+        above = "".join(trail) if depth <= levels else \
+            f"{depth}: ".ljust(2 * size) + "".join(trail)
         if depth:
             first = above + guides[END if last[index] else FORK]
             rest = above + guides[SPACE if last[index] else CONTINUE]

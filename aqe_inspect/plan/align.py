@@ -101,6 +101,9 @@ class _Signatures:
 
 #: How many node pairs one lookup compares directly before it computes signatures instead.
 _COMPARE_BUDGET = 256
+#: How many candidates of the same text one lookup compares in turn before it looks the
+#: rest up by signature.
+_IN_TURN = 8
 
 
 class Alignment:
@@ -133,7 +136,14 @@ class Alignment:
                 nodes.append(node)
                 stack.extend(reversed(node.children))
             self._nodes = nodes
-        self._same_text: Dict[Tuple[str, str], List[Node]] = {}
+        #: family -> normalised text -> the initial nodes of both, in printed order
+        self._same_text: Dict[str, Dict[str, List[Node]]] = {}
+        #: normalised text -> the initial Scan and FileScan nodes of it, in printed order
+        self._scans: Dict[str, List[Node]] = {}
+        #: (shape family, normalised text) -> signature -> the first initial node of all three
+        self._first_by_signature: Dict[Tuple[str, str], Dict[int, Node]] = {}
+        #: (shape family, shape or None, expression ids) -> `_most_shared`'s answer
+        self._answers: Dict[Tuple[str, Optional[int], FrozenSet[str]], Optional[Node]] = {}
         self._by_id: Dict[int, Node] = {}
         if same_ids:
             for node in self._nodes:
@@ -155,30 +165,48 @@ class Alignment:
 
     def _with_text(self, name: str, text: str) -> List[Node]:
         """The initial plan's nodes of family `name` and normalised text `text`, in printed
-        order: only the nodes of that family have their text computed."""
-        found = self._same_text.get((name, text))
+        order: only the nodes of that family have their text computed, each once, when the
+        family is first asked for (a Union of thousands of branches, each with texts of its
+        own, asks for thousands of texts of one family: one index, not a scan each)."""
+        by_text = self._same_text.get(name)
+        if by_text is None:
+            by_text = self._same_text[name] = {}
+            for node in self._by_family.get(name, ()):
+                text_of_node = self._text(node)
+                found = by_text.get(text_of_node)
+                if found is None:
+                    by_text[text_of_node] = [node]
+                else:
+                    found.append(node)
+        return by_text.get(text) or []
+
+    def _candidates(self, target: Node, text: str) -> List[Node]:
+        """The initial nodes of the target's shape family and normalised text, in printed
+        order (FileScan and Scan are one shape family: both lists merged, once per text)."""
+        if _shape_family(target) != "Scan":
+            return self._with_text(family(target), text)
+        found = self._scans.get(text)
         if found is None:
-            found = self._same_text[(name, text)] = [
-                node for node in self._by_family.get(name, ()) if self._text(node) == text]
+            found = self._scans[text] = sorted(
+                self._with_text("Scan", text) + self._with_text("FileScan", text),
+                key=lambda node: self._order[id(node)])
         return found
 
     def _same_signature(self, target: Node, text: str) -> Optional[Node]:
         """The first initial node (in printed order) whose structural signature is the
         target's. Equal signatures start with equal shape families and texts, so only the
-        nodes that agree on those have their subtrees' signatures computed."""
-        name = family(target)
-        if _shape_family(target) == "Scan":  # FileScan and Scan are one shape family
-            candidates = sorted(self._with_text("Scan", text) + self._with_text("FileScan", text),
-                                key=lambda node: self._order[id(node)])
-        else:
-            candidates = self._with_text(name, text)
+        nodes that agree on those have their subtrees' signatures computed: the first few
+        compared in turn (one or two, most often, and the first is the answer), past those
+        through one index of all of them by signature (a Union of thousands of copies of
+        one subtree has thousands of candidates for each lookup)."""
+        candidates = self._candidates(target, text)
         if not candidates:
             return None
         signatures = self._signatures
         memo = signatures._memo
         budget = [_COMPARE_BUDGET]
         wanted = memo.get(id(target))
-        for node in candidates:
+        for node in candidates[:_IN_TURN]:
             known = memo.get(id(node))
             if wanted is not None and known is not None:
                 equal: Optional[bool] = known == wanted
@@ -190,7 +218,17 @@ class Alignment:
                 equal = signatures.of(node) == wanted
             if equal:
                 return node
-        return None
+        if len(candidates) <= _IN_TURN:
+            return None
+        # The first candidate of each signature (each subtree's signature is computed once
+        # for the alignment): none of those compared above has the target's.
+        key = (_shape_family(target), text)
+        first = self._first_by_signature.get(key)
+        if first is None:
+            first = self._first_by_signature[key] = {}
+            for node in candidates:
+                first.setdefault(signatures.of(node), node)
+        return first.get(signatures.of(target) if wanted is None else wanted)
 
     def _equal_subtrees(self, target: Node, node: Node, budget: List[int]) -> Optional[bool]:
         """Whether two subtrees have equal signatures, compared node pair by node pair (the
@@ -291,24 +329,40 @@ class Alignment:
         if shallow:
             return shallow[0]
         # Printed in another explain mode (formatted against simple): the same shape, and of
-        # those the one computing the most of the same expression ids.
+        # those the one computing the most of the same expression ids (the first of them in
+        # printed order; the first of the shape when none computes any).
         wanted = expression_ids(target)
-        shaped = self._by_shape.get(self._shapes.of(target))
+        shape = self._shapes.of(target)
+        shaped = self._by_shape.get(shape)
         if shaped:
-            return max(shaped, key=lambda node: len(wanted & expression_ids(node)))
+            return self._most_shared(target, wanted, shape) or shaped[0]
         # The subtree below changed too (a join switched under an exchange): the operator of
-        # the same family that computes the most of the same expression ids, if any, found
-        # through an index by (family, expression id) rather than a scan.
+        # the same family that computes the most of the same expression ids, if any.
+        return self._most_shared(target, wanted, None)
+
+    def _most_shared(self, target: Node, wanted: Set[str], shape: Optional[int]) -> Optional[Node]:
+        """The initial operator of the target's shape family (and of structural shape `shape`,
+        unless None) that computes the most of the expression ids `wanted`, the first in
+        printed order of those; None when none computes any. Found through an index by
+        (family, expression id) rather than a scan, and once for each question (a Union of
+        copies of one subtree, each naming the same ids, asks the same one many times)."""
+        name = _shape_family(target)
+        question = (name, shape, frozenset(wanted))
+        if question in self._answers:
+            return self._answers[question]
+        shapes = self._shapes._memo  # every initial node's, once `_by_shape` is built
         shared: Dict[int, int] = {}
         nodes: Dict[int, Node] = {}
-        name = _shape_family(target)
         for number in wanted:
             for node in self._by_expression.get((name, number), ()):
+                if shape is not None and shapes.get(id(node)) != shape:
+                    continue
                 shared[id(node)] = shared.get(id(node), 0) + 1
                 nodes[id(node)] = node
-        if not shared:
-            return None
-        return nodes[max(shared, key=lambda key: (shared[key], -self._order[key]))]
+        answer = nodes[max(shared, key=lambda key: (shared[key], -self._order[key]))] \
+            if shared else None
+        self._answers[question] = answer
+        return answer
 
 
 EXPRESSION_ID = re.compile(r"#(\d{1,12})")
