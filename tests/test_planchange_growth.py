@@ -16,34 +16,16 @@ CPU time of this process), within 1.5x of linear (< 6); no absolute timing.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from aqe_inspect.sources import read_document
 from aqe_inspect.sources.planchange import AMBIGUOUS, attach, read_events
 
+from .growth import LINEAR, cpu, ratio
 from .planchange_logs import (SAMPLE_PLANS, bare_headings, inside_block, interleaved, many_queries,
                               markers_line, planchange_log)
-
-#: 4x the input may cost at most this many times the work (linear: 4; quadratic: 16).
-LINEAR = 6.0
-
-
-def cpu(work: Callable[[], object], runs: int = 3) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        started = time.process_time()
-        work()
-        best = min(best, time.process_time() - started)
-    return best
-
-
-def ratio(make: Callable[[int], object], measure: Callable[[object], object], n: int) -> float:
-    small, large = make(n), make(4 * n)
-    return cpu(lambda: measure(large)) / max(cpu(lambda: measure(small)), 1e-3)
 
 
 def rules_of(path: Path):

@@ -17,9 +17,7 @@ so the shapes are many buffers long at sizes a test can afford.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -28,10 +26,8 @@ from aqe_inspect.sources import skim as skim_module
 from aqe_inspect.sources.reading import InputReader
 from aqe_inspect.sources.skim import Skimmer
 
+from .growth import LINEAR, cpu
 from .test_skim import DRIVER_LOGS, every_line, skimmed
-
-#: 4x the input may cost at most this many times the work (linear: 4; quadratic: 16).
-LINEAR = 6.0
 
 LOG = next(p for p in DRIVER_LOGS if p.parent.name == "skew_join" and p.name == "driver.log")
 #: A message a marker starts (AQE's `Final plan:`), as the sample logs print it.
@@ -44,15 +40,6 @@ BODIES = {
     "crlf": b"\tat org.apache.spark.scheduler.Task.run(Task.scala:141)\r\n",
     "utf8": "\tat org.apache.spark.scheduler.Task.run(Task.scala:141) \u00e9\n".encode(),
 }
-
-
-def cpu(work: Callable[[], object], runs: int = 3) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        started = time.process_time()
-        work()
-        best = min(best, time.process_time() - started)
-    return best
 
 
 def unended(body: bytes, size: int) -> bytes:
