@@ -61,7 +61,7 @@ def _connect_pyspark():
         if int(pyspark.__version__.split(".")[0]) < 4:
             reason = f"pyspark {pyspark.__version__}: DataFrame.executionInfo needs 4.0+"
     except ImportError as error:
-        reason = f"no Spark Connect client ({error}); install aqe-inspect[connect]"
+        reason = f"no Spark Connect client ({error}); pip install '.[connect]' from the checkout"
     if reason:
         if IN_CI:
             pytest.fail(f"CI=true: {reason}")

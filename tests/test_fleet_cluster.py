@@ -157,8 +157,8 @@ def _readme_recipe() -> str:
 
 
 def test_readme_recipe_ships_aqe_inspect_in_a_packed_virtualenv(cluster, spark, tmp_path):
-    """The README's recipe, as written, where `pip install aqe-inspect` finds the wheel of
-    this checkout: the executors read every log with the archive's Python (the worker's own
+    """The README's recipe, as written, with `AQE_INSPECT` the wheel of this checkout (what the
+    recipe says to give it before aqe-inspect is published): the executors read every log with the archive's Python (the worker's own
     lacks aqe_inspect), and the table holds each log's truth."""
     recipe = _readme_recipe()
     assert "venv-pack" in recipe and "--archives fleet_venv.tar.gz#environment" in recipe
@@ -173,8 +173,7 @@ def test_readme_recipe_ships_aqe_inspect_in_a_packed_virtualenv(cluster, spark, 
     env.update(SPARK_HOME=str(cluster.spark_home), SPARK_MASTER=cluster.url,
                PATH=os.pathsep.join([str(cluster.spark_home / "bin"),
                                      str(Path(sys.executable).parent), env.get("PATH", "")]),
-               PIP_FIND_LINKS=" ".join(filter(None, [str(wheels),
-                                                     os.environ.get("PIP_FIND_LINKS")])))
+               AQE_INSPECT=str(next(wheels.glob("aqe_inspect-*.whl"))))
     before = _applications(cluster)
     result = subprocess.run(["bash", "-e", "-c", recipe], cwd=here, env=env,
                             capture_output=True, text=True, timeout=1500)

@@ -56,7 +56,8 @@ FORMATS = ("parquet", "csv")
 MARKER = "_AQE_INSPECT_FLEET_TABLE"
 MARKER_SCHEMA = "aqe-inspect/fleet-table/v1"
 DEFAULT_MASTER = "local[*]"
-INSTALL_HINT = "the fleet scan runs on PySpark, which is not installed: pip install 'aqe-inspect[spark]'"
+INSTALL_HINT = ("the fleet scan runs on PySpark, which is not installed: pip install "
+                "'pyspark>=3.3' (aqe-inspect's 'spark' extra)")
 #: binaryFile's limit: a file's bytes are one Java array.
 BINARY_MAX = (1 << 31) - 1
 #: Tasks per core: enough for balance and a progress bar that moves, few enough that a task's
