@@ -70,6 +70,9 @@ app = typer.Typer(
 )
 
 MAX_SIZE_HELP = "The most text held at once (one line, one plan), e.g. 512M."
+#: What every command reading one input takes.
+INPUT_HELP = ("A plan text, a driver log, an event log (file or folder, any codec) or History "
+              "Server JSON; - for stdin.")
 QUERY_HELP = ("Only this SQL execution (its id, e.g. 3) or the executions whose description "
               "matches this regular expression; for a plan text, the query's number.")
 
@@ -103,7 +106,7 @@ def _root(
 
 @app.command("parse")
 def parse_command(
-    path: str = typer.Argument(..., help="A file holding explain output, or - for stdin."),
+    path: str = typer.Argument(..., help=INPUT_HELP),
     output_format: ParseFormat = typer.Option(ParseFormat.tree, "--format", "-f",
                                               help="tree (for people) or json."),
     max_size: str = typer.Option(api.DEFAULT_MAX_SIZE, "--max-size", help=MAX_SIZE_HELP),
@@ -143,8 +146,7 @@ SPARK_VERSION_OPTION = typer.Option(
 @app.command("diff")
 def diff_command(
     paths: Optional[List[str]] = typer.Argument(
-        None, help="One plan text, event log or History Server JSON (- for stdin), or two: "
-        "the INITIAL and the FINAL plan."),
+        None, help=INPUT_HELP[:-1] + ", or two plan texts: the INITIAL and the FINAL plan."),
     output_format: ReportFormat = FORMAT_OPTION,
     output: Optional[str] = OUTPUT_OPTION,
     max_size: str = MAX_SIZE_OPTION,
@@ -170,8 +172,7 @@ def diff_command(
 @app.command("check")
 def check_command(
     path: Optional[str] = typer.Argument(
-        None, help="A plan text, log, event log (file or directory) or History Server JSON; "
-        "- for stdin."),
+        None, help=INPUT_HELP),
     expect: List[str] = typer.Option(
         [], "--expect", "-e", help="A rewrite AQE must do: KIND (at least once), or KIND>=N, "
         "KIND=N, KIND<=N, KIND>N, KIND<N. Repeat for more."),
@@ -218,8 +219,7 @@ def check_command(
 @app.command("why")
 def why_command(
     path: Optional[str] = typer.Argument(
-        None, help="A plan text, log, event log (file or directory) or History Server JSON; "
-        "- for stdin."),
+        None, help=INPUT_HELP),
     query: Optional[str] = QUERY_OPTION,
     kind: List[str] = typer.Option(
         [], "--kind", "-k", help="Only this rewrite kind (repeat for more); `aqe-inspect "
@@ -242,8 +242,7 @@ def why_command(
 
 @app.command("snapshot")
 def snapshot_command(
-    path: str = typer.Argument(..., help="A plan text, log, event log or History Server JSON; "
-                               "- for stdin."),
+    path: str = typer.Argument(..., help=INPUT_HELP),
     output: Optional[str] = typer.Option(
         None, "--output", "-o", help="Write the snapshot to this file instead of standard "
         "output (written whole, or not at all)."),
