@@ -118,6 +118,55 @@ def test_readme_command_one_installs_and_runs_on_a_bundled_sample(tmp_path):
     assert Path(clone / ".venv" / "bin" / "aqe-inspect").is_file()
 
 
+# -- the test commands: the whole suite and the quick loop --------------------------------------
+
+def _quick_loop(page: Path) -> str:
+    """The one-line command of the ```sh block after the page's `<!-- quick-loop -->` marker."""
+    text = page.read_text("utf-8")
+    assert "<!-- quick-loop -->" in text, f"{page.name} shows no quick loop"
+    after = text.split("<!-- quick-loop -->", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", after, re.S)
+    lines = [line for line in block.group(1).splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_the_readme_says_what_the_whole_suite_needs():
+    readme = (ROOT / "README.md").read_text("utf-8")
+    says = readme[readme.index("Run the whole test suite"):readme.index("<!-- quick-loop -->")]
+    for words in ("25 minutes on 2 cores", "PyPI", "`.venv`", "`../shared/corpus/`",
+                  "optional", "`CI=true`", "openjdk-17-jre-headless", "`JAVA_HOME`", "chromium"):
+        assert words in " ".join(says.split()), words
+    # The tests it names as skipping without the corpus are those that read it.
+    named = re.findall(r"`(?:tests/)?(test_\w+\.py)`", says)
+    assert named
+    for name in named:
+        source = (ROOT / "tests" / name).read_text("utf-8")
+        assert re.search(r"corpus", source, re.I), f"{name} does not read the corpus"
+    script = (ROOT / ".ci" / "run").read_text("utf-8")
+    assert ("apt-get install -y -q --no-install-recommends chromium" in script
+            and "apt-get install -y -q --no-install-recommends openjdk-17-jre-headless" in script)
+    assert "command -v java" in script and "JAVA_HOME" in script
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/contributing.md"])
+def test_the_quick_loop_names_tests_that_exist_and_a_registered_marker(page):
+    command = _quick_loop(ROOT / page)
+    assert command == _quick_loop(ROOT / "README.md"), "README and contributing disagree"
+    words = command.split()
+    paths = [word for word in words if word.startswith("tests/")]
+    assert len(paths) >= 5, command
+    for path in paths:
+        assert (ROOT / path).is_file(), path
+    markers = re.findall(r'-m "([^"]+)"', command)
+    registered = {line.split(":", 1)[0] for line in tomllib.loads(
+        (ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["pytest"]["ini_options"]["markers"]}
+    for expression in markers:
+        for name in re.findall(r"\b(?!not\b|and\b|or\b)\w+", expression):
+            assert name in registered, f"marker {name} is not registered in pyproject.toml"
+    assert "pip install -e '.[test]'" in command and ".venv/bin/pytest" in command
+
+
 # -- the CI jobs: install, job and check steps as written ---------------------------------------
 
 def _ci_job_commands(kind: str) -> list:

@@ -559,3 +559,31 @@ def test_check_shows_why_an_expected_rewrite_did_not_happen(monkeypatch):
     items = Page(text).having("data-verdict")
     assert [(i["data-verdict"], i["data-kind"]) for i in items] == [("blocked", "smj-to-bhj")]
     assert "spark.sql.adaptive.autoBroadcastJoinThreshold=-1" in text
+
+
+# -- what the page says in words ------------------------------------------------------------
+
+
+def test_the_main_plan_heading_says_what_it_is(monkeypatch):
+    """The query's own plan is headed so a reader knows it from its subqueries' plans, each
+    heading with a line that says what the tree is."""
+    text = page_of(str(SAMPLES / "spark-4.3.0/scalar_subquery/formatted_after.txt"), monkeypatch)
+    headings = re.findall(r'<section class="plan" id="[^"]+"><h3>([^<]*)</h3>\n'
+                          r'(?:<p class="hint">([^<]*)</p>)?', text)
+    assert headings[0][0] == "main query plan", headings
+    assert "the query&#x27;s own plan" in headings[0][1].lower()
+    subqueries = [(heading, hint) for heading, hint in headings if heading.startswith("subquery")]
+    assert subqueries, headings
+    assert all("subquery" in hint.lower() for _, hint in subqueries), subqueries
+    assert "<h3>main</h3>" not in text
+
+
+def test_spark_s_no_estimate_size_is_shown_as_unknown(monkeypatch):
+    """Spark's ResultQueryStage reports Long.MaxValue bytes (printed 8.0 EiB) when it has no
+    estimate: the page says the size is unknown rather than 8 EiB."""
+    path = SAMPLES / "spark-4.3.0/local_read/eventlog.json"
+    assert "Statistics(sizeInBytes=8.0 EiB)" in path.read_text("utf-8")
+    text = page_of(str(path), monkeypatch)
+    facts = re.findall(r'<span class="fact"><b>statistics</b> ([^<]*)</span>', text)
+    assert "unknown (Spark&#x27;s 8.0 EiB: no estimate)" in facts, facts
+    assert "8.0 EiB" not in facts

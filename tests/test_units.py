@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from aqe_inspect.plan.units import (SCIENTIFIC_FROM, Size, conf_bytes, parse_statistics,
-                               printed_bytes, printed_count, show_bytes)
+from aqe_inspect.plan.units import (LONG_MAX, SCIENTIFIC_FROM, Size, conf_bytes, is_unknown_size,
+                               parse_statistics, printed_bytes, printed_count, show_bytes)
 
 from .conftest import CORPUS, SAMPLE_PLANS
 
@@ -83,8 +83,13 @@ def test_every_statistics_spark_printed_reads_back():
     at both ends and is tight, and its row count reads."""
     found = _statistics_in(SAMPLE_PLANS, CORPUS)
     assert len(found) >= 50, "the sample plans hold dozens of Statistics(...)"
+    unknown = 0
     for inside in found:
         stats = parse_statistics(inside)
+        if stats.size is None:  # Spark's "no estimate": Long.MaxValue bytes, 8.0 EiB
+            assert re.search(r"sizeInBytes=8\.0 EiB\b", inside), inside
+            unknown += 1
+            continue
         text = stats.size.text
         assert show_bytes(stats.size.low) == text == show_bytes(stats.size.high), inside
         if stats.size.low:
@@ -93,6 +98,7 @@ def test_every_statistics_spark_printed_reads_back():
         assert stats.is_runtime is None  # no Spark line prints isRuntime
         if "rowCount" in inside:
             assert stats.rows is not None and stats.rows.low <= stats.rows.high
+    assert unknown < len(found), "most printed sizes are figures, not Spark's no-estimate"
 
 
 def test_printed_count():
@@ -176,3 +182,42 @@ def test_units_agree_with_the_jvm(spark):
             continue  # KiB-style suffixes are read from Spark 4.2 on (SPARK-55051)
         conf.setConfString(key, text)
         assert conf.autoBroadcastJoinThreshold() == value, text
+
+
+# -- Spark's "no estimate" size -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, unknown", [
+    ("8.0 EiB", True), ("8.0 EB", True), (str(LONG_MAX), True), (show_bytes(LONG_MAX), True),
+    ("7.9 EiB", False), ("8.1 EiB", False), ("8.0 PiB", False), (str(LONG_MAX - 1), False),
+    ("168.0 B", False), ("not a size", False)])
+def test_long_max_bytes_is_an_unknown_size(text, unknown):
+    assert is_unknown_size(text) is unknown
+
+
+def test_statistics_of_unknown_size_give_no_size_but_keep_the_rows():
+    stats = parse_statistics("sizeInBytes=8.0 EiB, rowCount=3")
+    assert stats.size is None
+    assert stats.rows == Size(3, 3)
+    assert parse_statistics("sizeInBytes=7.9 EiB").size is not None
+
+
+def test_a_result_stage_s_unknown_size_in_text_and_json():
+    """A real event log whose ResultQueryStage prints Statistics(sizeInBytes=8.0 EiB): the tree
+    and the short statistics say unknown; the JSON keeps Spark's text and marks it."""
+    from aqe_inspect import api
+    from aqe_inspect.formats import views
+    from aqe_inspect.formats.node_json import node_fields
+
+    path = SAMPLE_PLANS / "spark-4.3.0" / "local_read" / "eventlog.json"
+    stages = [node for query in api.read_document(str(path)).queries for node in query.root.walked()
+              if node.name == "ResultQueryStage" and node.statistics]
+    assert stages and all(is_unknown_size(s.statistics.split("=", 1)[1]) for s in stages)
+    stage = stages[0]
+    assert views.short_statistics(stage.statistics) == "unknown (Spark's 8.0 EiB: no estimate)"
+    assert "8.0 EiB: no estimate" in views.statistics_text(stage.statistics)
+    assert views.statistics_text("sizeInBytes=168.0 B, rowCount=7") == \
+        "sizeInBytes=168.0 B, rowCount=7"
+    fields = node_fields(stage)
+    assert fields["statistics"] == "sizeInBytes=8.0 EiB"
+    assert fields["statistics_size_unknown"] is True

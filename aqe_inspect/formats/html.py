@@ -116,6 +116,23 @@ def _pairs(report: QueryReport) -> List[Tuple[PlanPair, str]]:
     return pairs
 
 
+#: What each kind of tree heading means, said under it once per tree.
+_TREE_HINTS = {
+    "main": "The query's own plan (the statement that ran); the plans of its subqueries, if "
+            "any, come under headings of their own.",
+    "subquery": "A subquery's plan (a scalar or IN subquery, or a dynamic partition pruning "
+                "filter), which Spark plans and runs apart from the query's own plan.",
+}
+
+
+def _tree_heading(where: str) -> str:
+    """A tree's heading from the place the rewrites name it by: `main` is the query's own
+    plan (`main query plan`); subqueries and the rest are named as they are."""
+    if where == "main" or where.startswith(("main ", "main,")):
+        return "main query plan" + where[len("main"):]
+    return where
+
+
 def _alone(root: Node, where: str) -> PlanPair:
     return PlanPair(final=root, initial=None, is_final_plan=None, where=where)
 
@@ -273,7 +290,10 @@ class _QueryWriter:
         ends = _ends(rows)
         stages = _stage_boxes(rows, ends)
         table = f"{self.anchor}-p{number}"
-        parts = [f'<section class="plan" id="{table}"><h3>{_e(heading)}</h3>\n']
+        parts = [f'<section class="plan" id="{table}"><h3>{_e(_tree_heading(heading))}</h3>\n']
+        explained = _TREE_HINTS.get(heading.split(" ", 1)[0].rstrip(","))
+        if explained:
+            parts.append(f'<p class="hint">{_e(explained)}</p>\n')
         if pair.initial is None:
             parts.append('<p class="hint">No initial plan printed for this tree: the final '
                          'tree only.</p>\n')

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Dict
 
 from ..plan.model import Node
@@ -23,6 +24,9 @@ def node_fields(node: Node) -> Dict[str, Any]:
         data["codegen_stage"] = node.codegen_stage
     if node.statistics is not None:
         data["statistics"] = node.statistics
+        if _size_unknown(node.statistics):
+            # Spark's size for "no estimate" (Long.MaxValue bytes, printed 8.0 EiB).
+            data["statistics_size_unknown"] = True
     if node.description is not None:
         data["description"] = node.description
     if node.inner:
@@ -50,3 +54,10 @@ def node_to_json(node: Node) -> Dict[str, Any]:
             data["initial"] = node_fields(data["initial"])
             pending.append(data["initial"])
     return root
+
+
+def _size_unknown(statistics: str) -> bool:
+    from ..plan.units import is_unknown_size
+
+    match = re.search(r"\bsizeInBytes=([^,()]+)", statistics)
+    return match is not None and is_unknown_size(match.group(1))

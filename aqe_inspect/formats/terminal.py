@@ -304,7 +304,7 @@ def node_label(node: Node) -> List[Span]:
     if summary:
         spans += [(" ", ""), (summary, "")]
     if node.statistics:
-        spans += [(" ", ""), (f"Statistics({node.statistics})", "magenta")]
+        spans += [(" ", ""), (f"Statistics({views.statistics_text(node.statistics)})", "magenta")]
     if node.metrics:
         facts = [f"{name} {value}" for name, value in views.node_facts(node)
                  if name != "statistics"]

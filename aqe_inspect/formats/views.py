@@ -23,6 +23,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ..rewrites.detectors.base import PlanPair, exchange_below
 from ..plan.model import Node, Query
+from ..plan.units import UNKNOWN_SIZE_WORDS, is_unknown_size
 from ..plan.operators import family, is_query_stage, is_shuffle_read, node_summary, partition_count, \
     shuffle_read_modes
 from ..rewrites.findings import REWRITE_KINDS, QueryReport, Rewrite, describe
@@ -251,17 +252,30 @@ _STAT = re.compile(r"(\w+)=([^,()]+(?:\([^()]*\))?)")
 
 
 def short_statistics(statistics: str) -> str:
-    """`sizeInBytes=168.0 B, rowCount=7` -> `168.0 B, 7 rows`; other fields as printed."""
+    """`sizeInBytes=168.0 B, rowCount=7` -> `168.0 B, 7 rows`; other fields as printed. Spark's
+    size for "no estimate" (Long.MaxValue bytes, `8.0 EiB`) is said to be unknown."""
     parts = []
     for name, value in _STAT.findall(statistics):
         value = value.strip()
         if name == "sizeInBytes":
-            parts.append(value)
+            parts.append(UNKNOWN_SIZE_WORDS if is_unknown_size(value) else value)
         elif name == "rowCount":
             parts.append(f"{value} rows")
         else:
             parts.append(f"{name}={value}")
     return ", ".join(parts) if parts else statistics
+
+
+def statistics_text(statistics: str) -> str:
+    """The inside of a printed `Statistics(...)` as printed, but for a `sizeInBytes` that is
+    Spark's "no estimate" (`8.0 EiB`), said to be unknown."""
+    match = _SIZE_FIELD.search(statistics)
+    if match is None or not is_unknown_size(match.group(2)):
+        return statistics
+    return statistics[:match.start(2)] + UNKNOWN_SIZE_WORDS + statistics[match.end(2):]
+
+
+_SIZE_FIELD = re.compile(r"(\bsizeInBytes=)([^,()]+)")
 
 
 def size_text(count: int) -> str:

@@ -7,6 +7,8 @@
   stand for (`Size`): `9.4 KiB` is any of 9,575..9,676 bytes, `1152.0 B` is 1,152 exactly.
 - `show_bytes`: how Spark prints a number of bytes, for messages.
 - `parse_statistics`: the inside of the `Statistics(...)` Spark prints after a query stage.
+- `is_unknown_size`: whether a printed size is Spark's figure for "no estimate" (Long.MaxValue
+  bytes, printed `8.0 EiB`), and `UNKNOWN_SIZE_WORDS`, how reports say it.
 
 How Spark prints sizes (`Utils.bytesToString`; `core/.../util/Utils.scala`, from 4.0
 `common/utils`): the largest of EiB, PiB, TiB, GiB, MiB, KiB that the size is at least twice
@@ -22,6 +24,11 @@ once the stage has run (`QueryStageExec.simpleStringWithNodeId` over `computeSta
 empty before). `Statistics.simpleString` prints `sizeInBytes` and, when known, `rowCount`
 (`BigDecimal` to three digits, half up: `2.00E+4`); no line up to 4.3 prints `isRuntime`, so it
 is read only when some text carries it.
+
+A size Spark has no estimate of is Long.MaxValue bytes (`SQLConf.defaultSizeInBytes`, whose
+default is Long.MaxValue; `ResultQueryStageExec` reports it when its plan has no logical link),
+printed `8.0 EiB`. It is no size anything measured: `parse_statistics` gives no size for it and
+reports say `unknown (Spark's 8.0 EiB: no estimate)`.
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ CONF_SUFFIXES: Mapping[str, int] = {
     "gib": 1 << 30, "ti": 1 << 40, "tib": 1 << 40, "pi": 1 << 50, "pib": 1 << 50}
 
 LONG_MAX = (1 << 63) - 1
+#: How reports show Spark's "no estimate" size (Long.MaxValue bytes, printed `8.0 EiB`).
+UNKNOWN_SIZE_WORDS = "unknown (Spark's 8.0 EiB: no estimate)"
 #: From this size on Spark prints bytes in scientific notation (`2.36E+21 B`).
 SCIENTIFIC_FROM = (1 << 11) << 60
 
@@ -212,6 +221,19 @@ def show_bytes(count: int) -> str:
     raise AssertionError("unreachable: B ends the units")  # pragma: no cover
 
 
+def is_unknown_size(text: str) -> bool:
+    """Whether a size as printed (`8.0 EiB`, Spark 2's `8.0 EB`, or the bare figure
+    9223372036854775807) is Long.MaxValue bytes, Spark's size for "no estimate"."""
+    body = text.strip()
+    if body.isdigit():
+        return int(body) == LONG_MAX
+    try:
+        size = printed_bytes(body)
+    except ValueError:
+        return False
+    return size.low <= LONG_MAX <= size.high and size.high - size.low < (1 << 60)
+
+
 def parse_statistics(text: str) -> Statistics:
     """The inside of `Statistics(...)`: `sizeInBytes=468.8 KiB, rowCount=2.00E+4` (and an
     `isRuntime=true` if some text carries one). Other fields are passed over; a field whose
@@ -229,7 +251,7 @@ def parse_statistics(text: str) -> Statistics:
         position = match.end()
         name, value = match.group(1), match.group(2).strip()
         if name == "sizeInBytes":
-            size = printed_bytes(value)
+            size = None if is_unknown_size(value) else printed_bytes(value)
         elif name == "rowCount":
             rows = printed_count(value)
         elif name == "isRuntime":
