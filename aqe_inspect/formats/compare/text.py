@@ -128,12 +128,16 @@ def _fleet_lines(comparison) -> List[str]:
 def write(comparison, stream: TextIO, width: Optional[int] = None) -> None:
     """The comparison wrapped to `width` (None: the terminal's; when not a terminal, COLUMNS,
     else 100), as `diff` prints: a line wider than that goes on under its own indent and two
-    spaces more (`terminal.HANG`), cut at spaces only."""
+    spaces more (`terminal.HANG`), cut at spaces only. The verdict, last, stays one line."""
     from ..terminal import HANG, Screen
 
     out = Screen(stream, width)
-    for line in lines(comparison):
+    *body, verdict = lines(comparison)
+    for line in body:
         text = line.lstrip(" ")
         indent = line[:len(line) - len(text)][:max(0, out.width // 2 - len(HANG))]
         out.paragraph([(text, "")], indent, indent + HANG)
+    # One line, however long, as `check` prints its own: the last line of a CI log, read first
+    # and grepped.
+    out.write_line(out.styled([(verdict, "")]))
     out.flush()
