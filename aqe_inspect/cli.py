@@ -235,6 +235,7 @@ def why_command(
 ) -> None:
     """Say why AQE did NOT rewrite: every join and shuffle AQE could have rewritten, each
     rule's conditions against the run-time sizes and the settings in force."""
+    api.report_format(width=width)  # --width refused before a long input is read
     answers = api.why(path, url=url, query=query, kinds=kind, conf=conf, conf_file=conf_file,
                       spark_version=spark_version, max_size=max_size,
                       for_format=output_format, output=output)
@@ -275,6 +276,7 @@ def fleet_command(
 ) -> None:
     """Scan many Spark event logs on Spark: one table row per application and SQL execution
     (what AQE rewrote, its figures and settings), then a summary."""
+    api.report_format(width=width)  # --width refused before the scan
     result = api.fleet(paths, output, table_format=table_format, master=master,
                        summary_format=summary_format, summary=summary)
     written = f"aqe-inspect fleet: {len(result.rows)} rows written to {output}"
@@ -317,6 +319,7 @@ def compare_command(
     """Compare two runs of the same job (a Spark upgrade, a config change): which executions
     lost or gained an adaptive rewrite, and why. Exit 1 when --fail-on holds or an execution
     had not finished (unfinished: no verdict), 0 when not."""
+    api.report_format(width=width)  # --width refused before a long input is read
     result = api.compare(old, new, fail_on, for_format=output_format, output=output,
                          max_size=api.size(max_size), judge_unfinished=judge_unfinished)
     api.write(result, output_format, output, summary=f"aqe-inspect compare: {result.verdict}",

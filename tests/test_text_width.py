@@ -122,3 +122,44 @@ def test_unbreakable_lines_are_told_apart():
     assert unbreakable("  a(1, │   b(2,")
     assert unbreakable("19:      │      hashpartitioning(x#5L,")
     assert not unbreakable("  happened     AQEShuffleRead (6) coalesces")
+
+
+@pytest.mark.parametrize("with_option", [False, True], ids=["COLUMNS", "width="])
+def test_fleet_text_summary_fits_the_width(with_option, monkeypatch, capsys):
+    """The fleet scan's text summary (its rows made as the fleet job makes them, from each
+    sample event log: no PySpark needed), written by `api.write` as the command does."""
+    from aqe_inspect import api
+    from aqe_inspect.fleet.table import row_from_report
+    from aqe_inspect.rewrites.engine import diff_queries
+    from aqe_inspect.sources.routing import read_input
+
+    rows = []
+    for version in VERSIONS:
+        for scenario in sorted((SAMPLE_PLANS / version).iterdir()):
+            logs = [scenario / name for name in ("eventlog.zstd", "eventlog.json")
+                    if (scenario / name).is_file()]
+            for path in logs[:1]:
+                stream = read_input(str(path))
+                rows += [row_from_report(report, str(path), stream.application)
+                         for report in diff_queries(stream.queries)]
+    assert len(rows) > 40
+    monkeypatch.setenv("COLUMNS", "200" if with_option else str(WIDTH))
+    api.write(api.FleetResult(rows, "fleet-out"), width=WIDTH if with_option else None)
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) > 10
+    wide = [line for line in printed if len(line) > WIDTH and not unbreakable(line)]
+    assert not wide, wide[:3]
+
+
+def test_why_at_the_narrowest_width_keeps_its_words_apart(monkeypatch):
+    """At `--width 20` the kind and verdict columns take lines of their own rather than
+    running into the text beside them."""
+    monkeypatch.chdir(ROOT)
+    log = "sample_plans/spark-3.5.9/skew_join/eventlog.zstd"
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        assert main(["why", log, "--width", "20"]) == 0
+    printed = out.getvalue().splitlines()
+    assert [line for line in printed if len(line) > 20 and not unbreakable(line)] == []
+    words = {word for line in printed for word in line.split()}
+    assert {"coalesced", "skew-join", "happened", "blocked"} <= words

@@ -107,12 +107,18 @@ def write_text_query(answer: QueryWhy, heading: str, stream, width: Optional[int
 
 def wrapped(out: "Screen", text: str, first: str, rest: str) -> None:
     """`text` after `first`, wrapped to the screen's width, its lines after the first after
-    `rest`. On a screen too narrow for the columns, the indents are cut to half the width:
-    the words keep the other half."""
+    `rest`. On a screen too narrow for the columns (more than half the width), the indent is
+    cut to half the width and the column before the text (`first`: a kind, a verdict) takes a
+    line of its own: the words keep the other half."""
     from .terminal import HANG
 
     room = max(len(HANG), out.width // 2)
-    out.paragraph([(text, "")], first[:room], rest[:room])
+    rest = rest[:room]
+    if len(first) > room:
+        column = first.strip()
+        out.paragraph([(column, "")], first[:len(first) - len(first.lstrip())][:room], rest)
+        first = rest
+    out.paragraph([(text, "")], first, rest)
 
 
 def heading(report: QueryReport, version: Optional[str], settings_note: str) -> str:
