@@ -598,7 +598,8 @@ Result = Union[Document, "Report", "ReportStream", "CheckResult", WhyAnswers, Ru
 
 
 def write(result: Result, format: Union[str, "Format", None] = None,
-          output: Optional[str] = None, *, summary: Optional[str] = None) -> None:
+          output: Optional[str] = None, *, summary: Optional[str] = None,
+          width: Optional[int] = None) -> None:
     """Write what a function of this module gave, in `format`, to standard output or, with
     `output`, to that file, written whole or not at all (a file replaced atomically, a pipe or
     device written once the result is complete; nothing left behind on any failure).
@@ -607,12 +608,15 @@ def write(result: Result, format: Union[str, "Format", None] = None,
     COMPARE_FORMATS (default text); a report or check result one of
     FORMAT_NAMES or a `report_format(...)` (default text); the why answers text or json; a
     fleet result its summary format; a snapshot (a str) and rules as they are. `summary`: a
-    line printed on standard output once `output` is written."""
-    writer, json = _writer(result, format)
+    line printed on standard output once `output` is written. `width`: the columns text for
+    people is wrapped to (the why answers, a comparison, a fleet summary, a report or check
+    result in a format named here; a `report_format(...)` has its own), None for the
+    terminal's (when not a terminal, COLUMNS, else 100)."""
+    writer, json = _writer(result, format, _width(width))
     _emit(output, writer, json, summary)
 
 
-def _writer(result: Result, format: Union[str, "Format", None]
+def _writer(result: Result, format: Union[str, "Format", None], width: Optional[int] = None
             ) -> Tuple[Callable[[TextIO], Any], bool]:
     """How to write `result` (a function of the stream), and whether as JSON (what the
     encoding cannot hold then written as JSON escapes)."""
@@ -638,7 +642,7 @@ def _writer(result: Result, format: Union[str, "Format", None]
         from .formats.why import write_why
 
         as_json = format == "json"
-        return (lambda stream: write_why(result, stream, as_json)), as_json
+        return (lambda stream: write_why(result, stream, as_json, width)), as_json
     # A comparison can only exist once its module is imported (not loaded for other results).
     compared = sys.modules.get(f"{__package__}.compare.result")
     if compared is not None and isinstance(result, compared.Comparison):
@@ -646,16 +650,22 @@ def _writer(result: Result, format: Union[str, "Format", None]
 
         chosen_name = format if isinstance(format, str) else "text"
         write_comparison = compare_writer(chosen_name)
+        if chosen_name == "text":
+            from .formats.compare.text import write as write_text
+
+            return (lambda stream: write_text(result, stream, width)), False
         return (lambda stream: write_comparison(result, stream)), chosen_name in JSON_ESCAPED
     if isinstance(result, FleetResult):
         from .fleet.summary_formats import write_summary
 
         chosen = result.summary_format if format is None else format
-        return (lambda stream: write_summary(result.rows, stream, chosen,
+        return (lambda stream: write_summary(result.rows, stream, chosen, width,
                                              skipped=result.skipped)), False
     from .rewrites.findings import Report, ReportStream
 
     chosen = _chosen(format)
+    if width is not None and isinstance(format, (str, type(None))):
+        chosen = chosen.configured(None, width)
     if isinstance(result, (Report, ReportStream)):
         return (lambda stream: chosen.write_report(result, stream)), chosen.escapes_json
     from .expectations.check import CheckResult

@@ -231,13 +231,15 @@ def why_command(
     output: Optional[str] = OUTPUT_OPTION,
     max_size: str = MAX_SIZE_OPTION,
     url: Optional[str] = URL_OPTION,
+    width: Optional[int] = WIDTH_OPTION,
 ) -> None:
     """Say why AQE did NOT rewrite: every join and shuffle AQE could have rewritten, each
     rule's conditions against the run-time sizes and the settings in force."""
+    api.report_format(width=width)  # --width refused before a long input is read
     answers = api.why(path, url=url, query=query, kinds=kind, conf=conf, conf_file=conf_file,
                       spark_version=spark_version, max_size=max_size,
                       for_format=output_format, output=output)
-    api.write(answers, output_format, output)
+    api.write(answers, output_format, output, width=width)
 
 
 @app.command("snapshot")
@@ -269,15 +271,18 @@ def fleet_command(
                                        help="text, markdown or html."),
     summary: Optional[str] = typer.Option(
         None, "--summary", help="Write the summary to this file instead of standard output."),
+    width: Optional[int] = WIDTH_OPTION,
 ) -> None:
     """Scan many Spark event logs on Spark: one table row per application and SQL execution
     (what AQE rewrote, its figures and settings), then a summary."""
+    api.report_format(width=width)  # --width refused before the scan
     result = api.fleet(paths, output, table_format=table_format, master=master,
                        summary_format=summary_format, summary=summary)
     written = f"aqe-inspect fleet: {len(result.rows)} rows written to {output}"
     if result.skipped:
         written += f"; {len(result.skipped)} file(s) skipped, not event logs"
-    api.write(result, output=summary, summary=written if summary is not None else None)
+    api.write(result, output=summary, summary=written if summary is not None else None,
+              width=width)
 
 
 @app.command("rules")
@@ -308,13 +313,16 @@ def compare_command(
         False, "--judge-unfinished", help="Judge executions that had not finished (a cut or "
         "in-progress log, isFinalPlan=false) on what they hold, instead of failing them as "
         "unfinished (no verdict)."),
+    width: Optional[int] = WIDTH_OPTION,
 ) -> None:
     """Compare two runs of the same job (a Spark upgrade, a config change): which executions
     lost or gained an adaptive rewrite, and why. Exit 1 when --fail-on holds or an execution
     had not finished (unfinished: no verdict), 0 when not."""
+    api.report_format(width=width)  # --width refused before a long input is read
     result = api.compare(old, new, fail_on, for_format=output_format, output=output,
                          max_size=api.size(max_size), judge_unfinished=judge_unfinished)
-    api.write(result, output_format, output, summary=f"aqe-inspect compare: {result.verdict}")
+    api.write(result, output_format, output, summary=f"aqe-inspect compare: {result.verdict}",
+              width=width)
     if result.failed:
         raise typer.Exit(1)
 

@@ -830,7 +830,12 @@ def test_every_format_escapes_text_from_the_inputs(hostile_logs, name):
         return
     assert "\x1b" not in out and "\u202e" not in out and "\r" not in out
     if name == "text":  # for a terminal: the description stays on its line, defused
-        assert any("alert(1)" in line and "forged" in line for line in out.splitlines())
+        # Wrapped to the width, its lines after the first are indented: none passes for a
+        # line of its own; wide enough not to wrap, it is one line.
+        assert not any(line.startswith(("::", "##[", "forged", "evil")) for line in
+                       out.splitlines())
+        wide = run("compare", *hostile_logs, "--format", name, "--width", "10000").stdout
+        assert any("alert(1)" in line and "forged" in line for line in wide.splitlines())
     if name == "github":
         for line in out.splitlines():  # our own commands, and plain lines that are none
             assert not line.lstrip().startswith(("::warning::second", "::error::forged"))

@@ -9,12 +9,14 @@ answer, the Spark version its defaults were taken at); `user` (the settings the 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from ..errors import printable
 from ..plan.model import Application
 from ..rewrites.findings import QueryReport
 from ..whynot.verdicts import Candidate, QueryWhy
+
+if TYPE_CHECKING:
+    from .terminal import Screen
 
 SCHEMA = "aqe-inspect/why/v1"
 
@@ -64,33 +66,59 @@ VERDICT_WIDTH = 11
 
 def candidate_lines(found: Candidate, indent: str = "  ") -> List[str]:
     """`kind  node`, then the verdict beside the first reason, one reason or need a line."""
-    head = f"{indent}{found.kind:<{KIND_WIDTH}}  {found.node}"
+    return [first + text for first, text, _ in candidate_rows(found, indent)]
+
+
+def candidate_rows(found: Candidate, indent: str = "  ") -> List[Tuple[str, str, str]]:
+    """`candidate_lines` as rows to wrap: each row's first indent (the kind or the verdict
+    column), its text, and the indent of its lines after the first (under the text: the node
+    under the node, a reason under the reasons)."""
+    node = found.node
     if found.line and "line" not in found.node:
-        head += f", line {found.line}"
+        node += f", line {found.line}"
     verdict = found.verdict.replace("-", " ")
     said = [r.text for r in found.reasons] + [f"needs {need}" for need in found.needs]
+    under_node = indent + " " * (KIND_WIDTH + 2)
     pad = f"{indent}  " + " " * (VERDICT_WIDTH + 2)
-    lines = [head, f"{indent}  {verdict:<{VERDICT_WIDTH}}  " + (said[0] if said else "-")]
-    lines.extend(pad + text for text in said[1:])
-    return lines
+    rows = [(f"{indent}{found.kind:<{KIND_WIDTH}}  ", node, under_node),
+            (f"{indent}  {verdict:<{VERDICT_WIDTH}}  ", said[0] if said else "-", pad)]
+    rows.extend((pad, text, pad) for text in said[1:])
+    return rows
 
 
-def write_line(stream, line: str) -> None:
-    """One line of the text answer, escaped by `errors.printable`: what it says of an input (a
-    description, a path, an operator, a setting's value) cannot restyle the terminal nor
-    forge a line."""
-    stream.write(printable(line) + "\n")
+def write_text_query(answer: QueryWhy, heading: str, stream, width: Optional[int] = None,
+                     out: Optional["Screen"] = None) -> None:
+    """A query's answer as text for people, wrapped to `width` (None: the terminal's, as
+    `diff` prints; or `out`'s), each run of text escaped (`errors.printable`, by `Screen`),
+    the lines a row wraps into indented under its text."""
+    from .terminal import HANG, Screen
 
-
-def write_text_query(answer: QueryWhy, heading: str, stream) -> None:
-    write_line(stream, heading)
+    screen = out if out is not None else Screen(stream, width)
+    wrapped(screen, heading, "", HANG)
     if not answer.candidates:
-        write_line(stream, "  no operator where AQE could have rewritten")
+        wrapped(screen, "no operator where AQE could have rewritten", "  ", "  " + HANG)
     for found in answer.candidates:
-        for line in candidate_lines(found):
-            write_line(stream, line)
+        for first, text, rest in candidate_rows(found):
+            wrapped(screen, text, first, rest)
     for note in answer.notes:
-        write_line(stream, f"  note: {note}")
+        wrapped(screen, f"note: {note}", "  ", "  " + HANG)
+    screen.flush()
+
+
+def wrapped(out: "Screen", text: str, first: str, rest: str) -> None:
+    """`text` after `first`, wrapped to the screen's width, its lines after the first after
+    `rest`. On a screen too narrow for the columns (more than half the width), the indent is
+    cut to half the width and the column before the text (`first`: a kind, a verdict) takes a
+    line of its own: the words keep the other half."""
+    from .terminal import HANG
+
+    room = max(len(HANG), out.width // 2)
+    rest = rest[:room]
+    if len(first) > room:
+        column = first.strip()
+        out.paragraph([(column, "")], first[:len(first) - len(first.lstrip())][:room], rest)
+        first = rest
+    out.paragraph([(text, "")], first, rest)
 
 
 def heading(report: QueryReport, version: Optional[str], settings_note: str) -> str:
@@ -120,20 +148,25 @@ def settings_note(report: QueryReport, user: Mapping[str, Any]) -> str:
     return "settings: unknown (pass --conf or read the event log)"
 
 
-def write_why(answers, stream, as_json: bool) -> None:
-    """Every query's answer, written as it comes: one JSON document, or text for people."""
+def write_why(answers, stream, as_json: bool, width: Optional[int] = None) -> None:
+    """Every query's answer, written as it comes: one JSON document, or text for people
+    wrapped to `width` (None: the terminal's; when not a terminal, COLUMNS, else 100)."""
     if as_json:
         def items():
             for query, answer, _ in answers.queries():
                 yield query_json(answer, query.query.label)
         write_json(items(), stream, answers.source, answers)
         return
+    from .terminal import HANG, Screen
+
+    out = Screen(stream, width)
     count = 0
     for query, answer, found in answers.queries():
         if count:
-            stream.write("\n")
+            out.write_line("")
         count += 1
         write_text_query(answer, heading(query, found, settings_note(query, answers.user)),
-                         stream)
+                         stream, out=out)  # flushed: each query shown as it is answered
     for note in answers.notes:
-        write_line(stream, f"note: {note}")
+        wrapped(out, f"note: {note}", "", HANG)
+    out.flush()

@@ -10,7 +10,7 @@ would run."""
 
 from __future__ import annotations
 
-from typing import List, TextIO
+from typing import List, Optional, TextIO
 
 from ...errors import printable
 from .common import differences, duration_line, headline, kinds_text, pair_title, rate_text, \
@@ -125,5 +125,19 @@ def _fleet_lines(comparison) -> List[str]:
     return out
 
 
-def write(comparison, stream: TextIO) -> None:
-    stream.write("\n".join(lines(comparison)) + "\n")
+def write(comparison, stream: TextIO, width: Optional[int] = None) -> None:
+    """The comparison wrapped to `width` (None: the terminal's; when not a terminal, COLUMNS,
+    else 100), as `diff` prints: a line wider than that goes on under its own indent and two
+    spaces more (`terminal.HANG`), cut at spaces only. The verdict, last, stays one line."""
+    from ..terminal import HANG, Screen
+
+    out = Screen(stream, width)
+    *body, verdict = lines(comparison)
+    for line in body:
+        text = line.lstrip(" ")
+        indent = line[:len(line) - len(text)][:max(0, out.width // 2 - len(HANG))]
+        out.paragraph([(text, "")], indent, indent + HANG)
+    # One line, however long, as `check` prints its own: the last line of a CI log, read first
+    # and grepped.
+    out.write_line(out.styled([(verdict, "")]))
+    out.flush()
