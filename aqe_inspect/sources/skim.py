@@ -372,7 +372,7 @@ class Skimmer:
                 cut = buffer.find(b"\n", start + CHUNK, stop) + 1 or stop
             piece = buffer[start:cut]
             start = cut
-            if piece.isascii() and b"\x00" not in piece:  # as reader._decode would, at once
+            if self._plain(piece):  # as reader._decode would, at once
                 texts = piece.decode("ascii").split("\n")
                 if piece.endswith(b"\n"):
                     texts.pop()
