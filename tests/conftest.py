@@ -18,6 +18,13 @@ _SCRIPT = Path(sys.executable).with_name("aqe-inspect")
 AQE_INSPECT = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "aqe_inspect"]
 
 
+def verdict(printed: str) -> str:
+    """The verdict `check` and `compare` print last, as one line: the last paragraph of their
+    text output (after its last blank line), its wrapped lines joined."""
+    paragraph = printed.strip().split("\n\n")[-1]
+    return " ".join(line.strip() for line in paragraph.strip().splitlines())
+
+
 def user_env(cache: Path, **extra: str) -> dict:
     """The environment of a new shell on this machine: no virtualenv active (the tests' own
     left off PATH), an empty cache at `cache` (made when missing), and `extra`."""

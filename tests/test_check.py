@@ -20,7 +20,7 @@ from aqe_inspect.rewrites.findings import REWRITE_KINDS, Report
 from aqe_inspect.expectations.selection import Selector
 from aqe_inspect.sources.routing import read_input
 
-from .conftest import ROOT, SAMPLE_PLANS
+from .conftest import ROOT, SAMPLE_PLANS, verdict
 from .schemas import validate_junit, validate_sarif
 
 SCENARIOS = sorted(p.parent for p in SAMPLE_PLANS.glob("spark-*/*/truth.json"))
@@ -107,8 +107,8 @@ def test_check_holds_every_kind_to_the_truth_in_every_format(case):
 
 def _check_text(result, text: str, path: Path) -> None:
     lines = text.splitlines()
-    assert lines[-1].startswith(f"{len(result.failures)} of {len(result.outcomes)} "
-                                "expectation(s) not met"), lines[-1]
+    assert verdict(text).startswith(f"{len(result.failures)} of {len(result.outcomes)} "
+                                    "expectation(s) not met"), verdict(text)
     verdicts = [line[:4] for line in lines if line[:5] in ("PASS ", "FAIL ")]
     assert verdicts == ["PASS" if o.passed else "FAIL" for o in result.outcomes]
     if result.shown_queries:

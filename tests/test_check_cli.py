@@ -14,7 +14,7 @@ import pytest
 
 from aqe_inspect.cli import main
 
-from .conftest import SAMPLE_PLANS
+from .conftest import SAMPLE_PLANS, verdict
 
 MULTI = SAMPLE_PLANS / "spark-4.3.0" / "multi_rewrite"
 PLAN = MULTI / "formatted_after.txt"  # coalesced 1, smj-to-bhj 1, local-read 2
@@ -89,8 +89,7 @@ def test_a_failure_prints_the_query_plan_diff():
     # both, and the finding's line.
     assert re.search(r"\* Exchange \(23\).*[│|]", out) and "* AQEShuffleRead (6) local" in out
     assert "local-read: AQEShuffleRead (6): reads Exchange (4) (was Exchange (23))" in out
-    assert out.rstrip().endswith("1 of 1 expectation(s) not met (1 query read from "
-                                 f"{PLAN})")
+    assert verdict(out) == f"1 of 1 expectation(s) not met (1 query read from {PLAN})"
 
 
 # ---- expectation files -------------------------------------------------------------------

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import AQE_INSPECT, ROOT, SAMPLE_PLANS
+from .conftest import AQE_INSPECT, ROOT, SAMPLE_PLANS, verdict
 
 LINES = ("3.5.9", "4.3.0")
 RUNS = ("baseline", "rerun", "bhj_off", "skew_off", "coalesce_off", "broadcast_more")
@@ -749,7 +749,7 @@ def test_fail_on_chooses_what_fails(fail_on, new_run, code):
     done = run("compare", _log("3.5.9", "baseline"), _log("3.5.9", new_run),
                "--fail-on", fail_on)
     assert done.returncode == code, done.stdout + done.stderr
-    assert done.stdout.rstrip().splitlines()[-1].startswith(
+    assert verdict(done.stdout).startswith(
         f"aqe-inspect compare: {'FAIL' if code else 'PASS'}")
 
 
@@ -1025,7 +1025,7 @@ def test_the_readme_upgrade_recipe_runs_as_written(tmp_path):
     done = run(*words[1:], cwd=tmp_path)
     expected = re.search(r"#\s*exit\s+(\d+)", line)
     assert done.returncode == (int(expected.group(1)) if expected else 0), done.stderr
-    assert done.stdout.rstrip().splitlines()[-1].startswith("aqe-inspect compare: ")
+    assert verdict(done.stdout).startswith("aqe-inspect compare: ")
     if done.returncode == 1:
         assert any(out.startswith("::error ") for out in done.stdout.splitlines())
 

@@ -24,7 +24,7 @@ from aqe_inspect.expectations import snapshot
 from aqe_inspect.cli import main
 from aqe_inspect.errors import InspectError
 
-from .conftest import ROOT, SAMPLE_PLANS
+from .conftest import ROOT, SAMPLE_PLANS, verdict
 from .schemas import validate_junit, validate_sarif
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -250,7 +250,7 @@ def test_snapshot_then_check_exits_0_then_1_with_a_diff(tmp_path):
     assert f"FAIL snapshot {target}" in out
     assert f"--- {target}\n+++ {off}\n" in out
     assert "-rewrite smj-to-bhj: SortMergeJoin -> BroadcastHashJoin (2)" in out
-    assert out.rstrip().splitlines()[-1].startswith("1 of 1 expectation(s) not met")
+    assert verdict(out).startswith("1 of 1 expectation(s) not met")
 
 
 def test_check_takes_a_snapshot_and_expectations_together(tmp_path):

@@ -25,7 +25,7 @@ import pytest
 from aqe_inspect import api
 from aqe_inspect.rewrites.findings import REWRITE_KINDS
 
-from .conftest import AQE_INSPECT, SAMPLE_PLANS
+from .conftest import AQE_INSPECT, SAMPLE_PLANS, verdict
 
 LINES = sorted(p.name for p in SAMPLE_PLANS.glob("spark-*") if p.is_dir())
 APPLICATION_START = b"Submitted application: "
@@ -210,7 +210,7 @@ def test_every_format_says_unfinished(cut_log):
     text = _run("check", str(cut_log), "--forbid", "skew-join")
     assert text.returncode == 1, text.stderr
     assert text.stdout.startswith("UNFINISHED forbid skew-join"), text.stdout[:200]
-    assert "expectation(s) unfinished" in text.stdout.splitlines()[-1]
+    assert "expectation(s) unfinished" in verdict(text.stdout)
     data = json.loads(_run("check", str(cut_log), "--forbid", "skew-join", "--format",
                            "json").stdout)
     assert data["passed"] is False and data["status"] == "unfinished"

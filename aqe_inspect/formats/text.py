@@ -57,11 +57,12 @@ class TextFormat(Format):
         for note in result.notes:
             out.paragraph([(f"note: {note}", "yellow")], "", render.HANG)
         out.paragraph([])
-        # One line, however long: the last line of a CI log, read first and grepped.
+        # Last, wrapped to the width like the rest: its first words (`1 of 3 expectation(s)
+        # not met`) are on its first line, what a CI log is grepped for.
         verdict = result.verdict
-        out.write_line(out.styled([(verdict[:1].upper() + verdict[1:],
-                                    "bold red" if result.failures else "bold green"),
-                                   (f" ({result.queries_read})", "")]))
+        out.paragraph([(verdict[:1].upper() + verdict[1:],
+                        "bold red" if result.failures else "bold green"),
+                       (f" ({result.queries_read})", "")], "", render.HANG)
         out.flush()
 
 

@@ -128,7 +128,7 @@ def _fleet_lines(comparison) -> List[str]:
 def write(comparison, stream: TextIO, width: Optional[int] = None) -> None:
     """The comparison wrapped to `width` (None: the terminal's; when not a terminal, COLUMNS,
     else 100), as `diff` prints: a line wider than that goes on under its own indent and two
-    spaces more (`terminal.HANG`), cut at spaces only. The verdict, last, stays one line."""
+    spaces more (`terminal.HANG`), cut at spaces only. The verdict comes last, wrapped the same way."""
     from ..terminal import HANG, Screen
 
     out = Screen(stream, width)
@@ -137,7 +137,7 @@ def write(comparison, stream: TextIO, width: Optional[int] = None) -> None:
         text = line.lstrip(" ")
         indent = line[:len(line) - len(text)][:max(0, out.width // 2 - len(HANG))]
         out.paragraph([(text, "")], indent, indent + HANG)
-    # One line, however long, as `check` prints its own: the last line of a CI log, read first
-    # and grepped.
-    out.write_line(out.styled([(verdict, "")]))
+    # Last, wrapped like the rest (as `check` prints its own): `aqe-inspect compare: FAIL`,
+    # what a CI log is grepped for, on its first line.
+    out.paragraph([(verdict, "")], "", HANG)
     out.flush()
