@@ -240,6 +240,20 @@ def test_terminal_pictures_are_what_the_commands_print_now(site):  # noqa: F811
 
 # ---- where they are shown ---------------------------------------------------------------------
 
+def said_of_the_sample(alt: str) -> None:
+    """What an alt text says the picture shows is what the sample's diff finds: each rewrite
+    kind it names has a finding, each operator it names (a CamelCase word) is in the output."""
+    from aqe_inspect.rewrites.findings import REWRITE_KINDS
+
+    formats = ROOT / "tests" / "snapshots" / "formats"
+    counts = json.loads((formats / "diff.json").read_text("utf-8"))["queries"][0]["counts"]
+    named = [kind for kind in REWRITE_KINDS if re.search(rf"(?<![\w-]){kind}(?![\w-])", alt)]
+    assert all(counts[kind] for kind in named), (alt, counts)
+    printed = (formats / "diff.txt").read_text("utf-8")
+    for word in re.findall(r"\b[A-Z][a-z]+[A-Z]\w*", alt):
+        assert word in printed, (word, alt)
+
+
 def test_pages_show_the_pictures_with_alt_text(site):  # noqa: F811
     shown_anywhere = set()
     for page, pictures in SHOWN.items():
@@ -255,6 +269,7 @@ def test_pages_show_the_pictures_with_alt_text(site):  # noqa: F811
         for picture in pictures:
             assert picture in images, (page, picture, sorted(images))
             assert len(images[picture].split()) >= 4, (page, picture, "alt text")
+            said_of_the_sample(images[picture])
             assert (site / picture).is_file(), picture
             shown_anywhere.add(picture)
     # The report's picture leads to the page itself, live.
