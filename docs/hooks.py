@@ -14,6 +14,14 @@ In a page, an HTML comment names what goes in its place:
 
 The schema files the tests validate reports against, and the HTML report examples, are added to
 the site as files (``schemas/``, ``formats/examples/``), so pages link to them.
+
+Pictures of the terminal (``TERMINAL_PICTURES``) are drawn when the site is built: the command
+runs on a bundled sample as on a terminal of ``PICTURE_COLUMNS`` columns (its ANSI colours and
+all), and rich draws what it printed as an SVG (``pictures/*.svg`` of the site). The picture of
+the HTML report is a screenshot taken in Chromium, which a build cannot count on: it is kept in
+``docs/pictures/`` with a sidecar naming the SHA-256 of the page it shows, and
+``tests/test_docs_pictures.py`` fails when that page has changed since
+(``AQE_UPDATE_SCREENSHOTS=1`` takes it again).
 """
 
 from __future__ import annotations
@@ -38,6 +46,14 @@ PUBLISHED = {
     "formats/examples/diff.html": "tests/snapshots/formats/diff.html",
     "formats/examples/check.html": "tests/snapshots/formats/check.html",
 }
+#: Pictures of what a terminal shows, drawn when the site is built: where they go -> the
+#: command (run from the checkout's root, on a bundled sample).
+TERMINAL_PICTURES = {
+    "pictures/diff-side-by-side.svg": [
+        "diff", "sample_plans/spark-4.3.0/multi_rewrite/formatted_after.txt", "--side-by-side"],
+}
+#: The width of the terminal the pictures are taken on.
+PICTURE_COLUMNS = 100
 
 
 def command_output(args: list[str]) -> str:
@@ -59,6 +75,59 @@ def command_output(args: list[str]) -> str:
     if code != 0:
         raise PluginError(f"aqe-inspect {' '.join(args)} exited {code}")
     return out.getvalue()
+
+
+class _Terminal(io.StringIO):
+    """Standard output that says it is a terminal: the commands print their ANSI styles."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def terminal_output(args: list[str], columns: int = PICTURE_COLUMNS) -> str:
+    """What `aqe-inspect ARGS` prints on a terminal `columns` wide (ANSI styles and all), run
+    from the checkout's root."""
+    from aqe_inspect.cli import main
+
+    names = ("COLUMNS", "NO_COLOR", "TERM")
+    saved = {name: os.environ.get(name) for name in names}
+    os.environ.update(COLUMNS=str(columns), TERM="xterm-256color")
+    os.environ.pop("NO_COLOR", None)
+    out = _Terminal()
+    here = os.getcwd()
+    try:
+        os.chdir(ROOT)  # the sample's path as the command names it, from any folder
+        with contextlib.redirect_stdout(out):
+            code = main(args)
+    finally:
+        os.chdir(here)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    if code != 0:
+        raise PluginError(f"aqe-inspect {' '.join(args)} exited {code}")
+    return out.getvalue()
+
+
+def terminal_svg(ansi: str, title: str, columns: int = PICTURE_COLUMNS) -> str:
+    """`ansi`, text with ANSI styles as a terminal `columns` wide shows it, drawn by rich as an
+    SVG. The same text gives the same SVG; no font is fetched (the web fonts rich's template
+    names are left out: a reader's own monospace font draws it). A line wider than `columns`
+    (the commands keep a word longer than a column's room whole) widens the picture: every
+    line is drawn as printed, none cut or folded."""
+    from rich.cells import cell_len
+    from rich.console import Console
+    from rich.text import Text
+
+    text = Text.from_ansi(ansi.rstrip("\n"))
+    widest = max((cell_len(line) for line in text.plain.split("\n")), default=0)
+    console = Console(record=True, width=max(columns, widest), file=io.StringIO(),
+                      force_terminal=True, color_system="truecolor", legacy_windows=False)
+    console.print(text, soft_wrap=True, crop=False)
+    svg = console.export_svg(title=title)
+    return re.sub(r"[ \t]*@font-face\s*\{[^}]*\}\n?", "", svg)
 
 
 def _fence(text: str, lang: str) -> str:
@@ -99,4 +168,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
 def on_files(files, config):
     for uri, source in PUBLISHED.items():
         files.append(File.generated(config, uri, abs_src_path=str(ROOT / source)))
+    for uri, args in TERMINAL_PICTURES.items():
+        title = shlex.join(["aqe-inspect", *args])
+        files.append(File.generated(config, uri, content=terminal_svg(terminal_output(args),
+                                                                      title)))
     return files
