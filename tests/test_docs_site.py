@@ -1,13 +1,13 @@
 """The documentation site (mkdocs.yml, docs/): it builds with `mkdocs build --strict` (every
 link and anchor resolves, every marker of docs/hooks.py is filled), the generated parts say what
-the program says, and every command on it that runs a bundled sample runs as written."""
+the program says. Its commands are run by tests/test_docs_commands.py, its shown outputs by
+tests/test_docs_console.py."""
 
 from __future__ import annotations
 
 import html
 import importlib.util
 import re
-import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -18,43 +18,6 @@ from .conftest import AQE_INSPECT, IN_CI, ROOT
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md")) + [ROOT / "README.md"]
-#: A command's expected exit, when not 0, as the page says it: `... # exit 1`.
-EXIT = re.compile(r"#\s*exit\s+(\d+)\s*$")
-#: The checkout's folders a sample command may name; linked into the folder it runs in, so a
-#: command that writes a file (`-o report.html`) writes it there, not into the checkout.
-NAMED = ("sample_plans", "tests", "examples")
-
-
-def _sample_commands() -> list:
-    """(page, line) of each line of a ```sh block starting `aqe-inspect` that names a sample.
-    `fleet` runs on Spark: tests/test_fleet_summary.py holds its page's example to what the
-    command prints, without Spark."""
-    found = []
-    for page in PAGES:
-        for block in re.findall(r"^```sh\n(.*?)^```", page.read_text("utf-8"), re.S | re.M):
-            for line in block.splitlines():
-                if (line.startswith("aqe-inspect ") and "sample_plans/" in line
-                        and not line.startswith("aqe-inspect fleet")):
-                    found.append(pytest.param(line, id=f"{page.relative_to(ROOT)}: {line[12:70]}"))
-    return found
-
-
-def test_pages_show_sample_commands():
-    assert len(_sample_commands()) >= 10
-
-
-@pytest.mark.parametrize("line", _sample_commands())
-def test_sample_command_runs_as_written(line, tmp_path):
-    for name in NAMED:
-        (tmp_path / name).symlink_to(ROOT / name, target_is_directory=True)
-    expected = EXIT.search(line)
-    words = shlex.split(line, comments=True)
-    ran = subprocess.run([*AQE_INSPECT, *words[1:]], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "COLUMNS": "100"})
-    assert ran.returncode == (int(expected.group(1)) if expected else 0), ran.stderr[-2000:]
-    assert ran.stdout or any(tmp_path.iterdir()), "printed nothing"
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
