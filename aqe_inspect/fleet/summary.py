@@ -426,7 +426,7 @@ def aqe_line(summary: FleetSummary) -> str:
 
 
 def small_heading(summary: FleetSummary) -> str:
-    return (f"Sort-merge joins that stayed although small (smaller side at most "
+    return (f"Sort-merge joins that stayed although small (smaller side's data size at most "
             f"{show_bytes(summary.small_bytes)}; smallest first)")
 
 
@@ -592,7 +592,8 @@ def write_markdown(summary: FleetSummary, stream: TextIO) -> None:
     more(summary.skew)
     out += [f"### {_cell(small_heading(summary))}: {summary.small_joins.total}", ""]
     if summary.small_joins.shown:
-        _table(out, ("smaller side", "join", "application", "execution", "verdict", "why not",
+        _table(out, ("smaller side's data size", "join", "application", "execution", "verdict",
+                     "why not",
                      "config"),
                ((show_bytes(j.smallest_side_bytes), j.node, j.where.application,
                  _or_dash(j.where.execution_id), j.verdict or "-", j.reason or "-",

@@ -65,7 +65,7 @@ class CoalescedWhyNot(Explainer):
                                   f"{advisory.value} ({SHUFFLE_BYTES}, {found.source}: "
                                   f"{found.where})", found.source, measure=SHUFFLE_BYTES))
         elif found is None or not found.sizes:
-            needs.append(f"the partition sizes of {describe(node)} (an event log)")
+            needs.append(f"the partition sizes (shuffle bytes) of {describe(node)} (an event log)")
         if not enabled.known:
             needs.append(needs_setting(enabled))
         if target is None:

@@ -58,7 +58,7 @@ class RebalanceSkewWhyNot(Explainer):
         advisory = size_setting(advisory_setting)
         found = partitions(side_of(node), ctx.origin)
         if found is None or found.maximum is None:
-            needs = ["the partition sizes of the rebalance (an event log)"]
+            needs = ["the partition sizes (shuffle bytes) of the rebalance (an event log)"]
             if advisory is None:
                 needs.append(needs_setting(advisory_setting))
             if not enabled.known:

@@ -58,7 +58,7 @@ class SkewJoinWhyNot(Explainer):
             label = side_label(index, side)
             found = partitions(side, ctx.origin)
             if found is None or found.maximum is None:
-                needs.append(f"the partition sizes of the {label} (an event log)")
+                needs.append(f"the partition sizes (shuffle bytes) of the {label} (an event log)")
                 open_sides += 1
                 continue
             largest = found.largest()

@@ -90,7 +90,7 @@ def broadcast_verdict(kind: str, join: Node, ctx: Context) -> Candidate:
             blocked.append(Reason(f"a {kind_of_join} join cannot build its {label}", PLAN))
             continue
         if size is None:
-            needs.append(f"the run-time size of the {label} (a formatted plan after the "
+            needs.append(f"the run-time data size of the {label} (a formatted plan after the "
                          "action, or an event log)")
             open_sides += 1
             continue

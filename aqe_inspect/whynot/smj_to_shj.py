@@ -64,7 +64,7 @@ class SortMergeToShuffledHashWhyNot(Explainer):
                 continue
             found = partitions(side, ctx.origin)
             if found is None or found.maximum is None:
-                needs.append(f"the partition sizes of the {label} (an event log)")
+                needs.append(f"the partition sizes (shuffle bytes) of the {label} (an event log)")
                 continue
             largest = found.largest()
             assert largest is not None
@@ -79,7 +79,8 @@ class SortMergeToShuffledHashWhyNot(Explainer):
             elif found.maximum.high <= limit:
                 fits = True
             else:
-                needs.append(f"the exact partition sizes of the {label} (an event log)")
+                needs.append(f"the exact partition sizes (shuffle bytes) of the {label} "
+                             "(an event log)")
         if not needs and not fits:
             return candidate(self.kind, join, BLOCKED, blocked)
         if fits and not needs:
