@@ -426,7 +426,7 @@ def aqe_line(summary: FleetSummary) -> str:
 
 
 def small_heading(summary: FleetSummary) -> str:
-    return (f"Sort-merge joins that stayed although small (smaller side's data size at most "
+    return (f"Sort-merge joins that stayed although small (smaller side at most "
             f"{show_bytes(summary.small_bytes)}; smallest first)")
 
 
@@ -518,7 +518,7 @@ def write_text(summary: FleetSummary, stream: TextIO, width: Optional[int]) -> N
     heading(f"{small_heading(summary)}: {summary.small_joins.total}")
     for join in summary.small_joins.shown:
         where = join.where
-        spans = [(show_bytes(join.smallest_side_bytes), "bold"),
+        spans = [(f"data size {show_bytes(join.smallest_side_bytes)}", "bold"),
                  (f" {one(join.node)} in {one(where.application)} {execution_name(where)}", ""),
                  (f": {one(why_text(join))}", "")]
         if join.config:
