@@ -160,8 +160,9 @@ def test_the_json_contract(capsys):
             assert item["verdict"] in ("happened", "blocked", "not-needed", "cannot-tell")
             seen.add(item["verdict"])
             for reason in item["reasons"]:
-                assert set(reason) == {"config", "value", "source", "text"}
+                assert set(reason) == {"config", "value", "measure", "source", "text"}
                 assert reason["source"] in ("plan", "metric", "config", "default")
+                assert reason["measure"] in (None, "data size", "shuffle bytes")
                 assert reason["config"] is None or reason["config"].startswith("spark.")
     assert {"happened", "blocked", "not-needed"} <= seen
 

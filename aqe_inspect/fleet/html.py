@@ -187,7 +187,8 @@ def _small_joins(out: PageWriter, summary: FleetSummary) -> None:
     listed = summary.small_joins
     out(f"<h2>{_e(small_heading(summary))}: {listed.total}</h2>\n")
     if listed.shown:
-        out('<table id="small-joins"><thead><tr><th class="n">smaller side</th><th>join</th>'
+        out('<table id="small-joins"><thead><tr><th class="n">smaller side\'s data size</th>'
+            "<th>join</th>"
             "<th>application</th><th>execution</th><th>why not</th><th>config</th>"
             "</tr></thead><tbody>\n")
         for join in listed.shown:

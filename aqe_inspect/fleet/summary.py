@@ -518,7 +518,7 @@ def write_text(summary: FleetSummary, stream: TextIO, width: Optional[int]) -> N
     heading(f"{small_heading(summary)}: {summary.small_joins.total}")
     for join in summary.small_joins.shown:
         where = join.where
-        spans = [(show_bytes(join.smallest_side_bytes), "bold"),
+        spans = [(f"data size {show_bytes(join.smallest_side_bytes)}", "bold"),
                  (f" {one(join.node)} in {one(where.application)} {execution_name(where)}", ""),
                  (f": {one(why_text(join))}", "")]
         if join.config:
@@ -592,7 +592,8 @@ def write_markdown(summary: FleetSummary, stream: TextIO) -> None:
     more(summary.skew)
     out += [f"### {_cell(small_heading(summary))}: {summary.small_joins.total}", ""]
     if summary.small_joins.shown:
-        _table(out, ("smaller side", "join", "application", "execution", "verdict", "why not",
+        _table(out, ("smaller side's data size", "join", "application", "execution", "verdict",
+                     "why not",
                      "config"),
                ((show_bytes(j.smallest_side_bytes), j.node, j.where.application,
                  _or_dash(j.where.execution_id), j.verdict or "-", j.reason or "-",

@@ -307,7 +307,7 @@ def node_label(node: Node) -> List[Span]:
         spans += [(" ", ""), (f"Statistics({views.statistics_text(node.statistics)})", "magenta")]
     if node.metrics:
         facts = [f"{name} {value}" for name, value in views.node_facts(node)
-                 if name != "statistics"]
+                 if name != views.STATISTICS_WORDS]
         if facts:
             spans += [(" ", ""), (f"[{', '.join(facts)}]", "magenta")]
     if node.is_adaptive_root and "isFinalPlan" not in summary:

@@ -251,14 +251,21 @@ def shortened(text: str, width: int) -> str:
 _STAT = re.compile(r"(\w+)=([^,()]+(?:\([^()]*\))?)")
 
 
+#: What a query stage's printed `Statistics(...)` are, said after their figures: at run time
+#: its exchange's `data size` (rows uncompressed) and rows written, AQE's re-planning input.
+STATISTICS_WORDS = "stage statistics"
+
+
 def short_statistics(statistics: str) -> str:
-    """`sizeInBytes=168.0 B, rowCount=7` -> `168.0 B, 7 rows`; other fields as printed. Spark's
-    size for "no estimate" (Long.MaxValue bytes, `8.0 EiB`) is said to be unknown."""
+    """`sizeInBytes=168.0 B, rowCount=7` -> `data size 168.0 B, 7 rows`; other fields as
+    printed. Spark's size for "no estimate" (Long.MaxValue bytes, `8.0 EiB`) is said to be
+    unknown."""
     parts = []
     for name, value in _STAT.findall(statistics):
         value = value.strip()
         if name == "sizeInBytes":
-            parts.append(UNKNOWN_SIZE_WORDS if is_unknown_size(value) else value)
+            parts.append("data size " + (UNKNOWN_SIZE_WORDS if is_unknown_size(value)
+                                         else value))
         elif name == "rowCount":
             parts.append(f"{value} rows")
         else:
@@ -294,13 +301,14 @@ _FOLDED = {"number of partitions", "number of skewed partitions",
 
 
 def node_facts(node: Node) -> List[Tuple[str, str]]:
-    """What ran, as (name, value) pairs in a stable order: `statistics` (a query stage's
-    runtime size), `partitions` (`20 -> 4` for a shuffle read whose counts are known, the
-    count of an exchange), `data` (bytes read), `skewed` (`1 split into 2`), then the other
-    metrics an event log recorded, by the Spark UI's names."""
+    """What ran, as (name, value) pairs in a stable order: `stage statistics` (a query stage's
+    run-time data size and rows), `partitions` (`20 -> 4` for a shuffle read whose counts are
+    known, the count of an exchange), `shuffle bytes` (what a shuffle read reads: its
+    `partition data size` metric), `skewed` (`1 split into 2`), then the other metrics an event
+    log recorded, by the Spark UI's names (byte counts as sizes)."""
     facts: List[Tuple[str, str]] = []
     if node.statistics:
-        facts.append(("statistics", short_statistics(node.statistics)))
+        facts.append((STATISTICS_WORDS, short_statistics(node.statistics)))
     metrics = node.metrics
     after = metrics.get("number of partitions")
     if is_shuffle_read(node):
@@ -318,13 +326,14 @@ def node_facts(node: Node) -> List[Tuple[str, str]]:
         if after is not None:
             facts.append(("partitions", str(after)))
     if "partition data size" in metrics:
-        facts.append(("data", size_text(metrics["partition data size"])))
+        # Spark's name, though it is shuffle bytes (the map output statistics), not `data size`
+        facts.append(("shuffle bytes", size_text(metrics["partition data size"])))
     if metrics.get("number of skewed partitions"):
         facts.append(("skewed", f"{metrics['number of skewed partitions']} split into "
                                 f"{metrics.get('number of skewed partition splits', '?')}"))
     for name, value in metrics.items():
         if name not in _FOLDED:
-            facts.append((name, size_text(value) if "size" in name
+            facts.append((name, size_text(value) if "size" in name or "bytes" in name
                           else f"{value} ms" if name.startswith("time") else str(value)))
     return facts
 
@@ -391,7 +400,7 @@ def finding_line(rewrite: Rewrite) -> str:
             message = message[len(named):].lstrip(" ,:").strip()
         details.append(message)
     if stats:
-        details.append(f"stage {short_statistics(str(stats))}")
+        details.append(f"{short_statistics(str(stats))} ({STATISTICS_WORDS})")
     if rewrite.fired is not None:  # a driver log's plan-change log named the rule
         from ..rewrites.rules_fired import fired_words
 

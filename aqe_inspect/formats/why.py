@@ -27,7 +27,8 @@ def candidate_json(found: Candidate) -> Dict[str, Any]:
         "node": found.node,
         "line": found.line or None,
         "verdict": found.verdict,
-        "reasons": [{"config": r.config, "value": r.value, "source": r.source, "text": r.text}
+        "reasons": [{"config": r.config, "value": r.value, "measure": r.measure,
+                     "source": r.source, "text": r.text}
                     for r in found.reasons],
         "needs": list(found.needs),
     }

@@ -77,14 +77,17 @@ def candidate(kind: str, node: Node, verdict: str, reasons, needs=()) -> Candida
                      tuple(dict.fromkeys(needs)), line=node.line)
 
 
-def setting_reason(setting: Setting, text: str) -> Reason:
-    """A reason a setting decided: `text` says what it did, the setting's origin is added."""
+def setting_reason(setting: Setting, text: str, measure: Optional[str] = None) -> Reason:
+    """A reason a setting decided: `text` says what it did, the setting's origin is added;
+    `measure`, for a size setting, what the rule holds it against."""
     source = CONFIG if setting.source == CONFIG else DEFAULT
-    return Reason(f"{text} ({setting.origin})", source, setting.key, setting.value)
+    return Reason(f"{text} ({setting.origin})", source, setting.key, setting.value,
+                  measure or None)
 
 
 def fact_reason(fact: Fact, text: str) -> Reason:
-    return Reason(f"{text} ({fact.source}: {fact.where})", fact.source, None, fact.show())
+    return Reason(f"{text} ({fact.source}: {fact.where})", fact.source, None, fact.show(),
+                  fact.measure or None)
 
 
 def size_setting(setting: Setting) -> Optional[int]:

@@ -14,7 +14,7 @@ from typing import Iterator, List
 from ..plan.operators import family, is_shuffle_read, shuffle_read_modes
 from ..rewrites.findings import describe
 from .base import (Context, Explainer, candidate, needs_setting, setting_reason, size_setting)
-from .evidence import USER_REPARTITION, Side, partitions, shuffle_origin, side_of
+from .evidence import SHUFFLE_BYTES, USER_REPARTITION, Side, partitions, shuffle_origin, side_of
 from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason
 
 ENABLED = "spark.sql.adaptive.coalescePartitions.enabled"
@@ -56,15 +56,16 @@ class CoalescedWhyNot(Explainer):
             pairs = list(zip(found.sizes, found.sizes[1:]))
             if pairs and all(a + b > target for a, b in pairs):
                 return candidate(self.kind, node, NOT_NEEDED, [
-                    Reason(f"its {found.count} partitions ({found.source}: {found.where}) "
-                           "are already about the advisory size", found.source),
+                    Reason(f"its {found.count} partitions ({SHUFFLE_BYTES}, {found.source}: "
+                           f"{found.where}) are already about the advisory size",
+                           found.source, measure=SHUFFLE_BYTES),
                     setting_reason(advisory, f"no two neighbouring partitions fit together in "
-                                             f"{ADVISORY}={advisory.value}")])
+                                             f"{ADVISORY}={advisory.value}", SHUFFLE_BYTES)])
             reasons.append(Reason(f"neighbouring partitions fit in {ADVISORY}="
-                                  f"{advisory.value} ({found.source}: {found.where})",
-                                  found.source))
+                                  f"{advisory.value} ({SHUFFLE_BYTES}, {found.source}: "
+                                  f"{found.where})", found.source, measure=SHUFFLE_BYTES))
         elif found is None or not found.sizes:
-            needs.append(f"the partition sizes of {describe(node)} (an event log)")
+            needs.append(f"the partition sizes (shuffle bytes) of {describe(node)} (an event log)")
         if not enabled.known:
             needs.append(needs_setting(enabled))
         if target is None:

@@ -3,7 +3,16 @@
 A fact is a `Size` (an interval: Spark prints sizes rounded, `9.4 KiB`, so a printed size
 stands for every byte count that prints that way; exact figures have low == high) with its
 source: `plan` (a query stage's `Statistics(...)` printed in formatted or cost mode) or
-`metric` (the SQL metrics of an event log or a History Server answer).
+`metric` (the SQL metrics of an event log or a History Server answer), and what it measures:
+
+- `data size` (`DATA_SIZE`): the rows' bytes as Spark holds them (UnsafeRow), uncompressed:
+  the exchange's `data size` metric, which is the query stage's run-time
+  `Statistics(sizeInBytes)` (`ShuffleExchangeExec.runtimeStatistics`). AQE's re-planning reads
+  it: a join side against `autoBroadcastJoinThreshold`.
+- `shuffle bytes` (`SHUFFLE_BYTES`): the serialized, compressed bytes the shuffle wrote to disk,
+  per partition the map output statistics (`MapOutputStatistics.bytesByPartitionId`), in the
+  metrics `shuffle bytes written`, the readers' bytes read and the AQE shuffle read's
+  `partition data size`. Coalescing, skew handling and DynamicJoinSelection read these.
 
 Partition sizes are what AQE's rules compare (`MapOutputStatistics.bytesByPartitionId`). They
 are exact where the tasks of the stage reading a shuffle each read one of its partitions (an
@@ -38,16 +47,29 @@ def exact(value: int) -> Size:
     return Size(value, value)
 
 
+#: What a size figure measures; the words the text puts before it and the why JSON's `measure`.
+DATA_SIZE = "data size"
+SHUFFLE_BYTES = "shuffle bytes"
+MEASURES = (DATA_SIZE, SHUFFLE_BYTES)
+
+
 @dataclass(frozen=True)
 class Fact:
-    """A figure, its source (`plan` or `metric`) and where exactly it was read."""
+    """A figure, its source (`plan` or `metric`), where exactly it was read and, for a size,
+    what it measures (`DATA_SIZE` or `SHUFFLE_BYTES`; "" for a count)."""
 
     value: Size
     source: str
     where: str
+    measure: str = ""
 
     def show(self) -> str:
         return show_size(self.value)
+
+    def labelled(self) -> str:
+        """`data size 468.8 KiB`, `shuffle bytes at most 185.6 KiB`: the figure after what it
+        measures."""
+        return f"{self.measure} {self.show()}" if self.measure else self.show()
 
 
 def show_size(size: Size) -> str:
@@ -153,11 +175,11 @@ def side_size(side: Side, origin: str) -> Optional[Fact]:
     exchange's `data size`)."""
     stats = _statistics(side.stage)
     if stats is not None and stats.size is not None:
-        return Fact(stats.size, PLAN, f"Statistics of {describe(side.stage)}")
+        return Fact(stats.size, PLAN, f"Statistics of {describe(side.stage)}", DATA_SIZE)
     for node in (side.exchange, side.stage):
         size = metric_size(node, "data size", origin)
         if size is not None:
-            return Fact(size, METRIC, f"'data size' of {describe(node)}")
+            return Fact(size, METRIC, f"'data size' of {describe(node)}", DATA_SIZE)
     return None
 
 
@@ -198,7 +220,8 @@ def spark_median(values: Sequence[int]) -> int:
 
 @dataclass(frozen=True)
 class Partitions:
-    """What the input says about the sizes of a shuffle's partitions (before AQE's read)."""
+    """What the input says about the sizes of a shuffle's partitions (before AQE's read): shuffle
+    bytes (`SHUFFLE_BYTES`), what the map output statistics hold for AQE's rules."""
 
     count: Optional[int]
     maximum: Optional[Size]
@@ -211,6 +234,12 @@ class Partitions:
     where: str
     #: Where the count of partitions holding data came from, when not from `where`.
     counted: str = ""
+
+    def largest(self) -> Optional[Fact]:
+        """The largest partition as a fact (shuffle bytes), when known."""
+        if self.maximum is None:
+            return None
+        return Fact(self.maximum, self.source, self.where, SHUFFLE_BYTES)
 
 
 def partitions(side: Side, origin: str) -> Optional[Partitions]:

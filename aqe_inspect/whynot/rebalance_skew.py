@@ -16,7 +16,7 @@ from ..plan.operators import family, is_query_stage, is_shuffle_read, shuffle_re
 from ..rewrites.detectors.rebalance_skew import rebalance_origin
 from .base import (Context, Explainer, candidate, fact_reason, needs_setting, setting_reason,
                    size_setting)
-from .evidence import Fact, partitions, side_of
+from .evidence import SHUFFLE_BYTES, partitions, side_of
 from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, Candidate
 
 ENABLED = "spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled"
@@ -58,22 +58,24 @@ class RebalanceSkewWhyNot(Explainer):
         advisory = size_setting(advisory_setting)
         found = partitions(side_of(node), ctx.origin)
         if found is None or found.maximum is None:
-            needs = ["the partition sizes of the rebalance (an event log)"]
+            needs = ["the partition sizes (shuffle bytes) of the rebalance (an event log)"]
             if advisory is None:
                 needs.append(needs_setting(advisory_setting))
             if not enabled.known:
                 needs.append(needs_setting(enabled))
             return candidate(self.kind, node, CANNOT_TELL, [], needs)
-        largest = Fact(found.maximum, found.source, found.where)
+        largest = found.largest()
+        assert largest is not None
         if advisory is None:
             return candidate(self.kind, node, CANNOT_TELL, [fact_reason(
-                largest, f"the largest partition is {largest.show()}")],
+                largest, f"the largest partition has {largest.labelled()}")],
                 [needs_setting(advisory_setting)])
         if found.maximum.high <= advisory:
             return candidate(self.kind, node, NOT_NEEDED, [setting_reason(
-                advisory_setting, f"the largest partition ({largest.show()}, {found.source}: "
-                f"{found.where}) is within {ADVISORY}={advisory_setting.value}")])
-        facts = [fact_reason(largest, f"the largest partition is {largest.show()}, above "
+                advisory_setting, f"the largest partition ({largest.labelled()}, {found.source}: "
+                f"{found.where}) is within {ADVISORY}={advisory_setting.value}",
+                SHUFFLE_BYTES)])
+        facts = [fact_reason(largest, f"the largest partition has {largest.labelled()}, above "
                                       f"{ADVISORY}={advisory_setting.value}")]
         if not enabled.known:
             return candidate(self.kind, node, CANNOT_TELL, facts, [needs_setting(enabled)])

@@ -18,7 +18,8 @@ from ..plan.operators import family, is_skew_join, join_type
 from ..rewrites.findings import describe
 from .base import (SKEW_SPLITS, Context, Explainer, candidate, fact_reason, needs_setting,
                    number_setting, setting_reason, side_label, size_setting)
-from .evidence import Fact, join_sides, partitioning_user_above, partitions, show_size
+from .evidence import SHUFFLE_BYTES, join_sides, partitioning_user_above, partitions, \
+    show_size
 from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason
 
 ENABLED = "spark.sql.adaptive.skewJoin.enabled"
@@ -57,15 +58,16 @@ class SkewJoinWhyNot(Explainer):
             label = side_label(index, side)
             found = partitions(side, ctx.origin)
             if found is None or found.maximum is None:
-                needs.append(f"the partition sizes of the {label} (an event log)")
+                needs.append(f"the partition sizes (shuffle bytes) of the {label} (an event log)")
                 open_sides += 1
                 continue
-            largest = Fact(found.maximum, found.source, found.where)
+            largest = found.largest()
+            assert largest is not None
             if limit is not None and found.maximum.high <= limit:
                 reasons.append(setting_reason(threshold_setting, (
-                    f"the largest partition of the {label} ({largest.show()}, "
+                    f"the largest partition of the {label} ({largest.labelled()}, "
                     f"{found.source}: {found.where}) is within "
-                    f"{THRESHOLD}={threshold_setting.value}")))
+                    f"{THRESHOLD}={threshold_setting.value}"), SHUFFLE_BYTES))
                 continue
             if found.median is None or factor is None or limit is None:
                 if found.median is None:
@@ -74,8 +76,8 @@ class SkewJoinWhyNot(Explainer):
                 for setting, value in ((factor_setting, factor), (threshold_setting, limit)):
                     if value is None:
                         needs.append(needs_setting(setting))
-                reasons.append(fact_reason(largest, f"the largest partition of the {label} is "
-                                                    f"{largest.show()}"))
+                reasons.append(fact_reason(largest, f"the largest partition of the {label} has "
+                                                    f"{largest.labelled()}"))
                 open_sides += 1
                 continue
             bar_low = max(limit, factor * found.median.low)
@@ -83,15 +85,16 @@ class SkewJoinWhyNot(Explainer):
             ratio = found.maximum.low / max(found.median.high, 1)
             if found.maximum.high <= bar_low:
                 reasons.append(setting_reason(factor_setting, (
-                    f"the largest partition of the {label} ({largest.show()}) is "
+                    f"the largest partition of the {label} ({largest.labelled()}) is "
                     f"{ratio:.2f}x the median ({show_size(found.median)}), within "
-                    f"{FACTOR}={factor_setting.value} ({found.source}: {found.where})")))
+                    f"{FACTOR}={factor_setting.value} ({found.source}: {found.where})"),
+                    SHUFFLE_BYTES))
                 continue
             if found.maximum.low > bar_high:
                 skewed_sides.append((index, label, largest, ratio))
                 continue
-            reasons.append(fact_reason(largest, f"the largest partition of the {label} is "
-                                                f"{largest.show()}, near the skew bar"))
+            reasons.append(fact_reason(largest, f"the largest partition of the {label} has "
+                                                f"{largest.labelled()}, near the skew bar"))
             needs.append(f"every partition size of the {label} (an event log)")
             open_sides += 1
         if skewed_sides:
@@ -104,8 +107,8 @@ class SkewJoinWhyNot(Explainer):
         """A side is skewed by the rule's measure, yet the join was not split."""
         unsplittable = [(i, label, largest, ratio) for i, label, largest, ratio in skewed_sides
                         if not splits[i]]
-        facts = [fact_reason(largest, f"the {label} is skewed: its largest partition is "
-                                      f"{largest.show()}, {ratio:.1f}x the median")
+        facts = [fact_reason(largest, f"the {label} is skewed: its largest partition has "
+                                      f"{largest.labelled()}, {ratio:.1f}x the median")
                  for _, label, largest, ratio in skewed_sides]
         if len(unsplittable) == len(skewed_sides):
             names = " and ".join(label for _, label, _, _ in unsplittable)

@@ -90,23 +90,24 @@ def broadcast_verdict(kind: str, join: Node, ctx: Context) -> Candidate:
             blocked.append(Reason(f"a {kind_of_join} join cannot build its {label}", PLAN))
             continue
         if size is None:
-            needs.append(f"the run-time size of the {label} (a formatted plan after the "
+            needs.append(f"the run-time data size of the {label} (a formatted plan after the "
                          "action, or an event log)")
             open_sides += 1
             continue
         if limit_bytes is None:
-            facts.append(fact_reason(size, f"the {label} is {size.show()} at run time"))
+            facts.append(fact_reason(size, f"the {label} has {size.labelled()} at run time"))
             needs.append(needs_setting(limit))
             open_sides += 1
             continue
         if size.value.low > limit_bytes:
-            blocked.append(fact_reason(size, f"the {label} is {size.show()} at run time"))
-            blocked.append(setting_reason(limit, f"the {label} ({size.show()}) is above "
-                                                 f"{limit.key}={limit.value}"))
+            blocked.append(fact_reason(size, f"the {label} has {size.labelled()} at run time"))
+            blocked.append(setting_reason(limit, f"the {label} ({size.labelled()}) is above "
+                                                 f"{limit.key}={limit.value}", size.measure))
             continue
         if size.value.high > limit_bytes:
-            facts.append(fact_reason(size, f"the {label} prints as {size.show()}, too close "
-                                           f"to {limit.key}={limit.value} to compare"))
+            facts.append(fact_reason(size, f"the {label}'s {size.measure} prints as "
+                                           f"{size.show()}, too close to "
+                                           f"{limit.key}={limit.value} to compare"))
             needs.append(f"the exact size of the {label} (an event log)")
             open_sides += 1
             continue
@@ -114,7 +115,7 @@ def broadcast_verdict(kind: str, join: Node, ctx: Context) -> Candidate:
         if demoted:
             blocked.extend(reasons)
             continue
-        facts.append(fact_reason(size, f"the {label} is {size.show()}, within "
+        facts.append(fact_reason(size, f"the {label} has {size.labelled()}, within "
                                        f"{limit.key}={limit.value}"))
         facts.extend(reasons)
         needs.extend(need)

@@ -14,7 +14,7 @@ from ..plan.model import Node
 from ..plan.operators import join_type
 from .base import (SHUFFLED_HASH_BUILDS, Context, Explainer, candidate, fact_reason,
                    needs_setting, setting_reason, side_label, size_setting)
-from .evidence import Fact, join_sides, partitions
+from .evidence import SHUFFLE_BYTES, join_sides, partitions
 from .smj_to_bhj import stayed_joins
 from .verdicts import BLOCKED, CANNOT_TELL, PLAN, Candidate, Reason
 
@@ -64,21 +64,23 @@ class SortMergeToShuffledHashWhyNot(Explainer):
                 continue
             found = partitions(side, ctx.origin)
             if found is None or found.maximum is None:
-                needs.append(f"the partition sizes of the {label} (an event log)")
+                needs.append(f"the partition sizes (shuffle bytes) of the {label} (an event log)")
                 continue
-            largest = Fact(found.maximum, found.source, found.where)
+            largest = found.largest()
+            assert largest is not None
             if limit is None:
                 continue
             if found.maximum.low > limit:
-                blocked.append(fact_reason(largest, f"the largest partition of the {label} is "
-                                                    f"{largest.show()}"))
+                blocked.append(fact_reason(largest, f"the largest partition of the {label} has "
+                                                    f"{largest.labelled()}"))
                 blocked.append(setting_reason(local_map, (
-                    f"a partition of the {label} ({largest.show()}) is above "
-                    f"{LOCAL_MAP}={local_map.value}")))
+                    f"a partition of the {label} ({largest.labelled()}) is above "
+                    f"{LOCAL_MAP}={local_map.value}"), SHUFFLE_BYTES))
             elif found.maximum.high <= limit:
                 fits = True
             else:
-                needs.append(f"the exact partition sizes of the {label} (an event log)")
+                needs.append(f"the exact partition sizes (shuffle bytes) of the {label} "
+                             "(an event log)")
         if not needs and not fits:
             return candidate(self.kind, join, BLOCKED, blocked)
         if fits and not needs:

@@ -24,12 +24,16 @@ SOURCES = (PLAN, METRIC, CONFIG, DEFAULT)
 @dataclass(frozen=True)
 class Reason:
     """One fact behind a verdict. `config` is the full key of the setting that decided it (None
-    for a fact of the plan or its metrics), `value` that setting's value or the figure."""
+    for a fact of the plan or its metrics), `value` that setting's value or the figure.
+    `measure` says which size: for a figure, what it measures; for a setting, what the rule
+    holds it against (`data size`: the stage's statistics, uncompressed rows; `shuffle bytes`:
+    the map output's bytes on disk); None where no size is involved."""
 
     text: str
     source: str
     config: Optional[str] = None
     value: Optional[str] = None
+    measure: Optional[str] = None
 
 
 @dataclass(frozen=True)
