@@ -88,12 +88,14 @@ def cell_width(text: str) -> int:
 _WORD = re.compile(r"\s*\S+\s*")
 
 
-def wrap(text: str, width: int) -> List[Tuple[int, int]]:
+def wrap(text: str, width: int, cut: bool = False) -> List[Tuple[int, int]]:
     """Where to cut one line of `text` (no newline) into lines of at most `width` cells, as
-    (start, end) offsets, cutting at spaces only. A word (with the spaces after it) goes on
-    the current line if its letters fit, else starts a new line; a word wider than a line
-    stands alone on its line and runs past the width (cut, it would read as two words).
-    Spaces ending a line are kept while they fit."""
+    (start, end) offsets, cutting at spaces. A word (with the spaces after it) goes on the
+    current line if its letters fit, else starts a new line; a word wider than a line stands
+    alone on its line and runs past the width (cut, it would read as two words: a path in a
+    header stays whole), unless `cut`: in a column of a tree, where the line is only what the
+    guides leave, such a word is cut a line's width at a time. Spaces ending a line are kept
+    while they fit."""
     if width < 1 or cell_width(text) <= width:
         return [(0, len(text))]
     starts = [0]
@@ -107,6 +109,15 @@ def wrap(text: str, width: int) -> List[Tuple[int, int]]:
             if used and start:
                 starts.append(start)
             used = cell_width(word)
+            if cut and letters > width:
+                used = 0
+                for offset in range(start, start + len(word.rstrip())):
+                    cells = cell_width(text[offset])
+                    if used + cells > width and offset > starts[-1]:
+                        starts.append(offset)
+                        used = 0
+                    used += cells
+                used += cell_width(word) - letters
     lines = []
     for start, end in zip(starts, [*starts[1:], len(text)]):
         if cell_width(text[start:end]) > width:
@@ -170,13 +181,14 @@ class Screen:
             f"\x1b[{';'.join(STYLES[name] for name in style.split())}m{text}\x1b[0m"
             if style else text for style, text in runs)
 
-    def lines(self, spans: Sequence[Span], width: int) -> List[Tuple[str, int]]:
-        """`spans`, escaped (`escaped`: one line), wrapped to `width`: each line styled, with
-        the cells its text takes."""
+    def lines(self, spans: Sequence[Span], width: int, cut: bool = False
+              ) -> List[Tuple[str, int]]:
+        """`spans`, escaped (`escaped`: one line), wrapped to `width` (`cut`: a word wider
+        than that cut, as `wrap` says): each line styled, with the cells its text takes."""
         spans = escaped(spans)
         line = "".join(text for text, _ in spans)
         out: List[Tuple[str, int]] = []
-        for start, end in wrap(line, max(1, width)):
+        for start, end in wrap(line, max(1, width), cut):
             end = start + len(line[start:end].rstrip())  # no spaces ending a line
             out.append((self._styled(spans, start, end), cell_width(line[start:end])))
         return out
@@ -186,10 +198,12 @@ class Screen:
         `rest` (a hanging indent)."""
         self.block(spans, first, rest, self.width - max(cell_width(first), cell_width(rest)))
 
-    def block(self, spans: Sequence[Span], first: str, rest: str, width: int) -> None:
-        """`spans` wrapped to `width`, the first line after `first`, the others after `rest`."""
+    def block(self, spans: Sequence[Span], first: str, rest: str, width: int,
+              cut: bool = False) -> None:
+        """`spans` wrapped to `width`, the first line after `first`, the others after `rest`
+        (`cut`: a word wider than `width` cut, as in a tree's column)."""
         prefix = first
-        for text, _ in self.lines(spans, width):
+        for text, _ in self.lines(spans, width, cut):
             self.write_line(prefix + text)
             prefix = rest
 
@@ -197,7 +211,7 @@ class Screen:
     def tree(self, root: Node, highlight: Optional[Dict[int, str]] = None) -> None:
         """The tree under `root`, drawn with guides; `highlight` maps id(node) to a note."""
         top = ("node", root, highlight)
-        self.block(self._item_label(top), "", "", self.width)
+        self.block(self._item_label(top), "", "", self.width, cut=True)
         stack: List[Tuple[List[tuple], int]] = [(_item_children(top), 0)]
         trail: List[str] = []  # the guide of each open level: continue or space
         size = len(self.guides[0])
@@ -215,7 +229,7 @@ class Screen:
             above = clamp_guides(trail, levels, size)
             self.block(self._item_label(item), above + self.guides[END if last else FORK],
                        above + self.guides[SPACE if last else CONTINUE],
-                       self.width - cell_width(above) - size)
+                       self.width - cell_width(above) - size, cut=True)
             below = _item_children(item)
             if below:
                 trail.append(self.guides[SPACE if last else CONTINUE])
@@ -399,7 +413,7 @@ def _side_cells(out: Screen, rows: Sequence[views.Row], initial: bool, width: in
                 label.insert(0, ("* ", ""))
             label.append((f" [{', '.join(kinds)}]", MARK_NOTE))
         room = width - max(cell_width(first), cell_width(rest))
-        lines = out.lines(label, room)
+        lines = out.lines(label, room, cut=True)
         cells[number] = [(first + lines[0][0], cell_width(first) + lines[0][1])] + \
             [(rest + text, cell_width(rest) + used) for text, used in lines[1:]]
     for number in range(len(rows)):
