@@ -44,6 +44,18 @@ def plan_kind(query: Query) -> str:
     return "WholeStageCodegen subtrees only" if query.mode == "codegen" else "static"
 
 
+def where_read(query: Query, source: str) -> str:
+    """Where a query's plan is in the input, as a header says it: `plan.txt:12` (the line of
+    the file where the plan begins), `eventlog.json:36 (the event of its plan)` (an event log's
+    plans are strings inside JSON events: the line of the event whose plan was read), the
+    file alone where no line of it is known (the History Server's JSON)."""
+    if not query.line:
+        return source
+    if query.execution is not None:
+        return f"{query.execution.part or source}:{query.line} (the event of its plan)"
+    return f"{source}:{query.line}"
+
+
 # ---- marks ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -149,8 +149,10 @@ def _query(item: Mapping[str, Any], source: str, notes: List[str]) -> Optional[Q
     else:
         notes.append(f"{label} has neither a plan description nor nodes; skipped")
         return None
+    # line 0: the answer's JSON says no line of the file a plan is on (the plan text's own
+    # lines are its operators' `plan line`s).
     return dataclasses.replace(query, source=source, label=execution.description or label,
-                               origin=ORIGIN, execution=execution,
+                               line=0, origin=ORIGIN, execution=execution,
                                notes=(*query_notes, *query.notes))
 
 
