@@ -384,8 +384,8 @@ def _missing(reports: Sequence[QueryReport], count: int, why: str) -> str:
     `execution 3 (line 40, the event of its plan): ...`."""
     first = reports[0]
     line = first.query.line
-    where = first.name + (f" (line {line}, the event of its plan)" if line and
-                          first.query.execution is not None
+    is_ = first.query.line_is
+    where = first.name + (f" (line {line}, {is_})" if line and is_
                           else f" (line {line})" if line else "")
     more = f" and {_plural(count - 1, 'other', 'others')}" if count > 1 else ""
     if why == "unfinished":

@@ -244,6 +244,16 @@ class Query:
         return "execution" if self.execution is not None else "query"
 
     @property
+    def line_is(self) -> str:
+        """What `line` is a line of, where it is not the plan's own first line in a text:
+        `the event of its plan` (an event log: the line of the JSON event whose plan was read,
+        in `Execution.part` where the log has several files), `where its JSON begins` (the
+        History Server's answer), "" for a plan text."""
+        if self.origin == HISTORY_SERVER_ORIGIN:
+            return "where its JSON begins"
+        return "the event of its plan" if self.execution is not None else ""
+
+    @property
     def line_word(self) -> str:
         """What an operator's `line` is a line of: `line` where it is a line of the file read
         (a plan text, a driver log), `plan line` where the plan is a string inside the input
