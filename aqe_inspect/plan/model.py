@@ -99,6 +99,9 @@ class Node:
     #: For an `AdaptiveSparkPlan` operator: True after the query ran, False before.
     is_final_plan: Optional[bool] = None
     line: int = 0
+    #: True where `line` is a line of a plan string inside the input (an event log's event,
+    #: the History Server's JSON), not of the file: `describe` then says `plan line`.
+    plan_line: bool = False
     #: SQL metrics Spark recorded for this operator at run time, by name as the Spark UI shows
     #: them (`number of partitions`, `number of coalesced partitions`, `partition data size`):
     #: counts, sizes in bytes, times in ms. Only event logs and History Server JSON carry them.
