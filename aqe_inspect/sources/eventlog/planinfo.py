@@ -58,11 +58,19 @@ def usable_description(text: Optional[str]) -> bool:
     return isinstance(text, str) and bool(text.strip()) and not TRUNCATED.search(text[-200:])
 
 
+#: A note the parser made on damage it read through (`Damage.note`).
+_DAMAGE_NOTE = re.compile(r"line \d+: ")
+
+
 def with_plan_lines(query: Query) -> Query:
-    """The query with its operators' lines said to be lines of its plan string (`Node.
-    plan_line`), where an operator is named by its line (no id: a simple-mode description,
+    """The query with its notes' and operators' lines said to be lines of its plan string
+    (`plan line N: ...`; `Node.plan_line`), where an operator is named by its line (no id: a simple-mode description,
     spark.sql.ui.explainMode=simple); the same query otherwise (an id names each operator).
     Every tree is rebuilt once, without recursion, operators met twice kept shared."""
+    if any(note.startswith("line ") for note in query.notes):
+        # The parser's notes on damage (`Damage.note`: `line N: ...`) are of the plan string.
+        query = dataclasses.replace(query, notes=tuple(
+            "plan " + note if _DAMAGE_NOTE.match(note) else note for note in query.notes))
     if not any(node.id is None and node.line for node in query.walk()):
         return query
     built: Dict[int, Node] = {}
