@@ -125,7 +125,9 @@ class Expectation:
         if self.scope is None:
             return self.text
         scope = self.scope
-        label = self.name or (f"query {scope.number}" if scope.number is not None
+        # `id N`: the table's own word (`[[query]] id = N`): an execution id or a query's
+        # position, whichever the input has (the name is the same whatever it is held to).
+        label = self.name or (f"id {scope.number}" if scope.number is not None
                               else f"/{scope.text}/")
         return f"{self.text} [{label}]"
 

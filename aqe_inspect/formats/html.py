@@ -35,7 +35,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 from ..expectations.check import CheckResult, Outcome
 from ..rewrites.detectors.base import PlanPair
 from ..rewrites.engine import report_pairs
-from ..plan.model import Application, Node, Query, units
+from ..plan.model import Application, Node, Query, plural, units
 from ..plan.operators import is_query_stage
 from ..rewrites.findings import REWRITE_KINDS, QueryReport, Rewrite, describe
 from .views import Row, where_read, finding_line, node_facts, node_label, plan_kind, rewrite_marks, \
@@ -546,7 +546,8 @@ class HtmlFormat(Format):
         out("</tbody></table></header>\n<main>\n")
         shown = result.shown_queries
         if shown:
-            out("<h2 class=\"why\">Why: the plans of the queries the failures are about</h2>\n")
+            out(f"<h2 class=\"why\">Why: the plans of the {plural(result.unit)} the failures are "
+                "about</h2>\n")
         summaries = _queries(out, shown, result.source, result.application)
         out("</main>\n")
         if summaries:
