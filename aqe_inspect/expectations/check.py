@@ -398,8 +398,9 @@ def _nothing_matched(expectation: Expectation, total: int, source: str,
                      selected_by: Optional[str], unit: str = "query") -> Outcome:
     if total == 0 and selected_by is not None:
         message = (f"expected {expectation.wants}, but nothing in the input matches --query "
-                   f"{selected_by} (a number is an event log's execution id, a plan text's "
-                   "query position)")
+                   f"{selected_by}" + (" (a number is an event log's execution id, a plan "
+                                       "text's query position)"
+                                       if selected_by.strip().isdigit() else ""))
     elif total == 0:
         message = f"expected {expectation.wants}, but the input holds no query"
     else:
