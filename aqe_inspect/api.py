@@ -35,7 +35,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List
 
 from .errors import InspectError, OutputError, PlanSyntaxError, printable
 from .formats import FORMAT_NAMES
-from .plan.model import Application, Document
+from .plan.model import Application, Document, units
 from .signals import ENDING_SIGNALS
 from .signals import hold as _hold_signals
 from .signals import release as _release_signals
@@ -204,13 +204,20 @@ def select(found: Read, query: Optional[str], required: bool = True) -> Read:
 
     def kept(queries):
         seen = matched = 0
+        unit = "query"
         for seen, each in enumerate(queries, 1):
+            unit = each.unit
             if chosen.selects(seen, each):
                 matched += 1
                 yield each
         if not matched and required:
-            raise InspectError(f"--query {query}: no execution matches (the input holds "
-                               f"{seen})", source=found.source)
+            # The glossary's words (docs/inputs.md): an event log's executions by id, a plan
+            # text's queries by position.
+            what = "" if chosen.number is None else \
+                "; a number is an execution's id" if unit == "execution" else \
+                "; a number is a query's position in the file, from 1"
+            raise InspectError(f"--query {query}: no {unit} matches (the input holds "
+                               f"{units(seen, unit)}{what})", source=found.source)
 
     if _is_stream(found):
         found.select(kept)

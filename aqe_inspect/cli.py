@@ -73,8 +73,9 @@ MAX_SIZE_HELP = "The most text held at once (one line, one plan), e.g. 512M."
 #: What every command reading one input takes.
 INPUT_HELP = ("A plan text, a driver log, an event log (file or folder, any codec) or History "
               "Server JSON; - for stdin.")
-QUERY_HELP = ("Only this SQL execution (its id, e.g. 3) or the executions whose description "
-              "matches this regular expression; for a plan text, the query's number.")
+QUERY_HELP = ("Only this SQL execution of an event log (its execution id, e.g. 3) or the "
+              "executions whose description matches this regular expression; of a plan text "
+              "or driver log, query N is the Nth in the file (from 1).")
 
 
 class ParseFormat(str, Enum):

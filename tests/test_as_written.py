@@ -113,8 +113,9 @@ def test_readme_command_one_installs_and_runs_on_a_bundled_sample(tmp_path):
     plan = command.split("aqe-inspect diff ", 1)[1].split()[0]
     ours = subprocess.run([*AQE_INSPECT, "diff", plan], cwd=ROOT, capture_output=True,
                           text=True, timeout=120, env=_clean_env(tmp_path))
-    assert ours.returncode == 0 and ours.stdout.startswith("Query 1:"), ours.stderr
-    assert ran.stdout[ran.stdout.index("Query 1:"):] == ours.stdout  # after pip's own output
+    assert ours.returncode == 0 and ours.stdout.startswith("Query 1 (1st in the file):"), \
+        ours.stderr
+    assert ran.stdout[ran.stdout.index("Query 1 ("):] == ours.stdout  # after pip's own output
     assert Path(clone / ".venv" / "bin" / "aqe-inspect").is_file()
 
 

@@ -65,14 +65,15 @@ def test_each_applications_queries_come_under_a_line_naming_it(folder, command, 
     text = run(*command, str(folder))
     got = sections(text)
     assert len(got) == len(LOGS)
-    assert not text.startswith("Query")  # nothing before the first application's line
+    assert not text.startswith("Execution")  # nothing before the first application's line
     for section in got:
         name = section[0].rsplit(": ", 1)[1]
         start = application_start(folder / Path(name).name)
         assert section[0].startswith(f"Application {start['App ID']} ({start['App Name']}), "
                                      f"Spark ")
-        queries = [line for line in section if line.startswith("Query ")]
-        assert queries and all(f"{name}:" in q or f"{name} line" in q for q in queries)
+        # An event log's: executions, by id (the glossary, docs/inputs.md).
+        queries = [line for line in section if line.startswith("Execution ")]
+        assert queries and all(f"{name}:" in q for q in queries)
 
 
 def test_json_names_each_querys_application(folder):

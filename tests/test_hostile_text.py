@@ -225,7 +225,7 @@ def test_control_characters_in_a_description_make_valid_junit(tmp_path, command)
     validate_junit(out)
     if command == "diff":  # the description names the test case, every character escaped
         case = ElementTree.fromstring(out).find(".//testcase")
-        assert case.get("name") == "query 0: " + re.sub(
+        assert case.get("name") == "execution 0: " + re.sub(
             "[\ud800\ufffe\uffff]", lambda m: f"\\u{ord(m.group()):04x}", printable(CONTROL))
 
 

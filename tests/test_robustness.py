@@ -132,7 +132,7 @@ def test_shell_pipe_into_head_exits_0(big_plan):
                              f"{shlex.quote(str(big_plan))} | head -1"],
                             capture_output=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
     assert (result.returncode, result.stderr) == (0, b"")
-    assert result.stdout.startswith(b"Query 1: ")
+    assert result.stdout.startswith(b"Query 1 (1st in the file): ")
 
 
 @pytest.mark.skipif(not POSIX, reason="signals as POSIX sends them")
@@ -314,7 +314,7 @@ def test_markup_in_paths_and_plans_prints_literally(odd_names, command):
     result = run(*command, str(odd_names), env={"COLUMNS": "10000"})  # one line each
     assert result.returncode == 0, result.stderr
     out = result.stdout.decode("utf-8")
-    assert (f"{odd_names} line 1" if command == ["parse"] else f"{odd_names}:1") in out
+    assert f"{odd_names}:1" in out
     assert "[plan_id=545] [bold]x[/bold] 漢字" in out
     assert "Rangé (0, 20000" in out
 

@@ -182,7 +182,7 @@ def test_max_size_refuses_a_said_length_before_reading(server):
 def test_a_real_answer_still_reads(server, kind):
     code, out, err, _ = fetch_cli(f"{server}/{kind}/api/v1/applications/local-1")
     assert code == 0, err
-    assert out.count("Query ") == 3  # the three executions of the saved answer
+    assert out.count("Execution ") == 3  # the three executions of the saved answer
 
 
 def test_a_url_that_does_not_parse_is_one_line():

@@ -220,6 +220,25 @@ class Comparison:
         return self.groups if self.fleet else self.pairs
 
     @property
+    def unit(self) -> str:
+        """What the runs' items are called (the glossary, docs/inputs.md): `execution`
+        where a run is an event log or History Server answer, `query` where both are plan
+        texts, `group` for a fleet."""
+        if self.fleet:
+            return "group"
+        summaries = [s for pair in self.pairs for s in (pair.old, pair.new)]
+        summaries += [*self.unmatched_old, *self.unmatched_new]
+        if summaries and all(s.execution_id is None for s in summaries):
+            return "query"
+        return "execution"
+
+    def counted(self, count: int) -> str:
+        """`3 execution(s)`, `2 group(s)`, `1 query`, `3 queries`: `count` of `unit`."""
+        if self.unit == "query":
+            return f"{count} {'query' if count == 1 else 'queries'}"
+        return f"{count} {self.unit}(s)"
+
+    @property
     def unfinished(self) -> Tuple[Pair, ...]:
         """The pairs that are no verdict: an execution of either side had not finished (a cut
         or in-progress log, an isFinalPlan=false plan), and `judge_unfinished` is not set.
@@ -305,7 +324,7 @@ class Comparison:
             return ""
         first = pairs[0].unfinished[0] if pairs else unpartnered[0]
         more = len(pairs) + len(unpartnered) - 1
-        return (f"{len(pairs) + len(unpartnered)} execution(s) unfinished, no verdict ({first}"
+        return (f"{self.counted(len(pairs) + len(unpartnered))} unfinished, no verdict ({first}"
                 + (f"; and {more} more" if more else "")
                 + "; --judge-unfinished judges what is there)")
 
@@ -314,7 +333,6 @@ class Comparison:
         """`PASS: ...`, `FAIL: ...` (the gate holds for some item; with what is unfinished
         after it), or `UNFINISHED: ...` (nothing failed the gate, but a pair is no verdict)."""
         tripped = self.tripped
-        what = "group(s)" if self.fleet else "execution(s)"
         replaced = "; ".join(r.clause for r in self.replaced)
         unfinished = self._unfinished_clause
         if tripped:
@@ -327,19 +345,21 @@ class Comparison:
                 parts.append("gained " + ", ".join(f"{k} {n}" for k, n in gained.items()))
             if replaced:
                 parts.append(replaced)
-            return (f"FAIL: {len(tripped)} {what} fail --fail-on {self.gate.text}"
+            return (f"FAIL: {self.counted(len(tripped))} fail --fail-on {self.gate.text}"
                     + (f" ({'; '.join(parts)})" if parts else "")
                     + (f"; {unfinished}" if unfinished else ""))
         if unfinished:
             return f"UNFINISHED: {unfinished}"
         judged = 0 if self.fleet else sum(1 for pair in self.pairs if pair.unfinished)
-        judged_text = (f"; {judged} unfinished execution(s) judged on what they hold "
+        judged_text = (f"; {judged} unfinished {self.counted(judged).split(' ', 1)[1]} judged "
+                       "on what they hold "
                        "(--judge-unfinished)") if judged else ""
         changed = sum(1 for item in self.items if item.rewrites_changed)
         if changed:
-            return (f"PASS: {changed} {what} changed, none that --fail-on {self.gate.text} "
+            return (f"PASS: {self.counted(changed)} changed, none that --fail-on {self.gate.text} "
                     "fails" + (f" ({replaced})" if replaced else "") + judged_text)
-        return (f"PASS: no rewrite lost or gained in {len(self.items)} matched {what}"
+        count, what = self.counted(len(self.items)).split(" ", 1)
+        return (f"PASS: no rewrite lost or gained in {count} matched {what}"
                 + judged_text)
 
 

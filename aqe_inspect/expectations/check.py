@@ -25,7 +25,7 @@ from typing import (TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequ
 
 from .config import Expectation
 from ..rewrites.locations import Location, kind_location
-from ..plan.model import Application
+from ..plan.model import Application, units
 from ..rewrites.findings import QueryReport, Report, ReportStream, describe, rewrite_kinds
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,6 +52,9 @@ class Outcome:
     #: rewrite, else those in scope without enough of it.
     shown: Tuple[QueryReport, ...] = ()
     location: Optional[Location] = None
+    #: What the input calls the queries counted: `query` (a plan text: its position in the
+    #: file) or `execution` (an event log: Spark's execution id). See `Query.unit`.
+    unit: str = "query"
     #: What a reader needs beyond the message: for a snapshot (`check --snapshot`), the
     #: unified diff between the snapshot and the plan; empty otherwise.
     detail: str = ""
@@ -71,7 +74,7 @@ class Outcome:
 
     def why_lines(self) -> Tuple[str, ...]:
         """`query 3: SortMergeJoin (15): blocked: ...`, one line per candidate."""
-        return tuple(f"query {query_id}: {found.node}: {found.summary()}"
+        return tuple(f"{self.unit} {query_id}: {found.node}: {found.summary()}"
                      for query_id, found in self.why)
 
     @property
@@ -79,7 +82,7 @@ class Outcome:
         """The expectation's id, and with `each` the query's: unique within a check (JUnit
         readers drop test cases of one name)."""
         if self.expectation.each and self.query_ids:
-            return f"{self.expectation.id} @ query {self.query_ids[0]}"
+            return f"{self.expectation.id} @ {self.unit} {self.query_ids[0]}"
         return self.expectation.id
 
 
@@ -91,6 +94,8 @@ class CheckResult:
     query_count: int
     notes: Tuple[str, ...] = ()
     application: Optional[Application] = None
+    #: What the input calls its queries (`Outcome.unit`).
+    unit: str = "query"
 
     @property
     def passed(self) -> bool:
@@ -124,9 +129,8 @@ class CheckResult:
 
     @property
     def queries_read(self) -> str:
-        """`4 queries read from app.zstd`."""
-        noun = "query" if self.query_count == 1 else "queries"
-        return f"{self.query_count} {noun} read from {self.source or '<input>'}"
+        """`4 queries read from plan.txt`, `4 executions read from app.zstd`."""
+        return f"{units(self.query_count, self.unit)} read from {self.source or '<input>'}"
 
     @property
     def shown_queries(self) -> Tuple[QueryReport, ...]:
@@ -189,7 +193,9 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
     totals = {id(e): _Tally(e) for e in expectations if not e.each}
     each: Dict[int, List[Outcome]] = {id(e): [] for e in expectations if e.each}
     index = 0
+    unit = "query"
     for index, query_report in enumerate(report.queries, 1):
+        unit = query_report.query.unit
         counts = query_report.counts
         for expectation in expectations:
             scope = expectation.scope
@@ -207,16 +213,17 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
     for expectation in expectations:
         if expectation.each:
             found = each[id(expectation)]
-            outcomes.extend(found or [_nothing_matched(expectation, index, source, selected_by)])
+            outcomes.extend(found or [_nothing_matched(expectation, index, source, selected_by,
+                                                       unit)])
         else:
             outcomes.append(_summed(totals[id(expectation)], index, source, selected_by,
-                                    judge_unfinished))
+                                    judge_unfinished, unit))
     application = report.application
     if application is not None and application.ended is False and not judge_unfinished:
-        outcomes = _log_not_ended(outcomes, expectations, source)
+        outcomes = _log_not_ended(outcomes, expectations, source, unit)
     outcomes = [_with_why(outcome, application, settings or {}, spark_version)
                 for outcome in outcomes]
-    return CheckResult(tuple(outcomes), source, index, tuple(report.notes), application)
+    return CheckResult(tuple(outcomes), source, index, tuple(report.notes), application, unit)
 
 
 #: Why the outcomes over a log that ends before its application does are lower bounds.
@@ -226,7 +233,7 @@ LOG_NOT_ENDED = ("the log ends before its application does (no SparkListenerAppl
 
 
 def _log_not_ended(outcomes: List[Outcome], expectations: Sequence[Expectation],
-                   source: str) -> List[Outcome]:
+                   source: str, unit: str = "execution") -> List[Outcome]:
     """The outcomes of a log whose application has no end: what its counts, lower bounds,
     settle stands (at least N found; more than allowed found); the rest is `unfinished`. An
     expectation held query by query (`each`) stands for the queries read, and is `unfinished`
@@ -251,9 +258,9 @@ def _log_not_ended(outcomes: List[Outcome], expectations: Sequence[Expectation],
         if expectation.each and mine and all(o.passed for o in mine):
             found.append(Outcome(
                 expectation, 0, False, f"unfinished: {expectation.wants} in "
-                f"{expectation.scope_text}, beyond the {_plural(len(mine), 'query', 'queries')} "
+                f"{expectation.scope_words(unit)}, beyond the {units(len(mine), unit)} "
                 f"read: {LOG_NOT_ENDED}", 0, location=Location(source) if source else None,
-                unfinished=True))
+                unfinished=True, unit=unit))
     return found
 
 
@@ -281,13 +288,14 @@ def _with_why(outcome: Outcome, application: Optional[Application],
 
 
 def _summed(tally: _Tally, total: int, source: str, selected_by: Optional[str],
-            judge_unfinished: bool = False) -> Outcome:
+            judge_unfinished: bool = False, unit: str = "query") -> Outcome:
     expectation = tally.expectation
     if tally.first is None:
-        return _nothing_matched(expectation, total, source, selected_by)
+        return _nothing_matched(expectation, total, source, selected_by, unit)
+    unit = tally.first.query.unit
     passed = expectation.holds(tally.actual)
-    scope = expectation.scope_text
-    found = f"found {tally.actual} in {_plural(len(tally.ids), 'query', 'queries')}"
+    scope = expectation.scope_words(unit, selected_by)
+    found = f"found {tally.actual} in {units(len(tally.ids), unit)}"
     pending = _pending(expectation, passed, tally.actual, tally.unfinished,
                        tally.unfinished_shown, tally.incomplete, tally.incomplete_shown)
     if pending:
@@ -300,7 +308,7 @@ def _summed(tally: _Tally, total: int, source: str, selected_by: Optional[str],
             return Outcome(expectation, tally.actual, False, message, len(tally.ids),
                            tuple(tally.ids), shown,
                            kind_location(shown[0], expectation.kind, source),
-                           unfinished=True)
+                           unfinished=True, unit=unit)
         found = f"{found} (judged though {missing})"
     if passed:
         message = f"{expectation.wants} in {scope}: {found}"
@@ -312,7 +320,8 @@ def _summed(tally: _Tally, total: int, source: str, selected_by: Optional[str],
                       (tally.without_kind or tally.with_kind))
     located = shown[0] if shown else tally.first
     return Outcome(expectation, tally.actual, passed, message, len(tally.ids),
-                   tuple(tally.ids), shown, kind_location(located, expectation.kind, source))
+                   tuple(tally.ids), shown, kind_location(located, expectation.kind, source),
+                   unit=unit)
 
 
 def _too_many(expectation: Expectation, actual: int) -> bool:
@@ -323,7 +332,8 @@ def _too_many(expectation: Expectation, actual: int) -> bool:
 def _one_query(expectation: Expectation, report: QueryReport, count: int,
                source: str, judge_unfinished: bool = False) -> Outcome:
     passed = expectation.holds(count)
-    where = f"query {report.id}"
+    where = report.name
+    unit = report.query.unit
     query = report.query
     pending = _pending(expectation, passed, count, 1 if query.unfinished else 0, [report],
                        1 if query.incomplete else 0, [report])
@@ -333,12 +343,14 @@ def _one_query(expectation: Expectation, report: QueryReport, count: int,
             message = (f"unfinished: {expectation.wants} in {where} cannot be judged, found "
                        f"{count} so far; {missing}")
             return Outcome(expectation, count, False, message, 1, (report.id,), (report,),
-                           kind_location(report, expectation.kind, source), unfinished=True)
+                           kind_location(report, expectation.kind, source), unfinished=True,
+                           unit=unit)
         where = f"{where} (judged though {missing})"
     message = (f"{expectation.wants} in {where}: found {count}" if passed else
                f"expected {expectation.wants} in {where}, found {count}")
     return Outcome(expectation, count, passed, message, 1, (report.id,),
-                   () if passed else (report,), kind_location(report, expectation.kind, source))
+                   () if passed else (report,), kind_location(report, expectation.kind, source),
+                   unit=unit)
 
 
 def _pending(expectation: Expectation, passed: bool, actual: int, unfinished: int,
@@ -368,9 +380,13 @@ def _lower_bounds_settle(expectation: Expectation, passed: bool, actual: int) ->
 
 
 def _missing(reports: Sequence[QueryReport], count: int, why: str) -> str:
-    """What an unfinished verdict lacks: `query 1 (line 12): its plan is not final ...`."""
+    """What an unfinished verdict lacks: `query 1 (line 12): its plan is not final ...`,
+    `execution 3 (line 40, the event of its plan): ...`."""
     first = reports[0]
-    where = f"query {first.id}" + (f" (line {first.query.line})" if first.query.line else "")
+    line = first.query.line
+    is_ = first.query.line_is
+    where = first.name + (f" (line {line}, {is_})" if line and is_
+                          else f" (line {line})" if line else "")
     more = f" and {_plural(count - 1, 'other', 'others')}" if count > 1 else ""
     if why == "unfinished":
         return f"{where}{more}: {first.query.unfinished}"
@@ -379,16 +395,19 @@ def _missing(reports: Sequence[QueryReport], count: int, why: str) -> str:
 
 
 def _nothing_matched(expectation: Expectation, total: int, source: str,
-                     selected_by: Optional[str]) -> Outcome:
+                     selected_by: Optional[str], unit: str = "query") -> Outcome:
     if total == 0 and selected_by is not None:
-        message = f"expected {expectation.wants}, but no query matches --query {selected_by}"
+        message = (f"expected {expectation.wants}, but nothing in the input matches --query "
+                   f"{selected_by}" + (" (a number is an event log's execution id, a plan "
+                                       "text's query position)"
+                                       if selected_by.strip().isdigit() else ""))
     elif total == 0:
         message = f"expected {expectation.wants}, but the input holds no query"
     else:
-        message = (f"expected {expectation.wants} in {expectation.scope_text}, but none of "
-                   f"the {_plural(total, 'query', 'queries')} read is one of them")
+        message = (f"expected {expectation.wants} in {expectation.scope_words(unit)}, but "
+                   f"none of the {units(total, unit)} read is one of them")
     return Outcome(expectation, 0, False, message, 0, location=Location(source) if source
-                   else None)
+                   else None, unit=unit)
 
 
 def _plural(count: int, one: str, many: str) -> str:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ..errors import InspectError
+from ..plan.model import plural
 from ..rewrites.findings import kind_hint, rewrite_kinds
 from .selection import Selector, compile_pattern
 
@@ -103,7 +104,19 @@ class Expectation:
 
     @property
     def scope_text(self) -> str:
-        where = str(self.scope) if self.scope is not None else "all queries"
+        return self.scope_words()
+
+    def scope_words(self, unit: str = "query", selected_by: Optional[str] = None) -> str:
+        """What the expectation is held against, in the input's words (`unit`: `query` of a
+        plan text, `execution` of an event log; see the glossary, docs/inputs.md): `all
+        queries`, `execution 3`, `queries matching /daily/`, or, when `--query` chose the
+        queries before (`selected_by`), `the executions --query 3 matched`."""
+        if self.scope is not None:
+            where = self.scope.words(unit)
+        elif selected_by is not None:
+            where = f"the {plural(unit)} --query {selected_by} matched"
+        else:
+            where = f"all {plural(unit)}"
         return f"each of {where}" if self.each else where
 
     @property
@@ -112,7 +125,9 @@ class Expectation:
         if self.scope is None:
             return self.text
         scope = self.scope
-        label = self.name or (f"query {scope.number}" if scope.number is not None
+        # `id N`: the table's own word (`[[query]] id = N`): an execution id or a query's
+        # position, whichever the input has (the name is the same whatever it is held to).
+        label = self.name or (f"id {scope.number}" if scope.number is not None
                               else f"/{scope.text}/")
         return f"{self.text} [{label}]"
 

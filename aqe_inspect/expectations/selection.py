@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from ..errors import InspectError
-from ..plan.model import Query
+from ..plan.model import Query, plural
 
 if TYPE_CHECKING:
     from .userpattern import UserPattern
@@ -50,9 +50,14 @@ class Selector:
         return self.pattern.search(text or "") is not None
 
     def __str__(self) -> str:
+        return self.words()
+
+    def words(self, unit: str = "query") -> str:
+        """`query 3`, `execution 3`, `executions matching /daily/`: what this names, in the
+        input's unit (`Query.unit`)."""
         if self.number is not None:
-            return f"query {self.number}"
-        return f"queries matching /{self.text}/"
+            return f"{unit} {self.number}"
+        return f"{plural(unit)} matching /{self.text}/"
 
 
 def compile_pattern(text: str, option: str) -> "UserPattern":

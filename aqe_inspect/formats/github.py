@@ -105,9 +105,9 @@ class GithubFormat(Format):
             for rewrite in query_report.rewrites:
                 stream.write(command(
                     "notice", rewrite.message, rewrite_location(query_report, rewrite, source),
-                    title=f"AQE {rewrite.kind} (query {query_report.id})") + "\n")
+                    title=f"AQE {rewrite.kind} ({query_report.name})") + "\n")
             if not query_report.rewrites:
-                stream.write(_plain(f"query {query_report.id}: no AQE rewrite found") + "\n")
+                stream.write(_plain(f"{query_report.name}: no AQE rewrite found") + "\n")
         for note in report.notes:
             stream.write(command("warning", note, Location(source)) + "\n")
 
@@ -121,7 +121,7 @@ class GithubFormat(Format):
             for report in outcome.shown:
                 found = ", ".join(f"{kind}={count}" for kind, count in report.counts.items()
                                   if count) or "none"
-                detail.append(f"query {report.id} rewrites: {found}")
+                detail.append(f"{report.name} rewrites: {found}")
             detail.extend(f"why not: {line}" for line in outcome.why_lines())
             if outcome.detail:
                 detail.append(outcome.detail.rstrip("\n"))

@@ -35,10 +35,10 @@ from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 from ..expectations.check import CheckResult, Outcome
 from ..rewrites.detectors.base import PlanPair
 from ..rewrites.engine import report_pairs
-from ..plan.model import Application, Node, Query
+from ..plan.model import Application, Node, Query, plural, units
 from ..plan.operators import is_query_stage
 from ..rewrites.findings import REWRITE_KINDS, QueryReport, Rewrite, describe
-from .views import Row, finding_line, node_facts, node_label, plan_kind, rewrite_marks, \
+from .views import Row, where_read, finding_line, node_facts, node_label, plan_kind, rewrite_marks, \
     side_by_side_rows
 from . import Format
 
@@ -82,12 +82,13 @@ class _Writer:
 class _Summary:
     """What the list of queries says of one query (kept while the rest is written)."""
 
-    __slots__ = ("anchor", "id", "label", "where", "counts", "text")
+    __slots__ = ("anchor", "id", "unit", "label", "where", "counts", "text")
 
     def __init__(self, anchor: str, report: QueryReport, where: str):
         query = report.query
         self.anchor = anchor
         self.id = report.id
+        self.unit = query.unit
         execution = query.execution
         self.label = (execution.description if execution is not None else query.label) or ""
         self.where = where
@@ -185,14 +186,14 @@ class _QueryWriter:
 
     def write(self) -> _Summary:
         report, query, out = self.report, self.report.query, self.out
-        where = f"{query.source or self.source or '<input>'}:{query.line}"
+        where = where_read(query, query.source or self.source or "<input>")
         summary = _Summary(self.anchor, report, where)
         counts = report.counts
         kinds = [kind for kind in REWRITE_KINDS if counts[kind]]
         out(f'<section class="query" id="{self.anchor}" data-query="{_e(report.id)}" '
             f'data-kinds="{_kinds_attr(kinds)}" data-text="{_e(summary.text)}" '
             f"data-counts='{_e(json.dumps(counts))}'>\n")
-        title = f"Query {report.id}"
+        title = report.title
         if summary.label:
             title += f": {summary.label}"
         out(f'<h2><a class="self" href="#{self.anchor}">{_e(title)}</a></h2>\n')
@@ -482,11 +483,12 @@ def _query_list(out: _Writer, summaries: Sequence[_Summary]) -> None:
         "finding, <kbd>Enter</kbd> go to its operator, <kbd>Enter</kbd>/<kbd>space</kbd> on a "
         "tree toggle collapses</span></div>\n")
     total = sum(totals.values())
-    out(f'<p class="totals">{len(summaries)} {"query" if len(summaries) == 1 else "queries"}, '
+    unit = summaries[0].unit if summaries else "query"
+    out(f'<p class="totals">{units(len(summaries), unit)}, '
         f"{total} finding(s): " + ", ".join(
             f'<span data-total-kind="{kind}" data-count="{totals[kind]}">{kind} '
             f"{totals[kind]}</span>" for kind in REWRITE_KINDS) + "</p>\n")
-    out('<table id="queries"><thead><tr><th>query</th><th>description</th><th>source</th>'
+    out(f'<table id="queries"><thead><tr><th>{unit}</th><th>description</th><th>source</th>'
         + "".join(f'<th class="n">{kind}</th>' for kind in REWRITE_KINDS)
         + "</tr></thead><tbody>\n")
     for summary in summaries:
@@ -544,7 +546,8 @@ class HtmlFormat(Format):
         out("</tbody></table></header>\n<main>\n")
         shown = result.shown_queries
         if shown:
-            out("<h2 class=\"why\">Why: the plans of the queries the failures are about</h2>\n")
+            out(f"<h2 class=\"why\">Why: the plans of the {plural(result.unit)} the failures are "
+                "about</h2>\n")
         summaries = _queries(out, shown, result.source, result.application)
         out("</main>\n")
         if summaries:
@@ -577,7 +580,7 @@ def _detail(outcome: Outcome) -> str:
     if outcome.why:
         items = "".join(
             f'<li data-verdict="{_e(found.verdict)}" data-kind="{_e(found.kind)}" '
-            f'data-why-query="{_e(query_id)}"><b>why not</b> (query {_e(query_id)}, '
+            f'data-why-query="{_e(query_id)}"><b>why not</b> ({outcome.unit} {_e(query_id)}, '
             f"{_e(found.node)}): {_e(found.summary())}</li>"
             for query_id, found in outcome.why)
         parts.append(f'<ul class="whynot">{items}</ul>')

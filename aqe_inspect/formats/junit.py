@@ -18,7 +18,7 @@ from typing import List, Optional, TextIO
 
 from ..expectations.check import CheckResult
 from ..errors import printable
-from ..rewrites.locations import display_path
+from ..rewrites.locations import display_path, query_location
 from ..rewrites.findings import describe
 from . import Format
 
@@ -84,7 +84,7 @@ class JunitFormat(Format):
                 detail.append(f"input: {location.path or '<stdin>'}"
                               + (f":{location.line}" if location.line else ""))
             for report in outcome.shown:
-                detail.append(f"query {report.id} rewrites:")
+                detail.append(f"{report.name} rewrites:")
                 detail.extend(f"  {r.kind} at {describe(r.final_node) or '-'}: {r.message}"
                               for r in report.rewrites)
                 if not report.rewrites:
@@ -109,14 +109,16 @@ class JunitFormat(Format):
             lines = [f"{r.kind} at {describe(r.final_node) or '-'}: {r.message}"
                      for r in query_report.rewrites] or ["no AQE rewrite found"]
             lines += [f"note: {note}" for note in query_report.notes]
-            cases.append((f"query {query_report.id}" + (f": {label}" if label else ""),
-                          display_path(query.source or report.source), query.line, lines))
+            where = query_location(query_report, report.source)
+            cases.append((query_report.name + (f": {label}" if label else ""),
+                          display_path(where.file), where.line, lines))
         suite = _suite(f"aqe-inspect diff {report.source or '<stdin>'}", len(cases), 0)
         _properties(suite, report.source, report.application)
         for name, file, line, lines in cases:
             case = _element("testcase", suite, name=name, classname="aqe-inspect.diff",
                             time="0")
-            _element("system-out", case, "\n".join([f"at {file}:{line}", *lines]))
+            _element("system-out", case, "\n".join([f"at {file}" + (f":{line}" if line else ""),
+                                                    *lines]))
         if report.notes:
             _element("system-out", suite, "\n".join(f"note: {n}" for n in report.notes))
         _write(suite, stream)

@@ -153,7 +153,7 @@ class SarifFormat(Format):
                     "ruleId": rewrite.kind,
                     "level": "note",
                     "message": {"text": rewrite.message},
-                    "properties": {"query": query_report.id,
+                    "properties": {"query": query_report.id, "unit": query_report.query.unit,
                                    "evidence": list(rewrite.evidence)},
                 }
                 place = physical(rewrite_location(query_report, rewrite, report.source))

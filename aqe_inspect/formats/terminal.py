@@ -26,7 +26,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from . import views
 from ..errors import printable
-from ..plan.model import Document, Node
+from ..plan.model import Document, Node, title
 from ..plan.operators import is_shuffle_read
 
 #: The width of output that is not a terminal (a pipe, a file, a CI log) when COLUMNS does not
@@ -461,8 +461,10 @@ def print_document_tree(document: Document, stream: Optional[TextIO] = None) -> 
         if document.application is None:
             section = _application_section(out, query.application, source, section)
         kind = views.plan_kind(query)
-        out.paragraph([(f"Query {number}", "bold"),
-                       (f" ({kind}, {query.mode} mode, {source} line {query.line})", "")],
+        name = title(query, query.execution.execution_id if query.execution is not None
+                     else number)
+        out.paragraph([(name, "bold"), (f": {views.where_read(query, source)}, {kind}, "
+                                        f"{query.mode} mode", "")],
                       "", HANG)
         out.tree(query.root)
         for sub in query.subqueries:
@@ -498,9 +500,10 @@ def print_rules(detectors: Iterable, stream: Optional[TextIO] = None) -> None:
 
 
 def execution_line(execution) -> str:
-    """`execution 3: "count at job.py:12", 1.2 s, 4 re-plans` for a query of an event log."""
+    """`description "count at job.py:12", 1.2 s, 4 re-plans` for an execution of an event
+    log (its heading names it: `Execution 3`)."""
     duration = execution.duration_ms
-    parts = [f"execution {execution.execution_id}: {execution.description!r}",
+    parts = [f"description {execution.description!r}",
              f"{duration / 1000:.3g} s" if duration is not None else "duration unknown",
              f"{execution.replans} re-plan(s)" if execution.replans is not None
              else "re-plans unknown"]
@@ -588,10 +591,10 @@ def _query(out: Screen, query_report, source: str, view: str) -> None:
 
     query = query_report.query
     kind = views.plan_kind(query)
-    header = f"{source}:{query.line}, " + \
+    header = views.where_read(query, source) + ", " + \
         (f"{kind}, isFinalPlan={str(query.is_final_plan).lower()}" if query.adaptive
          else f"codegen mode, {kind}" if query.mode == "codegen" else kind)
-    out.paragraph([(f"Query {query_report.id}", "bold"), (f": {header}", "")], "", "  ")
+    out.paragraph([(query_report.title, "bold"), (f": {header}", "")], "", "  ")
     if query.execution is not None:
         out.paragraph([(execution_line(query.execution), "")], "  ", "    ")
     marked = views.marks(query_report)

@@ -15,6 +15,7 @@ from ..expectations.check import CheckResult, Outcome
 from ..errors import printable
 from . import terminal as render
 from .terminal import Screen
+from ..plan.model import plural
 from ..rewrites.findings import Report
 from . import Format
 
@@ -49,7 +50,8 @@ class TextFormat(Format):
         shown_queries = result.shown_queries
         if shown_queries:
             out.paragraph([])
-            out.paragraph([("Why: the plans of the queries the failures are about", "bold")])
+            out.paragraph([(f"Why: the plans of the {plural(result.unit)} the failures are "
+                            "about", "bold")])
             out.paragraph([])
             out.flush()
             render.print_report(Report(shown_queries, result.source, (), result.application),

@@ -44,6 +44,20 @@ def plan_kind(query: Query) -> str:
     return "WholeStageCodegen subtrees only" if query.mode == "codegen" else "static"
 
 
+def where_read(query: Query, source: str) -> str:
+    """Where a query's plan is in the input, as a header says it: `plan.txt:12` (the line of
+    the file where the plan begins: a plan text, a driver log), `eventlog.json:36 (the event
+    of its plan)` (an event log's plans are strings inside JSON events: the line of the event
+    whose plan was read, in the part that holds it), `sql.json:26 (where its JSON begins)`
+    (the History Server's answer), the file alone where no line of it is known."""
+    if not query.line:
+        return source
+    if query.line_is:
+        part = query.execution.part if query.execution is not None else ""
+        return f"{part or source}:{query.line} ({query.line_is})"
+    return f"{source}:{query.line}"
+
+
 # ---- marks ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

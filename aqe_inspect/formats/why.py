@@ -65,18 +65,21 @@ KIND_WIDTH = 14
 VERDICT_WIDTH = 11
 
 
-def candidate_lines(found: Candidate, indent: str = "  ") -> List[str]:
+def candidate_lines(found: Candidate, indent: str = "  ", line_word: str = "line"
+                    ) -> List[str]:
     """`kind  node`, then the verdict beside the first reason, one reason or need a line."""
-    return [first + text for first, text, _ in candidate_rows(found, indent)]
+    return [first + text for first, text, _ in candidate_rows(found, indent, line_word)]
 
 
-def candidate_rows(found: Candidate, indent: str = "  ") -> List[Tuple[str, str, str]]:
+def candidate_rows(found: Candidate, indent: str = "  ", line_word: str = "line"
+                   ) -> List[Tuple[str, str, str]]:
     """`candidate_lines` as rows to wrap: each row's first indent (the kind or the verdict
     column), its text, and the indent of its lines after the first (under the text: the node
-    under the node, a reason under the reasons)."""
+    under the node, a reason under the reasons). `line_word` is the query's (`line` of the
+    file, or `plan line` of a plan inside an event log: `Query.line_word`)."""
     node = found.node
     if found.line and "line" not in found.node:
-        node += f", line {found.line}"
+        node += f", {line_word} {found.line}"
     verdict = found.verdict.replace("-", " ")
     said = [r.text for r in found.reasons] + [f"needs {need}" for need in found.needs]
     under_node = indent + " " * (KIND_WIDTH + 2)
@@ -88,7 +91,7 @@ def candidate_rows(found: Candidate, indent: str = "  ") -> List[Tuple[str, str,
 
 
 def write_text_query(answer: QueryWhy, heading: str, stream, width: Optional[int] = None,
-                     out: Optional["Screen"] = None) -> None:
+                     out: Optional["Screen"] = None, line_word: str = "line") -> None:
     """A query's answer as text for people, wrapped to `width` (None: the terminal's, as
     `diff` prints; or `out`'s), each run of text escaped (`errors.printable`, by `Screen`),
     the lines a row wraps into indented under its text."""
@@ -99,7 +102,7 @@ def write_text_query(answer: QueryWhy, heading: str, stream, width: Optional[int
     if not answer.candidates:
         wrapped(screen, "no operator where AQE could have rewritten", "  ", "  " + HANG)
     for found in answer.candidates:
-        for first, text, rest in candidate_rows(found):
+        for first, text, rest in candidate_rows(found, line_word=line_word):
             wrapped(screen, text, first, rest)
     for note in answer.notes:
         wrapped(screen, f"note: {note}", "  ", "  " + HANG)
@@ -123,12 +126,15 @@ def wrapped(out: "Screen", text: str, first: str, rest: str) -> None:
 
 
 def heading(report: QueryReport, version: Optional[str], settings_note: str) -> str:
-    """A query's first line: `query ID - label - file:line - Spark V - settings: ...`."""
+    """A query's first line: `Query N (Nth in the file) - label - file:line - Spark V -
+    settings: ...`, or `Execution ID - ...` for one of an event log."""
+    from .views import where_read
+
     query = report.query
-    parts = [f"query {report.id}"]
+    parts = [report.title]
     if query.label:
         parts.append(query.label)
-    where = query.source + (f":{query.line}" if query.line else "")
+    where = where_read(query, query.source) if query.source else ""
     if where:
         parts.append(where)
     if version:
@@ -167,7 +173,7 @@ def write_why(answers, stream, as_json: bool, width: Optional[int] = None) -> No
             out.write_line("")
         count += 1
         write_text_query(answer, heading(query, found, settings_note(query, answers.user)),
-                         stream, out=out)  # flushed: each query shown as it is answered
+                         stream, out=out, line_word=query.query.line_word)  # flushed: each query shown as it is answered
     for note in answers.notes:
         wrapped(out, f"note: {note}", "", HANG)
     out.flush()

@@ -27,6 +27,42 @@ MAX_DIGITS = 18
 #: `Damage.note`): its counts are lower bounds (`Query.incomplete`).
 INCOMPLETE_TAIL = "; counts may be incomplete"
 
+
+def units(count: int, unit: str) -> str:
+    """`1 query`, `2 queries`, `1 execution`, `3 executions`."""
+    return f"{count} {unit if count == 1 else plural(unit)}"
+
+
+def plural(unit: str) -> str:
+    """`queries` of `query`, `executions` of `execution`."""
+    return "queries" if unit == "query" else f"{unit}s"
+
+
+def ordinal(number: int) -> str:
+    """`1st`, `2nd`, `3rd`, `11th`, `22nd`."""
+    if 10 <= number % 100 <= 20:
+        return f"{number}th"
+    return f"{number}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th')}"
+
+
+def unit_name(query: "Query", number: object) -> str:
+    """How every output names a plan (the glossary, docs/inputs.md): `execution 3` (Spark's
+    SQL execution id) for one of an event log or the History Server, `query 2` (its position
+    in the file, from 1) for one of a plan text or a driver log."""
+    return f"{query.unit} {number}"
+
+
+def title(query: "Query", number: object) -> str:
+    """`unit_name` as a heading, saying what a query's number is: `Execution 3`, `Query 2 (2nd
+    in the file)` (a number given by hand, as `diff BEFORE AFTER` does, is said as it is)."""
+    name = unit_name(query, number)
+    name = name[:1].upper() + name[1:]
+    text = str(number)
+    if query.unit == "query" and text.isdigit() and int(text) > 0:
+        return f"{name} ({ordinal(int(text))} in the file)"
+    return name
+
+
 #: `Query.origin` of a plan read from a History Server's answer: its metrics are rounded for
 #: display (`1.2 MiB`), so figures read from them are approximate.
 HISTORY_SERVER_ORIGIN = "History Server"
@@ -63,6 +99,9 @@ class Node:
     #: For an `AdaptiveSparkPlan` operator: True after the query ran, False before.
     is_final_plan: Optional[bool] = None
     line: int = 0
+    #: True where `line` is a line of a plan string inside the input (an event log's event,
+    #: the History Server's JSON), not of the file: `describe` then says `plan line`.
+    plan_line: bool = False
     #: SQL metrics Spark recorded for this operator at run time, by name as the Spark UI shows
     #: them (`number of partitions`, `number of coalesced partitions`, `partition data size`):
     #: counts, sizes in bytes, times in ms. Only event logs and History Server JSON carry them.
@@ -200,6 +239,31 @@ class Query:
         return self.root.is_adaptive_root
 
     @property
+    def unit(self) -> str:
+        """What this plan is called (see the glossary, docs/inputs.md): `execution` for an
+        SQL execution (an event log, the History Server: numbered by Spark's execution id, as
+        the Spark UI names it), `query` for a plan of a text (explain output, a driver log:
+        numbered by its position in the file, from 1)."""
+        return "execution" if self.execution is not None else "query"
+
+    @property
+    def line_is(self) -> str:
+        """What `line` is a line of, where it is not the plan's own first line in a text:
+        `the event of its plan` (an event log: the line of the JSON event whose plan was read,
+        in `Execution.part` where the log has several files), `where its JSON begins` (the
+        History Server's answer), "" for a plan text."""
+        if self.origin == HISTORY_SERVER_ORIGIN:
+            return "where its JSON begins"
+        return "the event of its plan" if self.execution is not None else ""
+
+    @property
+    def line_word(self) -> str:
+        """What an operator's `line` is a line of: `line` where it is a line of the file read
+        (a plan text, a driver log), `plan line` where the plan is a string inside the input
+        (an event log's JSON event, the History Server's JSON): its line in that string."""
+        return "plan line" if self.execution is not None else "line"
+
+    @property
     def is_final_plan(self) -> Optional[bool]:
         return self.root.is_final_plan if self.adaptive else None
 
@@ -267,6 +331,9 @@ class Execution:
     finished: Optional[bool] = None
     status: str = ""
     configs: Mapping[str, str] = field(default_factory=dict)
+    #: The file of the input whose line `Query.line` is, where the input is several files
+    #: (a rolling event log's parts, a folder of logs) and not that one; "" otherwise.
+    part: str = ""
     #: True when `configs` are every setting that differed from Spark's defaults for this
     #: execution (the log records the session's own settings: `modifiedConfigs`, Spark 3.4+),
     #: so a key absent from them was at its default; False when session-level settings may

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Optional, Tuple, Union
 
-from ..plan.model import Application, Node, Query
+from ..plan.model import Application, Node, Query, title, unit_name
 from .detectors.base import Rewrite, describe
 from .kinds import REWRITE_KINDS, kind_hint, rewrite_kinds
 
@@ -33,6 +33,18 @@ class QueryReport:
     #: The main plan's initial tree when it was given apart (`diff BEFORE AFTER`); None when
     #: the query's own text holds it.
     initial: Optional[Node] = None
+
+    @property
+    def name(self) -> str:
+        """`execution 3` (Spark's SQL execution id) or `query 2` (the position in the file):
+        how every output names this query (see `plan.model.unit_name`)."""
+        return unit_name(self.query, self.id)
+
+    @property
+    def title(self) -> str:
+        """`name`, capitalised, saying a query's number is its position: `Execution 3`,
+        `Query 2 (2nd in the file)`."""
+        return title(self.query, self.id)
 
     @property
     def counts(self) -> Dict[str, int]:

@@ -46,8 +46,11 @@ def display_path(file: str) -> str:
 
 
 def query_location(report: QueryReport, source: str) -> Location:
+    """The plan's line in a plan text; in an event log, the line of the event whose plan was
+    read, in the part of a rolling log or folder that holds it."""
     query = report.query
-    return Location(query.source or source, query.line)
+    part = query.execution.part if query.execution is not None else ""
+    return Location(part or query.source or source, query.line)
 
 
 def rewrite_location(report: QueryReport, rewrite: Rewrite, source: str) -> Location:

@@ -124,10 +124,9 @@ def status(comparison, pair) -> str:
 
 
 def headline(comparison) -> str:
-    what = "group(s)" if comparison.fleet else "execution(s)"
     old_only = len(comparison.groups_old_only if comparison.fleet else comparison.unmatched_old)
     new_only = len(comparison.groups_new_only if comparison.fleet else comparison.unmatched_new)
-    text = f"{len(comparison.items)} {what} matched"
+    text = f"{comparison.counted(len(comparison.items))} matched"
     if not comparison.fleet:
         by = {}
         for pair in comparison.pairs:

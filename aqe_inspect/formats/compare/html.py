@@ -169,7 +169,7 @@ def write(comparison, stream: TextIO) -> None:
             else:
                 same.append(pair)
         if same:
-            out.append(f"<h2>{len(same)} matched execution(s) with the same adaptive "
+            out.append(f"<h2>{comparison.counted(len(same))} matched with the same adaptive "
                        "decisions</h2><table><tr><th>old</th><th>new</th><th>description</th>"
                        "<th>matched by</th><th>rewrites</th><th>duration</th></tr>")
             for pair in same:

@@ -82,7 +82,7 @@ def _pairs(comparison) -> List[str]:
                     out.append(f"- {md(pair.new.label)} **{md(kind)}**: {md(reason)}")
     same = len(comparison.pairs) - len(changed)
     if same:
-        out.extend(["", f"{same} matched execution(s) with the same adaptive decisions."])
+        out.extend(["", f"{comparison.counted(same)} matched with the same adaptive decisions."])
     for side, items in (("old", comparison.unmatched_old), ("new", comparison.unmatched_new)):
         if items:
             out.extend(["", f"<details><summary>Only in the {side} run ({len(items)})"

@@ -76,7 +76,7 @@ def _pair_lines(comparison) -> List[str]:
                     out.append(_p(f"  why not {kind} (new run): {reason}"))
     if same:
         out.append("")
-        out.append(f"{same} matched execution(s) with the same adaptive decisions")
+        out.append(f"{comparison.counted(same)} matched with the same adaptive decisions")
     for side, items in (("old", comparison.unmatched_old), ("new", comparison.unmatched_new)):
         if not items:
             continue

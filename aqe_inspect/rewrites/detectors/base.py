@@ -16,12 +16,16 @@ T = TypeVar("T")
 
 
 def describe(node: Optional[Node]) -> Optional[str]:
-    """How a finding names an operator: `AQEShuffleRead (16)`, or with its line in simple mode."""
+    """How a finding names an operator: `AQEShuffleRead (16)`, or with its line in simple mode:
+    `Exchange (line 12)` in a plan text, `Exchange (plan line 12)` in a plan string inside
+    an event log or the History Server's JSON (`Node.plan_line`)."""
     if node is None:
         return None
     if node.id is not None:
         return node.label
-    return f"{node.name} (line {node.line})" if node.line else node.name
+    if not node.line:
+        return node.name
+    return f"{node.name} ({'plan line' if node.plan_line else 'line'} {node.line})"
 
 
 @dataclass(frozen=True)

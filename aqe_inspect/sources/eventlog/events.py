@@ -983,7 +983,8 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
         description=deepjson.text(description) if description is not None else "",
         replans=raw.updates, start_time=_int(start.get("time")), end_time=_int(raw.end_time),
         finished=raw.finished, status="COMPLETED" if raw.finished else "RUNNING",
-        configs=configs, configs_complete=isinstance(modified, dict))
+        configs=configs, configs_complete=isinstance(modified, dict),
+        part="" if raw.part == source else raw.part)
     if raw.replans:
         execution = dataclasses.replace(execution, updates=tuple(
             (update_line, read_description(update_text, source, "", "")[0])

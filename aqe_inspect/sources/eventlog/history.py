@@ -63,6 +63,7 @@ def read_history(data: bytes, source: str, app_id: str = "") -> Document:
     except ValueError as error:
         raise _malformed(error, source) from None
     items = value if isinstance(value, list) else [value]
+    starts = item_lines(data, isinstance(value, list))
     queries: List[Query] = []
     for number, item in enumerate(items, 1):
         if item is _TOO_DEEP:
@@ -72,7 +73,8 @@ def read_history(data: bytes, source: str, app_id: str = "") -> Document:
             continue
         query = _query(item, source, notes)
         if query is not None:
-            queries.append(query)
+            line = starts[number - 1] if number <= len(starts) else 0
+            queries.append(dataclasses.replace(query, line=line))
     if not queries and (items or not app_id):
         # Entries none of which could be read, or an empty answer of no known application:
         # nothing to judge. An application's own empty list (--url) ran no SQL: a note.
@@ -85,6 +87,30 @@ def read_history(data: bytes, source: str, app_id: str = "") -> Document:
     queries.sort(key=lambda q: q.execution.execution_id if q.execution else 0)
     return Document(queries=tuple(queries), source=source, notes=tuple(notes),
                     application=Application(app_id=app_id))
+
+
+#: What moves a JSON text's nesting or lines: a string (skipped whole), a bracket, a newline.
+_JSON_MARKS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}\n]')
+
+
+def item_lines(data: bytes, is_list: bool) -> List[int]:
+    """The line (from 1) where each execution's JSON object begins: each entry of a list, or
+    the one object. Strings are skipped whole, so brackets and newlines in them do not count
+    (a JSON string holds no raw newline)."""
+    lines: List[int] = []
+    line, depth = 1, 0
+    wanted = 1 if is_list else 0
+    for mark in _JSON_MARKS.finditer(data):
+        token = mark.group()
+        if token == b"\n":
+            line += 1
+        elif token in (b"{", b"["):
+            if token == b"{" and depth == wanted:
+                lines.append(line)
+            depth += 1
+        elif token in (b"}", b"]"):
+            depth -= 1
+    return lines
 
 
 #: In place of an execution nested too deep to read (a note says so).
@@ -149,8 +175,10 @@ def _query(item: Mapping[str, Any], source: str, notes: List[str]) -> Optional[Q
     else:
         notes.append(f"{label} has neither a plan description nor nodes; skipped")
         return None
+    # The line is the file's where the execution's object begins (`item_lines`, set by the
+    # caller); the plan text's own lines are its operators' `plan line`s.
     return dataclasses.replace(query, source=source, label=execution.description or label,
-                               origin=ORIGIN, execution=execution,
+                               line=0, origin=ORIGIN, execution=execution,
                                notes=(*query_notes, *query.notes))
 
 

@@ -58,6 +58,50 @@ def usable_description(text: Optional[str]) -> bool:
     return isinstance(text, str) and bool(text.strip()) and not TRUNCATED.search(text[-200:])
 
 
+#: A note the parser made on damage it read through (`Damage.note`).
+_DAMAGE_NOTE = re.compile(r"line \d+: ")
+
+
+def with_plan_lines(query: Query) -> Query:
+    """The query with its notes' and operators' lines said to be lines of its plan string
+    (`plan line N: ...`; `Node.plan_line`), where an operator is named by its line (no id: a simple-mode description,
+    spark.sql.ui.explainMode=simple); the same query otherwise (an id names each operator).
+    Every tree is rebuilt once, without recursion, operators met twice kept shared."""
+    if any(note.startswith("line ") for note in query.notes):
+        # The parser's notes on damage (`Damage.note`: `line N: ...`) are of the plan string.
+        query = dataclasses.replace(query, notes=tuple(
+            "plan " + note if _DAMAGE_NOTE.match(note) else note for note in query.notes))
+    if not any(node.id is None and node.line for node in query.walk()):
+        return query
+    built: Dict[int, Node] = {}
+
+    def rebuilt(root: Node) -> Node:
+        stack: List[Tuple[Node, bool]] = [(root, False)]
+        while stack:
+            node, ready = stack.pop()
+            if id(node) in built:
+                continue
+            if ready:
+                built[id(node)] = dataclasses.replace(
+                    node, plan_line=bool(node.line),
+                    children=tuple(built[id(c)] for c in node.children),
+                    inner=tuple(built[id(c)] for c in node.inner),
+                    initial=built[id(node.initial)] if node.initial is not None else None)
+                continue
+            stack.append((node, True))
+            below = (*node.children, *node.inner,
+                     *((node.initial,) if node.initial is not None else ()))
+            stack.extend((child, False) for child in below if id(child) not in built)
+        return built[id(root)]
+
+    return dataclasses.replace(
+        query, root=rebuilt(query.root),
+        subqueries=tuple(dataclasses.replace(sub, tree=rebuilt(sub.tree))
+                         if sub.tree is not None else sub for sub in query.subqueries),
+        optimized_out=tuple(rebuilt(tree) for tree in query.optimized_out),
+        undrawn=tuple(rebuilt(tree) for tree in query.undrawn))
+
+
 def read_description(text: Any, source: str, what: str, fallback: str
                      ) -> Tuple[Optional[Query], Optional[str]]:
     """The query a plan description holds, or None with a note (`what` names the description,
@@ -69,13 +113,13 @@ def read_description(text: Any, source: str, what: str, fallback: str
     if usable_description(text):
         query = parse_formatted(text, source)  # the plain shape, without the grammar
         if query is not None:
-            return query, None
+            return with_plan_lines(query), None
         try:
             document = parse_text(text, source)
         except PlanSyntaxError as error:
             return None, (f"{what} could not be read ({error.message}); the tree is built "
                           f"from {fallback}")
-        return (document.queries[0] if document.queries else None), None
+        return (with_plan_lines(document.queries[0]) if document.queries else None), None
     if not isinstance(text, str):
         return None, None
     return None, (f"{what} is {'cut short' if text.strip() else 'empty'}; the tree is built "
