@@ -302,12 +302,14 @@ def _module(key) -> str:
     return Path(filename).name
 
 
-def by_module(rows) -> Dict[str, List[float]]:
+def by_module(rows, per_call: float = 0.0) -> Dict[str, List[float]]:
     """Per module: [own time of its Python functions, time of the built-ins it called (bytes.find,
     re's match, len...: a built-in's own time split among its callers in proportion to the time
-    of each caller's calls)]."""
+    of each caller's calls)]. With `per_call`, each function's own time less that much a call
+    (the profiler's own cost, `unprofiled_own`)."""
     modules: Dict[str, List[float]] = defaultdict(lambda: [0.0, 0.0])
-    for key, (_, _, own, _, callers) in rows.items():
+    for key, (_, calls, own, _, callers) in rows.items():
+        own = max(own - calls * per_call, 0.0)
         if _module(key) != "(built-in)" or not callers:
             modules[_module(key)][0] += own
             continue
@@ -354,10 +356,10 @@ def group_of(module: str) -> str:
 def top(stats_path: Path, count: int, megabytes: float, lines: int, out=sys.stdout,
         unprofiled: float = 0.0) -> None:
     """The tables of one profile. With `unprofiled` (the CPU seconds of the same work without
-    the profiler), each part's share is also estimated as it would be unprofiled: cProfile's
-    cost falls on the Python calls, so their own time is scaled down by one factor for all
-    (the profiled total less the built-ins' time, brought to the unprofiled total less the
-    same), the built-ins' time kept."""
+    the profiler), each part's share is also estimated as it would be unprofiled (cProfile's
+    cost is about the same for every call, Python's
+    and for built-ins alike: the profiled total less the unprofiled one, spread evenly over
+    every call the profile counted, is taken off each function's own time)."""
     stats = pstats.Stats(str(stats_path), stream=io.StringIO())
     rows = stats.stats  # key -> (primitive calls, calls, tottime, cumtime, callers)
     total = sum(row[2] for row in rows.values())
@@ -381,18 +383,26 @@ def top(stats_path: Path, count: int, megabytes: float, lines: int, out=sys.stdo
     for name, (own, called) in modules.items():
         groups[group_of(name)][0] += own
         groups[group_of(name)][1] += called
-    python = sum(own for own, _ in modules.values())
-    builtin = sum(called for _, called in modules.values())
-    scale = max(unprofiled - builtin, 0.1 * python) / python if unprofiled and python else 1.0
-    print("\nTime by part of the work (the modules grouped; built-ins charged to callers; "
-          f"the estimate without the profiler scales Python time by {scale:.2f}):\n", file=out)
+    # cProfile's cost is about the same for every call it sees, Python's or a built-in's: the
+    # profiled total less the unprofiled one, spread over every call, is taken off each
+    # function's own time for the estimate (a function of few long calls, bytes.find over
+    # megabytes, keeps its time; one of many short calls, len, loses most of it).
+    calls = sum(row[1] for row in rows.values())
+    per_call = max(total - unprofiled, 0.0) / calls if unprofiled and calls else 0.0
+    estimated: Dict[str, List[float]] = defaultdict(lambda: [0.0, 0.0])
+    for name, (own, called) in by_module(rows, per_call).items():
+        estimated[group_of(name)][0] += own
+        estimated[group_of(name)][1] += called
+    left = sum(map(sum, estimated.values())) or 1.0
+    print("\nTime by part of the work (the modules grouped; built-ins charged to callers; the "
+          f"estimate without the profiler takes {per_call * 1e6:.2f} us off every call):\n",
+          file=out)
     print("| part | Python s | built-ins s | share of all | share, estimated unprofiled |",
           file=out)
     print("| --- | ---: | ---: | ---: | ---: |", file=out)
-    estimated = python * scale + builtin
     for name, (own, called) in sorted(groups.items(), key=lambda g: -sum(g[1])):
         print(f"| {name} | {own:.2f} | {called:.2f} | {(own + called) / total:.1%} | "
-              f"{(own * scale + called) / estimated:.1%} |", file=out)
+              f"{sum(estimated[name]) / left:.1%} |", file=out)
     print("\nTime by module: its Python functions' own time, and the built-ins it called:\n",
           file=out)
     print("| module | Python s | built-ins s | share of all |", file=out)
