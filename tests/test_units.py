@@ -214,7 +214,8 @@ def test_a_result_stage_s_unknown_size_in_text_and_json():
               if node.name == "ResultQueryStage" and node.statistics]
     assert stages and all(is_unknown_size(s.statistics.split("=", 1)[1]) for s in stages)
     stage = stages[0]
-    assert views.short_statistics(stage.statistics) == "unknown (Spark's 8.0 EiB: no estimate)"
+    assert views.short_statistics(stage.statistics) == \
+        "data size unknown (Spark's 8.0 EiB: no estimate)"
     assert "8.0 EiB: no estimate" in views.statistics_text(stage.statistics)
     assert views.statistics_text("sizeInBytes=168.0 B, rowCount=7") == \
         "sizeInBytes=168.0 B, rowCount=7"
