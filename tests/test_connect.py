@@ -459,7 +459,7 @@ def test_cli_labels_connect_executions_by_tag_and_selects_them(spark, remote, se
 
     out = _eventually(labelled)
     assert f"Spark Connect [{tag}] aggregate at generate.py:" in out, out
-    assert out.count("Query ") == 1  # that execution only
+    assert len(re.findall(r"\bExecution \d+:", out)) == 1, out  # that execution only
     assert "plan {" not in out and "session_id:" not in out
 
 
