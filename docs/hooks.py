@@ -56,47 +56,21 @@ TERMINAL_PICTURES = {
 PICTURE_COLUMNS = 100
 
 
-def command_output(args: list[str]) -> str:
-    """What `aqe-inspect ARGS` prints on standard output, piped (100 columns, no colour)."""
+def _run(args: list[str], out: io.StringIO, settings: dict, cwd: Path | None = None) -> str:
+    """What `aqe-inspect ARGS` prints into `out`, with the environment's `settings` (None:
+    unset) and, when given, from `cwd`; both put back after."""
     from aqe_inspect.cli import main
 
-    saved = {name: os.environ.get(name) for name in ("COLUMNS", "NO_COLOR")}
-    os.environ.update(COLUMNS="100", NO_COLOR="1")
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out):
-            code = main(args)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-    if code != 0:
-        raise PluginError(f"aqe-inspect {' '.join(args)} exited {code}")
-    return out.getvalue()
-
-
-class _Terminal(io.StringIO):
-    """Standard output that says it is a terminal: the commands print their ANSI styles."""
-
-    def isatty(self) -> bool:
-        return True
-
-
-def terminal_output(args: list[str], columns: int = PICTURE_COLUMNS) -> str:
-    """What `aqe-inspect ARGS` prints on a terminal `columns` wide (ANSI styles and all), run
-    from the checkout's root."""
-    from aqe_inspect.cli import main
-
-    names = ("COLUMNS", "NO_COLOR", "TERM")
-    saved = {name: os.environ.get(name) for name in names}
-    os.environ.update(COLUMNS=str(columns), TERM="xterm-256color")
-    os.environ.pop("NO_COLOR", None)
-    out = _Terminal()
+    saved = {name: os.environ.get(name) for name in settings}
+    for name, value in settings.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     here = os.getcwd()
     try:
-        os.chdir(ROOT)  # the sample's path as the command names it, from any folder
+        if cwd is not None:
+            os.chdir(cwd)
         with contextlib.redirect_stdout(out):
             code = main(args)
     finally:
@@ -111,12 +85,31 @@ def terminal_output(args: list[str], columns: int = PICTURE_COLUMNS) -> str:
     return out.getvalue()
 
 
+def command_output(args: list[str]) -> str:
+    """What `aqe-inspect ARGS` prints on standard output, piped (100 columns, no colour)."""
+    return _run(args, io.StringIO(), {"COLUMNS": "100", "NO_COLOR": "1"})
+
+
+class _Terminal(io.StringIO):
+    """Standard output that says it is a terminal: the commands print their ANSI styles."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def terminal_output(args: list[str], columns: int = PICTURE_COLUMNS) -> str:
+    """What `aqe-inspect ARGS` prints on a terminal `columns` wide (ANSI styles and all), run
+    from the checkout's root (the sample's path as the command names it, from any folder)."""
+    return _run(args, _Terminal(),
+                {"COLUMNS": str(columns), "TERM": "xterm-256color", "NO_COLOR": None}, ROOT)
+
+
 def terminal_svg(ansi: str, title: str, columns: int = PICTURE_COLUMNS) -> str:
     """`ansi`, text with ANSI styles as a terminal `columns` wide shows it, drawn by rich as an
     SVG. The same text gives the same SVG; no font is fetched (the web fonts rich's template
     names are left out: a reader's own monospace font draws it). A line wider than `columns`
-    (the commands keep a word longer than a column's room whole) widens the picture: every
-    line is drawn as printed, none cut or folded."""
+    (a header's path longer than the line, which the commands keep whole) widens the picture:
+    every line is drawn as printed, none cut or folded."""
     from rich.cells import cell_len
     from rich.console import Console
     from rich.text import Text
