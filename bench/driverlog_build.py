@@ -42,6 +42,15 @@ def template(data: bytes) -> Tuple[List[bytes], List[int], int]:
     return pieces, ids, max(ids, default=0)
 
 
+
+def renumbered(pieces, ids, offset: int) -> bytes:
+    """One copy of a template: its literal pieces with each id moved up by `offset`."""
+    parts = [pieces[0]]
+    for value, literal in zip(ids, pieces[1:]):
+        parts.append(str(value + offset).encode())
+        parts.append(literal)
+    return b"".join(parts)
+
 def build(out: Path, size: int, logs: List[Path] = None) -> Tuple[int, int]:
     """Write the big log; returns (copies, bytes)."""
     logs = logs or sample_logs()
@@ -53,12 +62,7 @@ def build(out: Path, size: int, logs: List[Path] = None) -> Tuple[int, int]:
     tmp = out.with_name(out.name + ".part")
     with tmp.open("wb") as handle:
         while written < size or copies == 0:
-            offset = copies * stride
-            parts = [pieces[0]]
-            for value, literal in zip(ids, pieces[1:]):
-                parts.append(str(value + offset).encode())
-                parts.append(literal)
-            chunk = b"".join(parts)
+            chunk = renumbered(pieces, ids, copies * stride)
             handle.write(chunk)
             written += len(chunk)
             copies += 1
@@ -122,12 +126,7 @@ def build_production(out: Path, size: int, plan_share: float = 0.02,
         while written < size or count == 0:
             index = count % len(texts)
             pieces, ids, _ = templates[index]
-            offset = (count // len(texts)) * stride
-            parts = [pieces[0]]
-            for value, literal in zip(ids, pieces[1:]):
-                parts.append(str(value + offset).encode())
-                parts.append(literal)
-            chunk = b"".join(parts)
+            chunk = renumbered(pieces, ids, (count // len(texts)) * stride)
             handle.write(chunk)
             written += len(chunk)
             planned += plan_bytes[index]
