@@ -6,6 +6,10 @@ The public Python API is `aqe_inspect.api` (every command as a function, typed);
 
 from __future__ import annotations
 
+from . import native
+
+native.install()  # first: on the pure route, no compiled module is imported after this
+
 from .errors import InspectError, PlanSyntaxError
 from .plan.model import Document, Node, Query, Subquery
 from .version import __version__

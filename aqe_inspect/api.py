@@ -51,6 +51,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from .whynot.settings import Given
     from .whynot.verdicts import QueryWhy
 
+def core() -> str:
+    """Which route this process runs (`aqe-inspect --version`'s second line): the compiled
+    core, or its pure-Python twin and why (`native.describe`)."""
+    from . import native
+
+    return native.describe()
+
+
 #: What `read` gives: a Document, or an event log's executions as a stream.
 Read = Union[Document, "LogStream"]
 #: What `diff_input` gives: a Report, or an event log's report diffed as it is read.

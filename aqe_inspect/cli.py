@@ -94,6 +94,7 @@ OUTPUT_HELP = ("Write the report to this file instead of standard output (writte
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"aqe-inspect {__version__}")
+        typer.echo(api.core())
         raise typer.Exit()
 
 

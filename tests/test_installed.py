@@ -28,7 +28,8 @@ def test_the_version_has_one_source():
     assert metadata.version("aqe-inspect") == aqe_inspect.__version__
     printed = subprocess.run([*AQE_INSPECT, "--version"], capture_output=True, text=True,
                              timeout=60)
-    assert printed.stdout.strip() == f"aqe-inspect {aqe_inspect.__version__}"
+    assert printed.stdout.splitlines()[0] == f"aqe-inspect {aqe_inspect.__version__}"
+    assert printed.stdout.splitlines()[1].startswith("core: "), printed.stdout
 
 
 @pytest.mark.skipif(not IN_CI, reason="a developer may test an editable install; CI tests the wheel")
