@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 
 import pytest
@@ -37,11 +38,52 @@ def dist(tmp_path_factory) -> dict:
     if not (ROOT / "pyproject.toml").is_file():
         pytest.skip("no checkout to build from")
     out = tmp_path_factory.mktemp("dist")
-    built = _run([sys.executable, "-m", "build", "--outdir", out, ROOT], timeout=600)
+    built = _run([sys.executable, "-m", "build", "--outdir", out, ROOT], timeout=1200)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     wheels, sdists = list(out.glob("aqe_inspect-*.whl")), list(out.glob("aqe_inspect-*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, sorted(p.name for p in out.iterdir())
-    return {"wheel": wheels[0], "sdist": sdists[0]}
+    # The release's fallback for platforms with no compiled wheel: the pure one, from the sdist.
+    pure_out = tmp_path_factory.mktemp("dist-pure")
+    env = {**os.environ, "AQE_INSPECT_PURE_PYTHON": "1"}
+    env.pop("AQE_INSPECT_REQUIRE_COMPILED", None)
+    built = _run([sys.executable, "-m", "build", "--wheel", "--outdir", pure_out, sdists[0]],
+                 timeout=600, env=env)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    pure = list(pure_out.glob("aqe_inspect-*.whl"))
+    assert len(pure) == 1, sorted(p.name for p in pure_out.iterdir())
+    return {"wheel": wheels[0], "sdist": sdists[0], "pure_wheel": pure[0]}
+
+
+def _listed_modules() -> list:
+    """The compiled core's modules as native.py names them (read, not imported)."""
+    import ast
+
+    tree = ast.parse((ROOT / "aqe_inspect" / "native.py").read_text("utf-8"))
+    values = {node.target.id: ast.literal_eval(node.value) for node in tree.body
+              if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+              and node.target.id in ("WHOLE_MODULES", "KERNELS")}
+    return list(values["WHOLE_MODULES"]) + [kernel + "_c" for kernel in values["KERNELS"]]
+
+
+def test_the_compiled_wheel_and_the_pure_wheel_hold_the_same_package(dist):
+    """The wheel built from the sdist carries every listed module compiled for this platform
+    (CI builds with AQE_INSPECT_REQUIRE_COMPILED=1: a compile that fails fails the build); the
+    pure wheel is py3-none-any with no extension; both hold the same Python files."""
+    compiled = set(zipfile.ZipFile(dist["wheel"]).namelist())
+    pure = set(zipfile.ZipFile(dist["pure_wheel"]).namelist())
+    assert dist["pure_wheel"].name.endswith("-py3-none-any.whl"), dist["pure_wheel"].name
+    assert not [name for name in pure if name.endswith((".so", ".pyd"))]
+    python_files = {name for name in compiled if name.endswith(".py")}
+    assert python_files == {name for name in pure if name.endswith(".py")}
+    extensions = {name.split(".")[0].replace("/", ".") for name in compiled
+                  if name.endswith((".so", ".pyd"))}
+    if not extensions and not IN_CI:
+        pytest.skip("no C compiler here: the wheel from the sdist is the pure one")
+    assert "-py3-none-any" not in dist["wheel"].name, dist["wheel"].name
+    assert sorted(extensions) == sorted(_listed_modules())
+    sdist = set(tarfile.open(dist["sdist"]).getnames())
+    assert not [name for name in sdist if name.endswith((".c", ".so"))], "generated files"
+    assert any(name.endswith("/setup.py") for name in sdist)
 
 
 def test_the_wheel_holds_every_module_and_the_grammar(dist):
@@ -92,12 +134,15 @@ def fresh(request, dist, tmp_path_factory) -> dict:
     """A new virtualenv holding only the wheel (and what it requires), an empty cache: on the
     Python running the tests, and on the oldest Python the package supports."""
     interpreter = sys.executable if request.param == "this-python" else _oldest_python()
+    # The compiled wheel is this Python's; the oldest Python gets the pure one (the release's
+    # fallback where no compiled wheel fits).
+    wheel = dist["wheel"] if request.param == "this-python" else dist["pure_wheel"]
     where = tmp_path_factory.mktemp("fresh")
     env_dir = where / "env"
     made = _run([interpreter, "-m", "venv", env_dir], timeout=300)
     assert made.returncode == 0, made.stderr
     python = env_dir / "bin" / "python"
-    installed = _run([python, "-m", "pip", "install", "-q", dist["wheel"]], timeout=900)
+    installed = _run([python, "-m", "pip", "install", "-q", wheel], timeout=900)
     assert installed.returncode == 0, installed.stderr[-3000:]
     cache = where / "cache"
     elsewhere = where / "elsewhere"
