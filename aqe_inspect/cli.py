@@ -17,10 +17,13 @@ reader that leaves early (`| head`) is no error (exit 0). Never a traceback, fro
 
 from __future__ import annotations
 
+import copy
 import gc
+import inspect
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from enum import Enum
 from typing import List, Optional
 
@@ -60,6 +63,64 @@ finally:
     for _each, _handler in _loading_handlers.items():
         signal.signal(_each, _handler if _handler is not None else signal.SIG_DFL)
 
+
+
+class _Commands(Mapping):
+    """The commands of a Typer app, for its click group, each built when first asked for.
+
+    Typer builds a command's options from its function's signature (`typing.get_type_hints`,
+    `inspect.signature`): about a millisecond a command, more than reading a small plan. A run
+    needs one command; `--help` needs only each one's name and short help, which `summaries`
+    gives from the command's docstring alone."""
+
+    def __init__(self, typer_app: "typer.Typer"):
+        self._app = typer_app
+        self._infos = {info.name or typer.main.get_command_name(info.callback.__name__): info
+                       for info in typer_app.registered_commands}
+        self._built: dict = {}
+
+    def __getitem__(self, name: str):
+        command = self._built.get(name)
+        if command is None:
+            command = self._built[name] = typer.main.get_command_from_info(
+                self._infos[name], pretty_exceptions_short=self._app.pretty_exceptions_short,
+                rich_markup_mode=self._app.rich_markup_mode)
+        return command
+
+    def __iter__(self):
+        return iter(self._infos)
+
+    def __len__(self) -> int:
+        return len(self._infos)
+
+    def summaries(self) -> dict:
+        """Each command as its group's help lists it (name, help, short help, hidden,
+        deprecated, as typer gives them), without its options; a command built is itself."""
+        return {name: self._built.get(name) or self._summary(name, info)
+                for name, info in self._infos.items()}
+
+    @staticmethod
+    def _summary(name: str, info):
+        text = inspect.getdoc(info.callback) if info.help is None else inspect.cleandoc(info.help)
+        return (info.cls or typer.core.TyperCommand)(
+            name=name, help=text, short_help=info.short_help, hidden=info.hidden,
+            deprecated=info.deprecated)
+
+
+class _Group(typer.core.TyperGroup):
+    """The command group, its commands (`_Commands`) built when asked for: its help lists them
+    from their summaries."""
+
+    def format_commands(self, ctx, formatter) -> None:
+        commands = self.commands
+        if isinstance(commands, _Commands):
+            self.commands = commands.summaries()
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self.commands = commands
+
+
 app = typer.Typer(
     name="aqe-inspect",
     help="Read Apache Spark AQE plans: parse explain output and name every adaptive rewrite.",
@@ -67,6 +128,7 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    cls=_Group,
 )
 
 MAX_SIZE_HELP = "The most text held at once (one line, one plan), e.g. 512M."
@@ -368,11 +430,21 @@ def _fail(message: str) -> int:
 def _invoke(argv: Optional[List[str]]) -> int:
     """Parse the arguments and run the command; errors are raised to `main`, not printed.
     (The click main loop is not used: it prints a newline on Ctrl-C, and exits 1 on EPIPE.)"""
-    command = typer.main.get_command(app)
+    command = _command_group()
     args = sys.argv[1:] if argv is None else list(argv)
     with command.make_context("aqe-inspect", args) as context:
         command.invoke(context)
     return 0
+
+
+def _command_group():
+    """`app`'s click group, as `typer.main.get_command(app)` makes it, but each command built
+    only when the run asks for it (`_Commands`)."""
+    shell = copy.copy(app)
+    shell.registered_commands = []
+    group = typer.main.get_command(shell)
+    group.commands = _Commands(app)
+    return group
 
 
 # ---- signals ------------------------------------------------------------------------------

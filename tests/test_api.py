@@ -263,8 +263,7 @@ def test_importing_the_cli_imports_only_the_light_foundations():
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                 check=True, timeout=60).stdout.split())
     assert loaded == {"aqe_inspect", "aqe_inspect.api", "aqe_inspect.cli", "aqe_inspect.errors",
-                      "aqe_inspect.formats", "aqe_inspect.plan", "aqe_inspect.plan.model",
-                      "aqe_inspect.signals", "aqe_inspect.version"}
+                      "aqe_inspect.formats", "aqe_inspect.signals", "aqe_inspect.version"}
 
 
 @pytest.mark.parametrize("sample", ["formatted_after.txt", "driver.log"])
