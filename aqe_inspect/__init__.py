@@ -6,13 +6,27 @@ The public Python API is `aqe_inspect.api` (every command as a function, typed);
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import native
 
 native.install()  # first: on the pure route, no compiled module is imported after this
 
 from .errors import InspectError, PlanSyntaxError
-from .plan.model import Document, Node, Query, Subquery
 from .version import __version__
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .plan.model import Document, Node, Query, Subquery
+
+
+def __getattr__(name: str):
+    """The plan model's classes, imported when first asked for: `aqe-inspect --help` (which
+    imports this package) does not need them."""
+    if name in ("Document", "Node", "Query", "Subquery"):
+        from .plan import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def parse(text: str, source: str = "") -> Document:

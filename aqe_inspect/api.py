@@ -35,7 +35,6 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List
 
 from .errors import InspectError, OutputError, PlanSyntaxError, printable
 from .formats import FORMAT_NAMES
-from .plan.model import Application, Document, units
 from .signals import ENDING_SIGNALS
 from .signals import hold as _hold_signals
 from .signals import release as _release_signals
@@ -45,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .compare.result import Comparison
     from .expectations.check import CheckResult
     from .formats import Format
+    from .plan.model import Application, Document
     from .rewrites.detectors.base import Detector
     from .rewrites.findings import QueryReport, Report, ReportStream
     from .sources.eventlog import LogStream
@@ -60,7 +60,7 @@ def core() -> str:
 
 
 #: What `read` gives: a Document, or an event log's executions as a stream.
-Read = Union[Document, "LogStream"]
+Read = Union["Document", "LogStream"]
 #: What `diff_input` gives: a Report, or an event log's report diffed as it is read.
 AnyReport = Union["Report", "ReportStream"]
 #: A size as `--max-size` takes it (`256M`, `2G`, `500k`) or a number of bytes.
@@ -224,6 +224,8 @@ def select(found: Read, query: Optional[str], required: bool = True) -> Read:
             what = "" if chosen.number is None else \
                 "; a number is an execution's id" if unit == "execution" else \
                 "; a number is a query's position in the file, from 1"
+            from .plan.model import units
+
             raise InspectError(f"--query {query}: no {unit} matches (the input holds "
                                f"{units(seen, unit)}{what})", source=found.source)
 
@@ -608,7 +610,7 @@ def compare(old: str, new: str, fail_on: Iterable[str] = ("lost",), *,
 
 # ---- writing ------------------------------------------------------------------------------
 
-Result = Union[Document, "Report", "ReportStream", "CheckResult", WhyAnswers, Rules,
+Result = Union["Document", "Report", "ReportStream", "CheckResult", WhyAnswers, Rules,
                FleetResult, "Comparison", str]
 
 
@@ -635,6 +637,8 @@ def _writer(result: Result, format: Union[str, "Format", None], width: Optional[
             ) -> Tuple[Callable[[TextIO], Any], bool]:
     """How to write `result` (a function of the stream), and whether as JSON (what the
     encoding cannot hold then written as JSON escapes)."""
+    from .plan.model import Document
+
     if isinstance(result, str):
         return (lambda stream: stream.write(result)), False
     if isinstance(result, Document):
@@ -732,6 +736,16 @@ def _emit(output: Optional[str], write_to: Callable[[TextIO], Any], json: bool =
         _release_signals(held)
     if summary is not None:  # one line, whatever the file's name holds
         _stdout().write(printable(summary) + "\n")
+
+
+def __getattr__(name: str) -> Any:
+    """The plan model's names this module once imported at load (`api.Document`): imported
+    when first asked for, as the model is not needed to start the CLI."""
+    if name in ("Application", "Document", "units"):
+        from .plan import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def stop_workers() -> None:

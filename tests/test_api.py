@@ -256,15 +256,15 @@ def test_the_package_says_it_is_typed():
 
 
 def test_importing_the_cli_imports_only_the_light_foundations():
-    """The CLI imports the API at load; the API imports the parser, the readers, the formats,
+    """The CLI imports the API at load (typer and the commands' declarations only for a run
+    that needs them); the API imports the plan model, the parser, the readers, the formats,
     rich and Lark only in the function that needs them."""
     code = ("import sys, aqe_inspect.cli; print(' '.join(sorted(m for m in sys.modules "
             "if m.split('.')[0] in ('aqe_inspect', 'lark', 'rich', 'pyspark'))))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                 check=True, timeout=60).stdout.split())
-    assert loaded == {"aqe_inspect", "aqe_inspect.api", "aqe_inspect.cli", "aqe_inspect.errors",
-                      "aqe_inspect.native",
-                      "aqe_inspect.formats", "aqe_inspect.plan", "aqe_inspect.plan.model",
+    assert loaded == {"aqe_inspect", "aqe_inspect.api", "aqe_inspect.cli", "aqe_inspect.cli.work",
+                      "aqe_inspect.errors", "aqe_inspect.formats", "aqe_inspect.native",
                       "aqe_inspect.signals", "aqe_inspect.version"}
 
 

@@ -199,3 +199,46 @@ def test_a_text_that_is_no_log_gets_no_log_hint(tmp_path):
     path.write_text("the plan is below\nbut nothing follows\n", "utf-8")
     err = run("diff", str(path)).stderr.decode()
     assert "starts a Spark plan" in err and "logLevel" not in err
+
+
+# ---- the quick route (parse PATH, diff PATH: no typer) ------------------------------------
+
+QUICK_SAMPLES = ("spark-3.5.9/aqe_declines/formatted_after.txt",
+                 "spark-4.3.0/five_way_join/eventlog.json", "spark-4.3.0/five_way_join/driver.log")
+
+
+@pytest.mark.parametrize("sample", QUICK_SAMPLES)
+@pytest.mark.parametrize("command", [["parse"], ["parse", "-f", "json"], ["diff"],
+                                     ["diff", "--format", "json"], ["diff", "-f", "sarif"]])
+def test_the_quick_route_prints_what_typer_prints(sample, command, capsys, monkeypatch):
+    """`parse PATH` and `diff PATH` (with `--format`) skip typer; the same command line with
+    an option only typer takes (`--max-size` at its default) goes through typer: one output."""
+    from aqe_inspect.cli import main
+
+    monkeypatch.setenv("COLUMNS", "100")
+    path = str(SAMPLE_PLANS / sample)
+    outputs = []
+    for args in ([*command, path], [command[0], path, *command[1:], "--max-size", "256M"]):
+        assert main(args) == 0
+        outputs.append(capsys.readouterr())
+    assert outputs[0] == outputs[1] and outputs[0].out
+
+
+def test_the_quick_route_does_not_import_typer_and_help_does_not_build_every_command():
+    plan = SAMPLE_PLANS / "spark-3.5.9" / "aqe_declines" / "formatted_after.txt"
+    code = ("import sys, io, contextlib; from aqe_inspect.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['parse', {str(plan)!r}, '--format', 'json'])\n"
+            "print('typer' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout.split()
+    assert out == ["False"]
+    code = ("import io, contextlib; from aqe_inspect import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    cli.main(['--help'])\n"
+            "from aqe_inspect.cli import commands\n"
+            "group = commands.command_group()\n"
+            "print(len(group.commands), len(group.commands._built))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout.split()
+    assert int(out[0]) >= 8 and out[1] == "0"

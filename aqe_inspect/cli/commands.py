@@ -1,64 +1,86 @@
-"""The `aqe-inspect` command: a thin layer over the library API (`api`).
+"""The `aqe-inspect` commands as typer declares them: each one's arguments, options and help.
 
-Each command turns its options into one call of `api` and hands the result to `api.write`
-(standard output, or `--output FILE` written whole); reading, routing, selecting, streaming,
-diffing, checking and writing are the library's. This module imports nothing below `api`.
-
-Start-up matters (it runs in CI loops and pipes), so this module imports only typer and `api`
-(whose own imports are the light foundations) at load time; the parser, Lark and rich are
-imported by the function that needs them.
-
-The promise to a user: any input gives a result, or one line `aqe-inspect: error: ...` on
-standard error and exit code 2; Ctrl-C is one line `aqe-inspect: interrupted` and exit 130,
-SIGTERM and SIGHUP the same line naming the signal and exit 143 and 129 (128 + the signal's
-number), within a second, the pool's worker processes ended and no temporary file left; a
-reader that leaves early (`| head`) is no error (exit 0). Never a traceback, from any process.
+`cli` runs them (`cli.main`); this module is imported by the run that needs typer (every run
+but the quick route of `cli`: `parse PATH` and `diff PATH`, each with at most `--format`), and
+by whoever asks `cli` for `app`.
 """
 
 from __future__ import annotations
 
-import gc
-import os
-import signal
-import sys
+import copy
+import inspect
+from collections.abc import Mapping
 from enum import Enum
 from typing import List, Optional
 
+import typer
 
-def _ending_while_loading(signum: int, frame) -> None:
-    raise KeyboardInterrupt(signum)
+try:  # typer 0.2x vendors click; earlier releases use click itself
+    from typer._click import exceptions as usage_errors
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import exceptions as usage_errors  # type: ignore[no-redef]
+
+from .. import api
+from ..api import FORMAT_NAMES
+from ..version import __version__
+from .work import run_diff, run_parse
 
 
-# Ctrl-C, SIGTERM or SIGHUP while typer and the commands load (most of the start-up) is an
-# interruption like any other: one line, 128 + the signal. The handlers are this import's only.
-# (The signals named here are api.ENDING_SIGNALS, before the library is imported.)
-_loading_handlers = {}
-for _each in tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
-                   if hasattr(signal, name)):
-    try:
-        _loading_handlers[_each] = signal.signal(_each, _ending_while_loading)
-    except (ValueError, OSError):  # imported from another thread than the main one
-        break
-try:
-    import typer
+class _Commands(Mapping):
+    """The commands of a Typer app, for its click group, each built when first asked for.
 
-    try:  # typer 0.2x vendors click; earlier releases use click itself
-        from typer._click import exceptions as usage_errors
-    except ImportError:  # pragma: no cover - depends on the installed typer
-        from click import exceptions as usage_errors  # type: ignore[no-redef]
+    Typer builds a command's options from its function's signature (`typing.get_type_hints`,
+    `inspect.signature`): about a millisecond a command, more than reading a small plan. A run
+    needs one command; `--help` needs only each one's name and short help, which `summaries`
+    gives from the command's docstring alone."""
 
-    from . import api
-    from .api import ENDING_SIGNALS, FORMAT_NAMES, InspectError, OutputError, printable
-    from .version import __version__
-except KeyboardInterrupt as _interruption:  # pragma: no cover - timing
-    _number = _interruption.args[0] if _interruption.args and \
-        isinstance(_interruption.args[0], int) else signal.SIGINT
-    _named = "" if _number == signal.SIGINT else f" ({signal.Signals(_number).name})"
-    sys.stderr.write(f"aqe-inspect: interrupted{_named}\n")
-    raise SystemExit(128 + _number) from None
-finally:
-    for _each, _handler in _loading_handlers.items():
-        signal.signal(_each, _handler if _handler is not None else signal.SIG_DFL)
+    def __init__(self, typer_app: "typer.Typer"):
+        self._app = typer_app
+        self._infos = {info.name or typer.main.get_command_name(info.callback.__name__): info
+                       for info in typer_app.registered_commands}
+        self._built: dict = {}
+
+    def __getitem__(self, name: str):
+        command = self._built.get(name)
+        if command is None:
+            command = self._built[name] = typer.main.get_command_from_info(
+                self._infos[name], pretty_exceptions_short=self._app.pretty_exceptions_short,
+                rich_markup_mode=self._app.rich_markup_mode)
+        return command
+
+    def __iter__(self):
+        return iter(self._infos)
+
+    def __len__(self) -> int:
+        return len(self._infos)
+
+    def summaries(self) -> dict:
+        """Each command as its group's help lists it (name, help, short help, hidden,
+        deprecated, as typer gives them), without its options; a command built is itself."""
+        return {name: self._built.get(name) or self._summary(name, info)
+                for name, info in self._infos.items()}
+
+    @staticmethod
+    def _summary(name: str, info):
+        text = inspect.getdoc(info.callback) if info.help is None else inspect.cleandoc(info.help)
+        return (info.cls or typer.core.TyperCommand)(
+            name=name, help=text, short_help=info.short_help, hidden=info.hidden,
+            deprecated=info.deprecated)
+
+
+class _Group(typer.core.TyperGroup):
+    """The command group, its commands (`_Commands`) built when asked for: its help lists them
+    from their summaries."""
+
+    def format_commands(self, ctx, formatter) -> None:
+        commands = self.commands
+        if isinstance(commands, _Commands):
+            self.commands = commands.summaries()
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self.commands = commands
+
 
 app = typer.Typer(
     name="aqe-inspect",
@@ -67,6 +89,7 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    cls=_Group,
 )
 
 MAX_SIZE_HELP = "The most text held at once (one line, one plan), e.g. 512M."
@@ -116,7 +139,7 @@ def parse_command(
 ) -> None:
     """Parse the plans in a text (explain output, a log, a pasted plan, a Spark event log,
     History Server JSON) into trees."""
-    api.write(api.read_document(path, max_size=max_size, query=query), output_format.value)
+    run_parse(path, output_format.value, max_size=max_size, query=query)
 
 
 # Options `diff` and `check` share (typer takes one declaration in several commands).
@@ -162,13 +185,8 @@ def diff_command(
     width: Optional[int] = WIDTH_OPTION,
 ) -> None:
     """Say what AQE changed between the initial and the final plan, with the evidence."""
-    if tree and side_by_side:
-        raise InspectError("--tree and --side-by-side are two views; choose one")
-    chosen = api.report_format(output_format.value, width=width,
-                               view="tree" if tree else "side-by-side" if side_by_side else None)
-    report = api.diff_input(paths or [], url=url, max_size=max_size, query=query,
-                            for_format=chosen, output=output)
-    api.write(report, chosen, output)
+    run_diff(paths or [], output_format.value, output=output, max_size=max_size, query=query,
+             url=url, tree=tree, side_by_side=side_by_side, width=width)
 
 
 @app.command("check")
@@ -329,198 +347,11 @@ def compare_command(
         raise typer.Exit(1)
 
 
-# ---- standard output ----------------------------------------------------------------------
-
-def _flush(stream) -> None:
-    try:
-        stream.flush()
-    except OSError as error:
-        raise OutputError(error) from None
-
-
-def _abandon_stdout() -> None:
-    """After a failed write, point standard output at /dev/null: what is still buffered goes
-    there when Python exits, instead of failing again with a traceback and exit code 120."""
-    try:
-        fd = sys.stdout.fileno()
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, fd)
-        os.close(devnull)
-    except (AttributeError, OSError, ValueError):  # not a real file (tests), or already gone
-        pass
-
-
-# ---- running ------------------------------------------------------------------------------
-
-def _say(line: str) -> None:
-    """One line on standard error, whatever it holds; nothing if standard error is gone."""
-    try:
-        sys.stderr.write(printable(line) + "\n")
-        sys.stderr.flush()
-    except (AttributeError, OSError, ValueError):
-        pass
-
-
-def _fail(message: str) -> int:
-    _say(f"aqe-inspect: error: {message}")
-    return 2
-
-
-def _invoke(argv: Optional[List[str]]) -> int:
-    """Parse the arguments and run the command; errors are raised to `main`, not printed.
-    (The click main loop is not used: it prints a newline on Ctrl-C, and exits 1 on EPIPE.)"""
-    command = typer.main.get_command(app)
-    args = sys.argv[1:] if argv is None else list(argv)
-    with command.make_context("aqe-inspect", args) as context:
-        command.invoke(context)
-    return 0
-
-
-# ---- signals ------------------------------------------------------------------------------
-
-_signalled: Optional[int] = None  # the signal that ended this run, if one did
-
-
-class Interrupted(KeyboardInterrupt):
-    """A signal (SIGINT, SIGTERM, SIGHUP) ended the run."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _on_signal(signum: int, frame) -> None:
-    """The first ending signal: later ones are ignored while the run unwinds (it takes well
-    under a second), so that none can stop a temporary file's removal half-way."""
-    global _signalled
-    for each in ENDING_SIGNALS:
-        signal.signal(each, signal.SIG_IGN)
-    if _signalled is None:
-        _signalled = signum
-        raise Interrupted(signum)
-
-
-def _catch_signals():
-    """Install `_on_signal` for the ending signals (from the main thread only: a library
-    caller's thread keeps its process's handlers); the handlers replaced, to restore."""
-    previous = {}
-    for each in ENDING_SIGNALS:
-        try:
-            previous[each] = signal.signal(each, _on_signal)
-        except (ValueError, OSError):  # not the main thread; or a signal not to be caught
-            break
-    return previous
-
-
-def _restore_signals(previous) -> None:
-    for each, handler in previous.items():
-        try:
-            signal.signal(each, handler if handler is not None else signal.SIG_DFL)
-        except (ValueError, OSError, TypeError):
-            pass
-
-
-def _interrupted() -> int:
-    """Ctrl-C or another ending signal: the workers ended, one line, 128 + the signal."""
-    api.stop_workers()
-    signum = _signalled if _signalled is not None else signal.SIGINT
-    name = "" if signum == signal.SIGINT else f" ({signal.Signals(signum).name})"
-    _say(f"aqe-inspect: interrupted{name}")
-    return 128 + signum
-
-
-def _leave(code: int) -> None:
-    """End the process now, its output flushed: after a signal, nothing is left to clean (the
-    temporary file is gone, the workers are dead), and the interpreter's own exit would wait on
-    the pool's threads, which may wait on a pipe no one reads any more."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001 - a closed or broken stream: nothing to keep
-            pass
-    os._exit(code)
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    """Run the CLI: the exit code, and at most one line on standard error. Run as the command
-    (no `argv`), a signal that ended the run ends the process at once with that code."""
-    global _signalled
-    _signalled = None
-    previous = _catch_signals()
-    try:
-        try:
-            code = _main(argv)
-        except KeyboardInterrupt:  # Ctrl-C or a signal, wherever it falls, even while
-            code = _interrupted()  # reporting an error
-    finally:
-        _restore_signals(previous)
-    if _signalled is not None and argv is None:
-        _leave(code)
-    return code
-
-
-def _main(argv: Optional[List[str]]) -> int:
-    # Plan trees are built by the ten thousand objects and hold no cycles: a cyclic collection
-    # every 700 allocations (the default) costs about a tenth of a parse, and frees nothing.
-    gc.set_threshold(50_000, 50, 100)
-    if sys.stdout is None:  # started with standard output closed (`>&-`)
-        return _fail("cannot write the output: standard output is closed")
-    reconfigure = getattr(sys.stderr, "reconfigure", None)
-    if reconfigure is not None:
-        reconfigure(errors="backslashreplace")
-    try:
-        try:
-            code = _invoke(argv)
-        except typer.Exit as done:  # --version, --help
-            code = done.exit_code
-        _flush(sys.stdout)
-        return code
-    except OutputError as error:
-        return _output_failed(error)
-    except OSError as error:
-        if error.filename is not None:  # not a write to standard output
-            return _internal_error(error)
-        # click writes --help and --version itself, straight to standard output.
-        return _output_failed(OutputError(error))
-    except InspectError as error:
-        return _fail(str(error))
-    except getattr(usage_errors, "NoArgsIsHelpError", ()) as error:
-        # `aqe-inspect` alone: the help, on stderr, and exit 2 as for any call without a command.
-        try:
-            sys.stderr.write(error.format_message())
-        except (AttributeError, OSError, ValueError):
-            pass
-        return 2
-    except usage_errors.UsageError as error:
-        return _fail(" ".join(error.format_message().split()))
-    except usage_errors.ClickException as error:
-        return _fail(" ".join(error.format_message().split()))
-    except typer.Abort:
-        _say("aqe-inspect: interrupted")
-        return 130
-    except MemoryError:
-        return _fail("not enough memory to read this plan")
-    except Exception as error:  # noqa: BLE001 - the promise is one line, never a traceback
-        return _internal_error(error)
-
-
-def _output_failed(error: OutputError) -> int:
-    _abandon_stdout()
-    if error.reader_left:
-        return 0
-    return _fail(f"cannot write the output: {error}")
-
-
-def _internal_error(error: Exception) -> int:
-    """A bug: no input should lead here. Still one line, with what to report."""
-    detail = " ".join(str(error).split())[:300]
-    return _fail(f"internal error ({type(error).__name__}: {detail}); please report it with "
-                 "the input that caused it")
-
-
-def run() -> None:
-    sys.exit(main())
-
-
-if __name__ == "__main__":  # pragma: no cover
-    run()
+def command_group():
+    """`app`'s click group, as `typer.main.get_command(app)` makes it, but each command built
+    only when the run asks for it (`_Commands`)."""
+    shell = copy.copy(app)
+    shell.registered_commands = []
+    group = typer.main.get_command(shell)
+    group.commands = _Commands(app)
+    return group
