@@ -135,7 +135,7 @@ def describe() -> str:
         return f"core: pure Python ({PURE_PYTHON_ENV} is set)"
     built, missing = compiled_modules()
     if not built:
-        return "core: pure Python (no compiled build for this platform)"
+        return "core: pure Python (this install has no compiled module)"
     if missing:
         return (f"core: compiled by Cython, {len(built)} of {len(built) + len(missing)} "
                 f"modules (pure Python for {', '.join(sorted(missing))})")
