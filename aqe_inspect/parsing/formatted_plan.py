@@ -108,9 +108,9 @@ def node_with(node: Node, values: Mapping[str, Any]) -> Node:
 #: its nodes with `new_node` instead.
 _NODE_FIELDS = ("name", "args", "id", "codegen_stage", "whole_stage_codegen", "title",
                 "details", "children", "inner", "statistics", "description", "initial",
-                "is_final_plan", "line", "metrics", "spreads")
+                "is_final_plan", "line", "plan_line", "metrics", "spreads")
 _LITERAL = _FAST and tuple(f.name for f in _FIELDS) == _NODE_FIELDS and \
-    _DEFAULTS.get("inner") == () and [name for name, _ in _FACTORIES] == [
+    _DEFAULTS.get("inner") == () and _DEFAULTS.get("plan_line") is False and [name for name, _ in _FACTORIES] == [
         "details", "metrics", "spreads"] and all(factory is dict for _, factory in _FACTORIES)
 
 
@@ -133,7 +133,7 @@ def _plain_node(name: str, args: str, op_id: int, stage: Optional[int], whole_st
         "whole_stage_codegen": whole_stage, "title": title, "details": details,
         "children": children, "inner": inner, "statistics": statistics,
         "description": description, "initial": initial, "is_final_plan": final, "line": line,
-        "metrics": {}, "spreads": {}})
+        "plan_line": False, "metrics": {}, "spreads": {}})
     return node
 
 
@@ -377,6 +377,12 @@ def _plain_blocks(text: str, start: int, end: int) -> Any:
     block's header, its field or an empty line, a header leads every run of lines, and no
     number is too long or block printed twice: (the blocks by id in printed order, the last
     one's id); else _ASK_LINES. Each block reads as `read_detail_block` reads it."""
+    return _read_blocks(text, start, end)
+
+
+def _read_blocks(text: str, start: int, end: int) -> Any:
+    """`_plain_blocks`, which tests replace to read every block line by line; this is what
+    it reads with (typed where Cython compiles this module: formatted_plan.pxd)."""
     rows = BLOCK_ROW.findall(text, start, end)
     if len(rows) != text.count("\n", start, end) + 1:
         return _ASK_LINES
@@ -682,7 +688,7 @@ def _build(trees: List[_Tree], blocks: Dict[int, Block], last_block: Optional[in
                     "whole_stage_codegen": whole_stage, "title": title, "details": details,
                     "children": children, "inner": inner, "statistics": statistics,
                     "description": description, "initial": initial, "is_final_plan": final,
-                    "line": numbers[at], "metrics": {}, "spreads": {}})
+                    "line": numbers[at], "plan_line": False, "metrics": {}, "spreads": {}})
             else:  # pragma: no cover - a Node with other fields
                 node = _plain_node(name, args, op_id, stage, whole_stage, title, details,
                                    children, inner, statistics, description, initial, final,

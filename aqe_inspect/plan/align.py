@@ -99,6 +99,17 @@ class _Signatures:
         return memo[id(root)]
 
 
+def memoized_text(texts: Dict[int, str]) -> Callable[[Node], str]:
+    """`normalized_text` of a node, kept in `texts` by `id()` (computed once a node); the
+    function holds only the dict."""
+    def text(node: Node) -> str:
+        found = texts.get(id(node))
+        if found is None:
+            found = texts[id(node)] = normalized_text(node)
+        return found
+    return text
+
+
 #: How many node pairs one lookup compares directly before it computes signatures instead.
 _COMPARE_BUDGET = 256
 #: How many candidates of the same text one lookup compares in turn before it looks the
@@ -120,7 +131,9 @@ class Alignment:
         self._families = initial_families if initial_nodes is not None else None
         #: normalized_text by node, computed once a node (shared with the caller's, if given)
         self._texts: Dict[int, str] = {} if texts is None else texts
-        self._signatures = _Signatures(self._text)
+        # The text function holds the dict, not this object: no reference cycle, so that a
+        # diff's indexes are freed as soon as it is made (not by the cycle collector).
+        self._signatures = _Signatures(memoized_text(self._texts))
         self._shapes = _Signatures()
         #: (id(final subtree), id(initial subtree)) found equal by `_equal_subtrees`, every
         #: pair below them included: a later lookup meeting one does not compare it again.

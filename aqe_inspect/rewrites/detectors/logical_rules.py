@@ -3,6 +3,7 @@ removed once a query stage had proved how few rows reach them."""
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple
 
@@ -70,7 +71,9 @@ class _Index:
     an exchange is above each, and each operator's key and category, computed once a node."""
 
     def __init__(self, pair: PlanPair):
-        self.pair = pair
+        # Held weakly: the pair holds this index (`PlanPair.shared`), and a cycle would keep
+        # both, and the plans they index, until the cycle collector runs.
+        self._pair = weakref.ref(pair)
         self.finals = pair._final_nodes
         self.final_families = pair._final_families
         self._keys: Dict[int, str] = {}
@@ -78,6 +81,10 @@ class _Index:
         self.initial_with_depth = pair._initial_tree.own_with_exchange_above \
             if pair.initial is not None else ()
         self.initial_own = tuple(zip(pair._initial_nodes, pair._initial_families))
+
+    @property
+    def pair(self) -> PlanPair:
+        return self._pair()  # type: ignore[return-value] - the pair outlives the diff's reads
 
     @computed_once
     def blocked(self) -> bool:

@@ -71,7 +71,7 @@ def with_plan_lines(query: Query) -> Query:
         # The parser's notes on damage (`Damage.note`: `line N: ...`) are of the plan string.
         query = dataclasses.replace(query, notes=tuple(
             "plan " + note if _DAMAGE_NOTE.match(note) else note for note in query.notes))
-    if not any(node.id is None and node.line for node in query.walk()):
+    if not _named_by_line(query):
         return query
     built: Dict[int, Node] = {}
 
@@ -100,6 +100,27 @@ def with_plan_lines(query: Query) -> Query:
                          if sub.tree is not None else sub for sub in query.subqueries),
         optimized_out=tuple(rebuilt(tree) for tree in query.optimized_out),
         undrawn=tuple(rebuilt(tree) for tree in query.undrawn))
+
+
+def _named_by_line(query: Query) -> bool:
+    """Whether an operator `query.walk()` meets has no id and a line: `any(node.id is None
+    and node.line for node in query.walk())`, each node looked at once, without a generator
+    step per node (asked of every execution)."""
+    stack: List[Node] = [query.root, *query.subquery_trees(), *query.optimized_out]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node.id is None and node.line:
+            return True
+        key = id(node)
+        if key in seen:
+            continue
+        seen.add(key)
+        stack.extend(node.children)
+        stack.extend(node.inner)
+        if node.initial is not None:
+            stack.append(node.initial)
+    return False
 
 
 def read_description(text: Any, source: str, what: str, fallback: str
