@@ -86,14 +86,20 @@ class BuildCore(build_ext):
             self.parallel = os.cpu_count() or 1
 
     def run(self):
+        if getattr(self, "editable_mode", False):
+            # An editable install runs the checkout's .py files: an extension built beside
+            # one would be imported instead, and an edit to it would change nothing.
+            print("aqe-inspect: an editable install builds no compiled core; the .py files "
+                  "run (the pure-Python route)", file=sys.stderr)
+            return
         try:
             from Cython.Build import cythonize
 
-            self.extensions = [
-                generated for extension in self.extensions
-                for generated in cythonize([extension], quiet=True, force=self.force,
-                                           build_dir=os.path.join(self.build_temp, "cython"),
-                                           compiler_directives=extension.cython_directives)]
+            for extension in self.extensions:  # the C sources, generated where build_ext works
+                [generated] = cythonize([extension], quiet=True, force=self.force,
+                                        build_dir=os.path.join(self.build_temp, "cython"),
+                                        compiler_directives=extension.cython_directives)
+                extension.sources = generated.sources
             super().run()
         except Exception as error:
             if REQUIRED:
