@@ -33,7 +33,7 @@ from ..errors import PlanSyntaxError
 from .lexer import (
     CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, TreeTokens, _LineLexer,
 )
-from ..plan.model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
+from ..plan.model import ADAPTIVE_ROOT, Document, Node, Query, Subquery, parsed_node
 from ..plan.operators import name_family
 from .operator_line import (
     DetailBlock, OperatorLine, is_final_plan, read_detail_block, read_operator_line,
@@ -337,16 +337,12 @@ class _Builder:
         # Operator names and titles repeat in every plan: one string each, however many
         # plans a long log holds.
         name = intern(op.name)
-        return Node(
-            name=name, args=args, id=op.id if formatted else None,
-            codegen_stage=stage, whole_stage_codegen=op.whole_stage_codegen,
-            title=intern(block.title) if block else name, details=fields,
-            children=tuple(children),
-            inner=tuple([child.node for child in raw.inner]) if raw.inner else (),
-            statistics=op.statistics, description=op.description if formatted else None,
-            initial=initial, is_final_plan=is_final_plan(args, fields) if adaptive else None,
-            line=op.line,
-        )
+        return parsed_node(
+            name, args, op.id if formatted else None, stage, op.whole_stage_codegen,
+            intern(block.title) if block else name, fields, tuple(children),
+            tuple([child.node for child in raw.inner]) if raw.inner else (),
+            op.statistics, op.description if formatted else None, initial,
+            is_final_plan(args, fields) if adaptive else None, op.line)
 
     def undrawn(self, blocks: List[DetailBlock]) -> Tuple[Node, ...]:
         """The shuffle reads whose detail blocks no tree line uses (a tree elided with `...`,

@@ -164,6 +164,33 @@ class Node:
                 stack.extend(reversed(node.inner))
 
 
+#: Node's fields in order; `parsed_node` fills each of them.
+PARSED_NODE_FIELDS = ("name", "args", "id", "codegen_stage", "whole_stage_codegen", "title",
+                      "details", "children", "inner", "statistics", "description", "initial",
+                      "is_final_plan", "line", "plan_line", "metrics", "spreads")
+_new_object = object.__new__
+
+
+def parsed_node(name: str, args: str, id: Optional[int], codegen_stage: Optional[int],
+                whole_stage_codegen: bool, title: str, details: Mapping[str, str],
+                children: Tuple[Node, ...], inner: Tuple[Node, ...], statistics: Optional[str],
+                description: Optional[str], initial: Optional[Node],
+                is_final_plan: Optional[bool], line: int) -> Node:
+    """`Node(name=name, ..., line=line)` (the fields a plan text gives; metrics and spreads
+    empty), made by filling the new Node's __dict__: a frozen dataclass's constructor sets
+    each field through object.__setattr__, three times as long, and the parser makes one a
+    tree line. (Node has no __slots__ and no __post_init__; tests/test_parser_drive.py holds
+    the two equal and PARSED_NODE_FIELDS to Node's fields.)"""
+    node = _new_object(Node)
+    node.__dict__.update({
+        "name": name, "args": args, "id": id, "codegen_stage": codegen_stage,
+        "whole_stage_codegen": whole_stage_codegen, "title": title, "details": details,
+        "children": children, "inner": inner, "statistics": statistics,
+        "description": description, "initial": initial, "is_final_plan": is_final_plan,
+        "line": line, "plan_line": False, "metrics": {}, "spreads": {}})
+    return node
+
+
 @dataclass(frozen=True)
 class Spread:
     """How one SQL metric's values spread: over the tasks that updated it (task metrics such

@@ -1,0 +1,117 @@
+"""The detail-block field reader's compiled twin (`parsing/_fields_c.pyx`) gives what its pure
+twin (`_fields_py.py`) gives, and that what `read_detail_block` read before the kernel: on
+random lines made of the characters that matter, and on every detail block of the sample
+plans and the golden corpus."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from aqe_inspect.parsing import _fields_py, operator_line
+from aqe_inspect.plan.model import Node, PARSED_NODE_FIELDS, parsed_node
+import dataclasses
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus" / "spark-golden"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _compiled():
+    try:
+        return importlib.import_module("aqe_inspect.parsing._fields_c")
+    except ImportError:
+        if IN_CI:
+            pytest.fail("CI=true but aqe_inspect.parsing._fields_c is not built")
+        pytest.skip("aqe_inspect.parsing._fields_c is not built (pure-Python install)")
+
+
+def _regex_fields(field_lines):
+    """The loop `read_detail_block` ran before the kernels: the regexes, line by line."""
+    fields, last_key = {}, None
+    for text in field_lines:
+        field = _fields_py.FIELD.match(text) or _fields_py.LOCATION_HIDDEN.match(text)
+        if field:
+            key, value = field.groups()
+            key = key.rstrip()
+            value = value.strip() if value else ""
+            before = fields.get(key)
+            fields[key] = value if before is None else f"{before}\n{value}"
+            last_key = key
+        elif last_key is not None:
+            fields[last_key] += "\n" + text
+        else:
+            last_key = "Text"
+            fields[last_key] = text
+    return fields
+
+
+#: Lines made of what FIELD and the header's reading turn on.
+_LINE = st.lists(st.sampled_from(list("Ab0 _-:[]()\n\t\u0660x#,") +
+                                 ["Input", " [2]", ": ", "Location [", "\u00a0",
+                                  " [codegen id : ", "Location"]), max_size=12).map("".join)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_LINE, max_size=6))
+def test_fields_twins_agree(field_lines):
+    compiled = _compiled()
+    expected = _regex_fields(field_lines)
+    assert _fields_py.read_fields(field_lines) == expected
+    assert compiled.read_fields(field_lines) == expected
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(_LINE, st.builds(lambda a, b: f"({a}) {b}", st.text("0123456789\u0661", max_size=20), _LINE)),
+       st.lists(_LINE, max_size=3))
+def test_block_twins_agree(header, field_lines):
+    compiled = _compiled()
+    pure = _fields_py.read_block(header, field_lines, 7)
+    assert compiled.read_block(header, field_lines, 7) == pure
+    if pure is not None:
+        # What the reader without the kernel makes of the header.
+        assert operator_line.DETAIL_ID.match(header)
+        title, stage = operator_line.title_and_stage(header[header.index(") ") + 2:], 7, 0)
+        assert pure == (int(header[1:header.index(")")]), title, stage, _regex_fields(field_lines), 7)
+
+
+def _blocks(paths):
+    from aqe_inspect.parsing.lexer import BlockToken, PlanLines, _LineLexer
+    for path in paths:
+        plan = PlanLines.from_text(path.read_text("utf-8", errors="replace"))
+        try:
+            chunks = list(_LineLexer(plan).chunks())
+        except Exception:  # noqa: BLE001 - a text the lexer refuses holds no block to compare
+            continue
+        for chunk in chunks:
+            if isinstance(chunk, BlockToken):
+                yield from chunk.blocks
+
+
+def test_real_blocks_agree():
+    compiled = _compiled()
+    paths = sorted((ROOT / "sample_plans").rglob("*.txt"))
+    if CORPUS.is_dir():
+        paths += sorted(CORPUS.rglob("explain.txt"))
+    count = 0
+    for header, field_lines, line in _blocks(paths):
+        pure = _fields_py.read_block(header, field_lines, line)
+        assert compiled.read_block(header, field_lines, line) == pure
+        assert compiled.read_fields(field_lines) == _regex_fields(field_lines)
+        count += 1
+    assert count > 1000
+
+
+def test_parsed_node_is_the_constructor():
+    assert PARSED_NODE_FIELDS == tuple(f.name for f in dataclasses.fields(Node))
+    child = Node(name="Scan")
+    values = dict(name="Exchange", args="a", id=3, codegen_stage=2, whole_stage_codegen=True,
+                  title="Exchange x", details={"Input": "[a]"}, children=(child,), inner=(),
+                  statistics="s", description="d", initial=child, is_final_plan=True, line=4)
+    made = parsed_node(*values.values())
+    assert made == Node(**values)
+    assert repr(made) == repr(Node(**values))
