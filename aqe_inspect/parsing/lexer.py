@@ -133,8 +133,10 @@ class PlanLines:
 
     @classmethod
     def from_text(cls, text: str, first_line: int = 1) -> "PlanLines":
-        lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
-        return cls(lines, list(range(first_line, first_line + len(lines))))
+        lines = text.split("\n")
+        if "\r" in text:
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        return cls(lines, list(range(first_line, first_line + len(lines))), [0] * len(lines))
 
     @property
     def text(self) -> str:
