@@ -86,7 +86,7 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
         except PlanSyntaxError:
             pass  # read again below, for the error's place
         else:
-            return OperatorLine._make(parts + (line, column))
+            return _new_tuple(OperatorLine, parts + (line, column))  # OperatorLine._make
     return _read_operator_line(text, line, column)
 
 

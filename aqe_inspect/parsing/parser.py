@@ -550,7 +550,8 @@ def _direct_tree(tokens: List[Token]) -> Optional[_RawNode]:
         for token in tokens:
             kind = token.type
             if kind == "OPERATOR":
-                raw = _RawNode(_operator_line(token))
+                raw = _RawNode(read_operator_line(token.value, token.line, token.column)
+                               if token.value != CUT_ROOT else _operator_line(token))
                 if not open_blocks:
                     if root is not None:
                         return None
