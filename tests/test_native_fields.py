@@ -1,10 +1,12 @@
-"""The detail-block field reader's compiled twin (`parsing/_fields_c.pyx`) gives what its pure
-twin (`_fields_py.py`) gives, and that what `read_detail_block` read before the kernel: on
-random lines made of the characters that matter, and on every detail block of the sample
-plans and the golden corpus."""
+"""The compiled core's parser kernels give what their pure twins give: the detail-block
+field reader (`parsing/_fields_c.pyx` / `_fields_py.py`, and both what `read_detail_block` read
+before the kernel, on random lines made of the characters that matter and on every detail block
+of the sample plans and the golden corpus) and the tree line's Node (`_node_c.pyx` /
+`_node_py.py`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from pathlib import Path
@@ -14,20 +16,19 @@ from hypothesis import given, settings, strategies as st
 
 from aqe_inspect.parsing import _fields_py, operator_line
 from aqe_inspect.plan.model import Node, PARSED_NODE_FIELDS, parsed_node
-import dataclasses
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "spark-golden"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def _compiled():
+def _compiled(name: str = "aqe_inspect.parsing._fields_c"):
     try:
-        return importlib.import_module("aqe_inspect.parsing._fields_c")
+        return importlib.import_module(name)
     except ImportError:
         if IN_CI:
-            pytest.fail("CI=true but aqe_inspect.parsing._fields_c is not built")
-        pytest.skip("aqe_inspect.parsing._fields_c is not built (pure-Python install)")
+            pytest.fail(f"CI=true but {name} is not built")
+        pytest.skip(f"{name} is not built (pure-Python install)")
 
 
 def _regex_fields(field_lines):
@@ -135,6 +136,12 @@ def size(make):
     return used
 made = size(lambda i: parsed_node("X", "", i, None, False, "X", {}, (), (), None, None,
                                   None, None, 1))
+try:
+    from aqe_inspect.parsing._node_c import parsed_node as compiled
+except ImportError:
+    compiled = parsed_node
+made = max(made, size(lambda i: compiled("X", "", i, None, False, "X", {}, (), (), None, None,
+                                         None, None, 1)))
 built = size(lambda i: Node(name="X", id=i, title="X", line=1))
 print(made, built)
 """
@@ -142,3 +149,26 @@ print(made, built)
     made, built = map(float, subprocess.run([sys.executable, "-c", script], env=env, check=True,
                                             capture_output=True, text=True).stdout.split())
     assert made <= built * 1.05
+
+
+_TEXT = st.text(max_size=5)
+_OPTIONAL_INT = st.none() | st.integers(0, 10**6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT, _TEXT, _OPTIONAL_INT, _OPTIONAL_INT, st.booleans(), _TEXT,
+       st.dictionaries(_TEXT, _TEXT, max_size=2), _OPTIONAL_INT, st.none() | st.booleans(),
+       st.integers(0, 10**6))
+def test_node_twins_agree(name, args, id, stage, whole, title, details, statistics, final,
+                          line):
+    compiled = _compiled("aqe_inspect.parsing._node_c")
+    from aqe_inspect.parsing import _node_py
+
+    child = Node(name="Scan")
+    values = (name, args, id, stage, whole, title, details, (child,), (),
+              None if statistics is None else str(statistics), None, child, final, line)
+    made, twin = compiled.parsed_node(*values), _node_py.parsed_node(*values)
+    assert made == twin == Node(*values)
+    assert list(vars(made)) == list(vars(twin)) == list(PARSED_NODE_FIELDS)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.name = "x"

@@ -33,11 +33,15 @@ from ..errors import PlanSyntaxError
 from .lexer import (
     CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, TreeTokens, _LineLexer,
 )
-from ..plan.model import ADAPTIVE_ROOT, Document, Node, Query, Subquery, parsed_node
+from ..plan.model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
 from ..plan.operators import name_family
 from .operator_line import (
     DetailBlock, OperatorLine, is_final_plan, read_detail_block, read_operator_line,
 )
+from .. import native
+
+#: A tree line's Node (`_node_c.pyx`, or its pure twin: plan.model.parsed_node).
+parsed_node = native.load("aqe_inspect.parsing._node").parsed_node
 
 SUBQUERY_HEADER = re.compile(
     r"Subquery:(?P<index>\d{1,9}) Hosting operator id = (?P<host>-?\d{1,9})?"
