@@ -67,7 +67,8 @@ def test_fields_twins_agree(field_lines):
 
 
 @settings(max_examples=2000, deadline=None)
-@given(st.one_of(_LINE, st.builds(lambda a, b: f"({a}) {b}", st.text("0123456789\u0661", max_size=20), _LINE)),
+@given(st.one_of(_LINE, st.builds(lambda a, b: f"({a}) {b}",
+                                  st.text("0123456789\u0661", max_size=20), _LINE)),
        st.lists(_LINE, max_size=3))
 def test_block_twins_agree(header, field_lines):
     compiled = _compiled()
@@ -77,7 +78,8 @@ def test_block_twins_agree(header, field_lines):
         # What the reader without the kernel makes of the header.
         assert operator_line.DETAIL_ID.match(header)
         title, stage = operator_line.title_and_stage(header[header.index(") ") + 2:], 7, 0)
-        assert pure == (int(header[1:header.index(")")]), title, stage, _regex_fields(field_lines), 7)
+        number = int(header[1:header.index(")")])
+        assert pure == (number, title, stage, _regex_fields(field_lines), 7)
 
 
 def _blocks(paths):
