@@ -33,22 +33,28 @@ PURE_PYTHON_ENV = "AQE_INSPECT_PURE_PYTHON"
 
 #: Modules compiled whole from their own `.py` file (their twin is that file).
 WHOLE_MODULES: Tuple[str, ...] = (
-    # driver logs and plan texts: the line walk, the skim, the plan-change log
-    "aqe_inspect.sources.lines", "aqe_inspect.sources.extract", "aqe_inspect.sources.skim",
+    # driver logs and plan texts: the line walk, the regions, the skim, the plan-change log
+    "aqe_inspect.sources.lines", "aqe_inspect.sources.extract",
+    "aqe_inspect.sources.assemble", "aqe_inspect.sources.skim",
     "aqe_inspect.sources.planchange", "aqe_inspect.sources.filebytes",
-    # plan text to trees: the lexer, the detail blocks, the tree builder, the model
+    # plan text to trees: the lexer, the detail blocks, the tree builder, damage, the model
     "aqe_inspect.parsing.lexer", "aqe_inspect.parsing.operator_line",
-    "aqe_inspect.parsing.parser", "aqe_inspect.parsing.repeats",
+    "aqe_inspect.parsing.parser", "aqe_inspect.parsing.repeats", "aqe_inspect.parsing.damage",
     "aqe_inspect.parsing.formatted_plan", "aqe_inspect.plan.model",
-    # event logs: the line scanner, the metrics walk
+    # event logs: the line scanner, the metrics walk (formatted_plan.pxd, planinfo.pxd type
+    # their loops)
     "aqe_inspect.sources.eventlog.events", "aqe_inspect.sources.eventlog.planinfo",
     "aqe_inspect.sources.eventlog.runtime",
-    # what AQE did: alignment, operators; the JSON writer
+    # what AQE did: alignment, operators; the JSON writers
     "aqe_inspect.plan.align", "aqe_inspect.plan.operators", "aqe_inspect.formats.json_writer",
+    "aqe_inspect.formats.parse_json",
 )
 
 #: Kernels: NAME has NAME_c (compiled, from NAME_c.pyx) and NAME_py (its twin).
-KERNELS: Tuple[str, ...] = ()
+KERNELS: Tuple[str, ...] = (
+    "aqe_inspect.parsing._fields",  # a detail block's fields (operator_line)
+    "aqe_inspect.parsing._node",  # a parsed node made without its constructor (parser)
+)
 
 
 def pure_requested() -> bool:

@@ -35,7 +35,7 @@ ALLOWED: Dict[str, Set[str]] = {
     "native": set(),
     "version": set(),
     "plan": {"errors"},
-    "parsing": {"plan", "errors"},
+    "parsing": {"plan", "errors", "native"},
     "sources": {"parsing", "plan", "errors", "signals"},
     "rewrites": {"plan", "errors"},
     "whynot": {"rewrites", "plan", "errors"},

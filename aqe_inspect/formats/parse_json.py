@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, TextIO, Tuple
 
 from ..errors import InspectError
 from ..plan.model import Application, Document, Execution, Node, Query
-from .json_writer import write_json
+from .json_writer import Raw, plain_json_text, write_json
 from .node_json import node_to_json
 
 PARSE_SCHEMA = "aqe-inspect/parse/v1"
@@ -49,9 +49,10 @@ def _query_fields(query: Query) -> Dict[str, Any]:
     }
 
 
-def _document_fields(document: Document) -> Dict[str, Any]:
+def _document_fields(document: Document, expanded: bool = True) -> Dict[str, Any]:
     return {"schema": PARSE_SCHEMA, "source": document.source,
-            "queries": [_query_fields(query) for query in document.queries],
+            "queries": [_query_fields(query) for query in document.queries] if expanded
+            else [],
             "notes": list(document.notes),
             "application": application_fields(document.application)}
 
@@ -78,7 +79,13 @@ def _expanded(value: Any) -> Any:
 def write_document_json(document: Document, stream: TextIO) -> None:
     """Print the parse/v1 JSON of `document` as it is made."""
     _check_repeats(document)
-    write_json(_document_fields(document), stream)
+    fields = _document_fields(document, expanded=False)
+    # Each query written whole as it comes (msgspec's encoder where it writes the same text,
+    # `plain_json_text`), at the depth it stands at in the document: one query's
+    # dictionaries held at a time.
+    fields["queries"] = (Raw(plain_json_text(_expanded(_query_fields(query)), base=2))
+                         for query in document.queries)
+    write_json(fields, stream)
 
 
 def _check_repeats(document: Document) -> None:

@@ -12,7 +12,7 @@
     codegen.py        a codegen-mode explain's WholeStageCodegen subtrees as the one query
                       they come from
 
-May import: `plan`, `errors`.
+May import: `plan`, `errors`, `native` (a kernel's compiled module or its twin).
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from .lexer import DETAIL_HEADER, Damage, PlanLines
-from ..plan.model import Node, Query
-from ..plan.operators import JOINS, family, is_join, name_family
+from ..plan.model import ADAPTIVE_ROOT, Node, Query
+from ..plan.operators import JOINS, family, name_family
 
 #: Operators that always have at least one child in a physical plan Spark prints.
 NEEDS_CHILD = frozenset({
@@ -90,7 +90,7 @@ SUBQUERY_MARKS = ("uery#", "pruning#")
 def check_query(query: Query, plan: PlanLines, last: bool = True) -> List[str]:
     """Notes on signs that `query` (read from `plan`) was cut short; `last` says the query is
     the last one of the text, where a cut shows."""
-    nodes = list(query.walk())  # every tree, initial ones too, walked once for all checks
+    nodes = _walked(query)  # every tree, initial ones too, walked once for all checks
     found: List[Damage] = []
     found.extend(_leaves(nodes))
     found.extend(_subquery_trees(query))
@@ -113,16 +113,45 @@ def _trees(query: Query) -> Iterator[Node]:
     yield from query.optimized_out
 
 
+def _walked(query: Query) -> List[Node]:
+    """`list(query.walk())`, made without a generator step per node: each tree's nodes with
+    the initial trees of adaptive plans, each node once a tree (Node.walk(initial=True))."""
+    nodes: List[Node] = []
+    append = nodes.append
+    for tree in (query.root, *query.subquery_trees(), *query.optimized_out):
+        stack = [tree]
+        seen = set()
+        while stack:
+            node = stack.pop()
+            key = id(node)
+            if key in seen:
+                continue
+            seen.add(key)
+            append(node)
+            # Pushed last to first: inner plans, then children, then the initial tree.
+            if node.initial is not None:
+                stack.append(node.initial)
+            children = node.children
+            if children:
+                stack.extend(children[::-1])
+            if node.inner:
+                stack.extend(node.inner[::-1])
+    return nodes
+
+
 def _leaves(nodes: List[Node]) -> Iterator[Damage]:
+    rules = leaf_rules
     for node in nodes:
-        if node.is_final_plan is None and node.is_adaptive_root:
+        name = node.name
+        if node.is_final_plan is None and name == ADAPTIVE_ROOT:
             yield Damage(node.line, f"{node.name} without a readable isFinalPlan flag; the "
                          "plan looks cut short")
+        needs_child, join = rules(name)  # family(node) in NEEDS_CHILD, is_join(node)
         if node.children:
-            if len(node.children) == 1 and is_join(node):
+            if len(node.children) == 1 and join:
                 yield Damage(node.line, f"the join {node.name} has one input where it "
                              "needs two; the plan looks cut short")
-        elif family(node) in NEEDS_CHILD:
+        elif needs_child:
             yield Damage(node.line, f"{node.name} is printed without the operator it reads "
                          "from; the plan looks cut short")
 
@@ -268,7 +297,8 @@ def _subquery_entries(query: Query) -> Iterator[Damage]:
         for number in SUBQUERY_REFERENCE.findall(subquery.hosting_expression):
             hosted.add((subquery.hosting_operator_id, number))
     for tree in _trees(query):
-        for node in tree.walk():  # the final plan's operators host; initial ones share them
+        # the final plan's operators host; initial ones share them (walked(): walk() listed)
+        for node in tree.walked():
             if node.id is None:
                 continue
             for value in node.details.values():

@@ -133,8 +133,10 @@ class PlanLines:
 
     @classmethod
     def from_text(cls, text: str, first_line: int = 1) -> "PlanLines":
-        lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
-        return cls(lines, list(range(first_line, first_line + len(lines))))
+        lines = text.split("\n")
+        if "\r" in text:
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        return cls(lines, list(range(first_line, first_line + len(lines))), [0] * len(lines))
 
     @property
     def text(self) -> str:
@@ -204,7 +206,8 @@ class _LineLexer:
 
     def _skip_blank(self, index: int) -> int:
         lines = self.lines
-        while index < len(lines) and not lines[index].strip():
+        count = len(lines)
+        while index < count and (not lines[index] or lines[index].isspace()):  # blank
             index += 1
         return index
 
@@ -337,7 +340,7 @@ class _LineLexer:
             while index < count:
                 line = lines[index]
                 head = line[:1]
-                if not line.strip() or head == "(" and DETAIL_HEADER.match(line) or \
+                if not line or line.isspace() or head == "(" and DETAIL_HEADER.match(line) or \
                         head == "=" and SUBQUERIES_HEADER.match(line):
                     break
                 index += 1
@@ -416,6 +419,7 @@ class _LineLexer:
         last_glyphs = ""
         last_operator = index
         lines = self.lines
+        direct, numbers, columns = self._direct, self._numbers, self._columns
         while index < len(lines):
             line = lines[index]
             if pending_stage is not None:
@@ -506,7 +510,16 @@ class _LineLexer:
             level = last_level = logical
             last_adaptive = ADAPTIVE_ROOT_TEXT in rest and bool(ADAPTIVE_OPERATOR.match(rest))
             last_glyphs, last_operator = pre + connector, index
-            emit(self._token("OPERATOR", rest, index, content_column))
+            # self._token("OPERATOR", rest, index, content_column), inline: index is a line
+            if direct:
+                token = _new_str(Token, rest)
+                token.type, token.value, token.start_pos = "OPERATOR", rest, 0
+                token.line = token.end_line = numbers[index]
+                token.column = columns[index] + content_column + 1
+                token.end_column, token.end_pos = token.column + len(rest), len(rest)
+                emit(token)
+            else:
+                emit(self._token("OPERATOR", rest, index, content_column))
             index += 1
 
         if pending_stage is not None:

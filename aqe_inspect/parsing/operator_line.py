@@ -19,11 +19,19 @@ from __future__ import annotations
 
 import functools
 import re
-from sys import intern
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import PlanSyntaxError
+from .. import native
 from ..plan.model import MAX_DIGITS
+#: A detail block's field lines (`Input [2]: [k#1, count#9L]`; read by hand in the compiled
+#: twin).
+from ._fields_py import CODEGEN_ID, FIELD, LOCATION_HIDDEN  # noqa: F401 - named here as before
+
+#: The fields of a detail block (`_fields_c.pyx`, or its pure twin `_fields_py.py`).
+_fields = native.load("aqe_inspect.parsing._fields")
+_read_fields, _read_block = _fields.read_fields, _fields.read_block
+_new_tuple = tuple.__new__
 
 
 CODEGEN_MARKER = re.compile(
@@ -45,16 +53,6 @@ IS_FINAL_PLAN = re.compile(r"isFinalPlan=(?P<value>true|false)")
 #: read with string operations (a regex with a lazy title before an optional group and `\s*$`
 #: backtracks quadratically on a long run of spaces).
 DETAIL_ID = re.compile(r"\((?P<id>\d+)\) ")
-CODEGEN_ID = " [codegen id : "
-#: `Input [2]: [k#1, count#9L]`: a key (its trailing spaces are stripped), an optional count,
-#: the colon, and the value. The key can hold neither `:` nor `[`, so its greedy run backs off
-#: at most past one ` [N]` group: linear.
-FIELD = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9 _\-]*)(?: \[\d+\])? ?:(?: (?P<value>.*))?$")
-#: `Location [not included in comparison]/{warehouse_dir}/t]`: plan-stability golden files
-#: hide paths this way, with no colon.
-LOCATION_HIDDEN = re.compile(r"(?P<key>Location) (?P<value>\[.*)$")
-
-
 class OperatorLine(NamedTuple):
     """The parts of one tree line. (A NamedTuple: the parser makes one a line, and a frozen
     dataclass takes three times as long to build.)"""
@@ -88,7 +86,7 @@ def read_operator_line(text: str, line: int = 0, column: int = 0) -> OperatorLin
         except PlanSyntaxError:
             pass  # read again below, for the error's place
         else:
-            return OperatorLine._make(parts + (line, column))
+            return _new_tuple(OperatorLine, parts + (line, column))  # OperatorLine._make
     return _read_operator_line(text, line, column)
 
 
@@ -189,29 +187,13 @@ class DetailBlock(NamedTuple):
 
 
 def read_detail_block(header: str, field_lines: List[str], line: int) -> DetailBlock:
+    parts = _read_block(header, field_lines, line)
+    if parts is not None:
+        return _new_tuple(DetailBlock, parts)
     match = DETAIL_ID.match(header)
     assert match, header  # the lexer only emits DETAIL_HEADER tokens that match
     title, stage = title_and_stage(header[match.end():], line, match.end() + 1)
-    fields: Dict[str, str] = {}
-    last_key: Optional[str] = None
-    field_match = FIELD.match
-    for text in field_lines:
-        field = field_match(text) or LOCATION_HIDDEN.match(text)
-        if field:
-            key, value = field.groups()
-            # (it starts with a letter); one string per key name, however many plans are
-            # held (`Output [2]`, `Arguments`: a long log holds hundreds of thousands)
-            key = intern(key.rstrip())
-            value = value.strip() if value else ""
-            before = fields.get(key)
-            fields[key] = value if before is None else f"{before}\n{value}"
-            last_key = key
-        elif last_key is not None:
-            # A value Spark printed over several lines (a string literal holding a newline).
-            fields[last_key] += "\n" + text
-        else:
-            last_key = "Text"
-            fields[last_key] = text
+    fields = _read_fields(field_lines)
     return DetailBlock(id=read_number(match["id"], "an operator id", line, 2), title=title,
                        codegen_stage=stage, fields=fields, line=line)
 

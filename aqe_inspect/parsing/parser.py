@@ -38,6 +38,10 @@ from ..plan.operators import name_family
 from .operator_line import (
     DetailBlock, OperatorLine, is_final_plan, read_detail_block, read_operator_line,
 )
+from .. import native
+
+#: A tree line's Node (`_node_c.pyx`, or its pure twin: plan.model.parsed_node).
+parsed_node = native.load("aqe_inspect.parsing._node").parsed_node
 
 SUBQUERY_HEADER = re.compile(
     r"Subquery:(?P<index>\d{1,9}) Hosting operator id = (?P<host>-?\d{1,9})?"
@@ -337,16 +341,12 @@ class _Builder:
         # Operator names and titles repeat in every plan: one string each, however many
         # plans a long log holds.
         name = intern(op.name)
-        return Node(
-            name=name, args=args, id=op.id if formatted else None,
-            codegen_stage=stage, whole_stage_codegen=op.whole_stage_codegen,
-            title=intern(block.title) if block else name, details=fields,
-            children=tuple(children),
-            inner=tuple([child.node for child in raw.inner]) if raw.inner else (),
-            statistics=op.statistics, description=op.description if formatted else None,
-            initial=initial, is_final_plan=is_final_plan(args, fields) if adaptive else None,
-            line=op.line,
-        )
+        return parsed_node(
+            name, args, op.id if formatted else None, stage, op.whole_stage_codegen,
+            intern(block.title) if block else name, fields, tuple(children),
+            tuple([child.node for child in raw.inner]) if raw.inner else (),
+            op.statistics, op.description if formatted else None, initial,
+            is_final_plan(args, fields) if adaptive else None, op.line)
 
     def undrawn(self, blocks: List[DetailBlock]) -> Tuple[Node, ...]:
         """The shuffle reads whose detail blocks no tree line uses (a tree elided with `...`,
@@ -554,7 +554,8 @@ def _direct_tree(tokens: List[Token]) -> Optional[_RawNode]:
         for token in tokens:
             kind = token.type
             if kind == "OPERATOR":
-                raw = _RawNode(_operator_line(token))
+                raw = _RawNode(read_operator_line(token.value, token.line, token.column)
+                               if token.value != CUT_ROOT else _operator_line(token))
                 if not open_blocks:
                     if root is not None:
                         return None

@@ -164,6 +164,46 @@ class Node:
                 stack.extend(reversed(node.inner))
 
 
+#: Node's fields in order; `parsed_node` sets each of them.
+PARSED_NODE_FIELDS = ("name", "args", "id", "codegen_stage", "whole_stage_codegen", "title",
+                      "details", "children", "inner", "statistics", "description", "initial",
+                      "is_final_plan", "line", "plan_line", "metrics", "spreads")
+_new_object = object.__new__
+_set = object.__setattr__
+
+
+def parsed_node(name: str, args: str, id: Optional[int], codegen_stage: Optional[int],
+                whole_stage_codegen: bool, title: str, details: Mapping[str, str],
+                children: Tuple[Node, ...], inner: Tuple[Node, ...], statistics: Optional[str],
+                description: Optional[str], initial: Optional[Node],
+                is_final_plan: Optional[bool], line: int) -> Node:
+    """`Node(name=name, ..., line=line)` (the fields a plan text gives; metrics and spreads
+    empty): what the dataclass's constructor does, each field set through
+    object.__setattr__ in order, without its keyword binding (more than half of its time;
+    the parser makes one a tree line). The fields are set one by one, never through the
+    Node's __dict__: that would make every Node keep a dictionary of its own, half as large
+    again. (tests/test_native_fields.py holds this equal to the constructor.)"""
+    node = _new_object(Node)
+    _set(node, "name", name)
+    _set(node, "args", args)
+    _set(node, "id", id)
+    _set(node, "codegen_stage", codegen_stage)
+    _set(node, "whole_stage_codegen", whole_stage_codegen)
+    _set(node, "title", title)
+    _set(node, "details", details)
+    _set(node, "children", children)
+    _set(node, "inner", inner)
+    _set(node, "statistics", statistics)
+    _set(node, "description", description)
+    _set(node, "initial", initial)
+    _set(node, "is_final_plan", is_final_plan)
+    _set(node, "line", line)
+    _set(node, "plan_line", False)
+    _set(node, "metrics", {})
+    _set(node, "spreads", {})
+    return node
+
+
 @dataclass(frozen=True)
 class Spread:
     """How one SQL metric's values spread: over the tasks that updated it (task metrics such

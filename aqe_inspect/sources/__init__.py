@@ -27,14 +27,10 @@ from ..errors import InspectError, PlanSyntaxError
 from ..plan.model import Document, Query
 from .assemble import assemble
 from .extract import ORIGIN, find_plans
-from .lines import logical_lines, raw_lines
+from .lines import APPLICATION_START, is_rule_heading, logical_lines, raw_lines
 from .reading import DEFAULT_MAX_SIZE, STDIN, InputReader
 
 __all__ = ["DEFAULT_MAX_SIZE", "STDIN", "LOG_HINT", "read_document", "read_text_document"]
-
-#: The message SparkContext logs as an application starts: plans on either side of it are
-#: never one execution (two runs' driver logs joined number their plans alike).
-APPLICATION_START = "Submitted application: "
 
 #: How to have a driver log hold plans (spark.sql.adaptive.logLevel: SQLConf, Spark 3.0+,
 #: default debug; AdaptiveSparkPlanExec logs `Plan changed:` and `Final plan:` at it).
@@ -75,12 +71,6 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: boo
     return attach_from_file(document, path)
 
 
-def _rule_heading(line) -> bool:
-    """A plan-change rule block's heading (a JSON record's message holds it as its text)."""
-    return line.header.startswith("=== Applying Rule") or \
-        line.text.startswith("=== Applying Rule")
-
-
 def read_text_document(text: str, source: str = "") -> Document:
     """Every plan in a text already in memory."""
     from .planchange import attach_from_text
@@ -117,15 +107,7 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
                     runs.append(line.number)
             if line.damage:
                 damaged.append(f"line {line.number}: {line.damage}")
-            if rule_headings is not None and _rule_heading(line):
-                rule_headings.append(line.number)
-            yield line
-
-    def headings(lines):
-        for line in lines:
-            if line.message_start and line.text.startswith(APPLICATION_START):
-                runs.append(line.number)
-            if rule_headings is not None and _rule_heading(line):
+            if rule_headings is not None and is_rule_heading(line):
                 rule_headings.append(line.number)
             yield line
 
@@ -133,7 +115,7 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
     # damaged lines (and the rule headings handed on) are needed from this reading, not the
     # counts.
     if skimmed:
-        lines = headings(logical_lines(raw, damaged))
+        lines = logical_lines(raw, damaged, runs, rule_headings)
     else:
         lines = counted(logical_lines(raw))
     try:

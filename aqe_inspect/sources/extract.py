@@ -181,29 +181,39 @@ def _region(stream: _Peekable, role: str, max_chars: int) -> Region:
     out.add(stream.next())
     state = "codegen" if CODEGEN_FOUND.match(first.text.strip()) else (
         _starts_section(first.text.strip()) or "tree")
-    fits, add, take = out.fits, out.add, stream.next
+    # The stream's lines are taken here without its peek and next (a step or two a line):
+    # a line that does not belong to the region goes back to the front of its buffer.
+    buffer, pull = stream._buffer, stream._it
     kept_lines, kept_numbers, kept_columns = out.lines, out.numbers, out.columns
     while True:
-        line = stream.peek()
-        if line is None or line.message_start or not fits(line):
+        if buffer:
+            line = buffer.popleft()
+        else:
+            line = next(pull, None)
+            if line is None:
+                break
+        full = line.text
+        if line.message_start or indent and full[:indent].strip() and full.strip():
+            buffer.appendleft(line)  # a new message, or a line that leaves the indentation
             break
-        text = line.text[indent:] if indent else line.text
+        text = full[indent:] if indent else full
         if not text or text.isspace():
+            buffer.appendleft(line)
             following = _next_content(stream)
-            if following is None or following.message_start or not fits(following):
+            if following is None or following.message_start or not out.fits(following):
                 break
             if not _continues_after_blank(following.text[indent:], state):
                 break
-            add(take())
+            out.add(buffer.popleft())
             continue
         if state == "tree" and text[:1] not in SECTION_STARTS and TREE_LINE.match(text):
             pass  # a tree line goes on with the tree (what _continues says, asked first)
         else:
             next_state = _continues(text, state)
             if next_state is None:
+                buffer.appendleft(line)
                 break
             state = next_state
-        take()
         # out.add(line, True), inline: it fits (asked above)
         kept_lines.append(text)
         kept_numbers.append(line.number)

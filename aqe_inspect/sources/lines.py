@@ -72,11 +72,15 @@ def raw_lines(text: str, first: int = 1) -> Iterator[Tuple[int, str]]:
         yield number, line
 
 
-def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] = None
+def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] = None,
+                  runs: Optional[List[int]] = None, rule_headings: Optional[List[int]] = None
                   ) -> Iterator[Line]:
     """The lines of a text, cleaned; JSON log records become the lines of their message.
     `damaged`, when given, gets a note `line N: ...` for each line with `damage` (once for
-    the lines of one JSON record)."""
+    the lines of one JSON record); `runs`, the number of each line starting a log message
+    `Submitted application: ...` (APPLICATION_START); `rule_headings`, that of each line
+    holding a plan-change rule block's heading (`is_rule_heading`)."""
+    watched = runs is not None or rule_headings is not None
     prefix: Optional[str] = None
     numbered: Optional[int] = None
     from_message = False  # inside a `Plan changed from` message, where ` to ` starts a plan
@@ -91,7 +95,8 @@ def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] =
         first = text[:1]
         if fast and prefix is None and not from_message and first not in SLOW_FIRST and \
                 text.isascii() and "\r" not in text and "\t" not in text and \
-                (first != " " or ("...:" not in text[:12] and text.lstrip()[:2] != '{"')):
+                (first != " " or ("...:" not in text[:12] and
+                                   ('{"' not in text or text.lstrip()[:2] != '{"'))):
             numbered = None
             yield new_line(Line, (text.rstrip(), number, 0, False, "", ""))
             continue
@@ -113,9 +118,12 @@ def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] =
             if record is not None:
                 for index, message_line in enumerate(record.split("\n")):
                     if index == 0:
-                        yield _message(message_line, number, 0, damage)
+                        line = _message(message_line, number, 0, damage)
                     else:
-                        yield Line(message_line.rstrip(), number, 0, damage=damage)
+                        line = Line(message_line.rstrip(), number, 0, damage=damage)
+                    if watched:
+                        _watch(line, runs, rule_headings)
+                    yield line
                 prefix, numbered, from_message = None, None, False
                 continue
         column = 0
@@ -123,13 +131,18 @@ def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] =
             # spark.sql.planChangeLog.level: a rule's plans side by side, on the lines after
             # an empty log message. A block of its own, ended by the next log message.
             prefix, numbered, from_message = None, None, False
-            yield Line("", number, 0, True, text.strip(), damage)
+            line = Line("", number, 0, True, text.strip(), damage)
+            if watched:
+                _watch(line, runs, rule_headings)
+            yield line
             continue
         log = LOG_PREFIX.match(text) if text[:1].isdigit() or text[:1] == "[" else None
         if log and log.end() > 0:
             prefix, numbered = None, None
             line = _message(text[log.end():], number, log.end(), damage)
             from_message = line.header == "Plan changed from"
+            if watched:
+                _watch(line, runs, rule_headings)
             yield line
             continue
         # Block markers: once a block's first line shows one, the block's lines carry it.
@@ -162,10 +175,33 @@ def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] =
             body = text.lstrip(" \t")
             text = text[: len(text) - len(body)].expandtabs(4) + body
         if from_message and text.startswith(" to ") and len(text) > 4:
-            yield Line(text[4:].rstrip(), number, column + 4, True, "to", damage)
+            line = Line(text[4:].rstrip(), number, column + 4, True, "to", damage)
             from_message = False
-            continue
-        yield Line(text.rstrip(), number, column, damage=damage)
+        else:
+            line = Line(text.rstrip(), number, column, damage=damage)
+        if watched:
+            _watch(line, runs, rule_headings)
+        yield line
+
+
+#: The message SparkContext logs as an application starts: plans on either side of it are
+#: never one execution (two runs' driver logs joined number their plans alike).
+APPLICATION_START = "Submitted application: "
+RULE_HEADING = "=== Applying Rule"
+
+
+def is_rule_heading(line: Line) -> bool:
+    """A plan-change rule block's heading (a JSON record's message holds it as its text)."""
+    return line.header.startswith(RULE_HEADING) or line.text.startswith(RULE_HEADING)
+
+
+def _watch(line: Line, runs: Optional[List[int]], rule_headings: Optional[List[int]]) -> None:
+    """What `logical_lines` notes of a line of its slow path (a line of its fast path starts
+    no message and holds no rule heading: its first character is none of SLOW_FIRST's)."""
+    if runs is not None and line.message_start and line.text.startswith(APPLICATION_START):
+        runs.append(line.number)
+    if rule_headings is not None and is_rule_heading(line):
+        rule_headings.append(line.number)
 
 
 def message_header(text: str) -> Optional[str]:
@@ -173,6 +209,9 @@ def message_header(text: str) -> Optional[str]:
     whatever came before it (a log prefix, a JSON log record, a plan-change rule heading);
     None for any other line. `logical_lines` starts every state again at such a line, and
     `extract.find_plans` ends any plan there (skim.py cuts a log at them)."""
+    first = text[:1]
+    if first not in SLOW_FIRST and first != " " and text.isascii() and "\r" not in text:
+        return None  # what logical_lines' fast path takes: no message starts there
     for line in logical_lines(((0, text),)):
         return line.header if line.message_start else None
     return None

@@ -1,0 +1,117 @@
+# cython: language_level=3
+"""The fields of formatted-mode detail blocks, read: `_fields_py.py` in typed Cython (the same
+function, equal results). `FIELD` is matched by hand over the line's characters; a line the
+hand-written match cannot judge alone (one holding a newline, where `.` and `$` of the regex
+say otherwise) is asked of the regex."""
+
+from sys import intern
+
+from aqe_inspect.parsing._fields_py import CODEGEN_ID, FIELD, LOCATION_HIDDEN, MAX_DIGITS
+
+
+cdef inline bint _key_char(Py_UCS4 c):
+    return ('a' <= c <= 'z') or ('A' <= c <= 'Z') or ('0' <= c <= '9') or c == ' ' or \
+        c == '_' or c == '-'
+
+
+cdef inline bint _letter(Py_UCS4 c):
+    return ('a' <= c <= 'z') or ('A' <= c <= 'Z')
+
+
+cdef Py_ssize_t _field(str text, Py_ssize_t *value_start):
+    """Where FIELD's key ends in `text` (-1: no match); `value_start[0]` where its value
+    starts (-1: no value)."""
+    cdef Py_ssize_t n = len(text), end, colon, digits
+    if n == 0 or not _letter(text[0]):
+        return -1
+    end = 1
+    while end < n and _key_char(text[end]):
+        end += 1
+    if end == n:
+        return -1
+    key_end = end
+    if text[end] == ':':
+        colon = end
+    elif text[end] == '[' and text[end - 1] == ' ' and end >= 2:
+        key_end = end - 1
+        digits = end + 1
+        while digits < n and text[digits].isdecimal():
+            digits += 1
+        if digits == end + 1 or digits >= n or text[digits] != ']':
+            return -1
+        colon = digits + 1
+        if colon < n and text[colon] == ' ':
+            colon += 1
+        if colon >= n or text[colon] != ':':
+            return -1
+    else:
+        return -1
+    if colon + 1 == n:
+        value_start[0] = -1
+    elif text[colon + 1] == ' ':
+        value_start[0] = colon + 2
+    else:
+        return -1
+    return key_end
+
+
+def read_fields(list field_lines):
+    """A detail block's fields by key (see _fields_py.read_fields)."""
+    cdef dict fields = {}
+    cdef object last_key = None
+    cdef Py_ssize_t key_end, value_start
+    cdef str text, key, value
+    for text in field_lines:
+        if "\n" in text:
+            field = FIELD.match(text) or LOCATION_HIDDEN.match(text)
+            if field:
+                key_text, value_text = field.groups()
+                key_end, value_start = 0, 0
+            else:
+                key_end = -1
+        else:
+            key_end = _field(text, &value_start)
+            if key_end >= 0:
+                key_text = text[:key_end]
+                value_text = text[value_start:] if value_start >= 0 else None
+            elif text.startswith("Location ["):
+                key_text, value_text = "Location", text[9:]
+                key_end = 0
+        if key_end >= 0:
+            key = intern(key_text.rstrip())
+            value = value_text.strip() if value_text else ""
+            before = fields.get(key)
+            fields[key] = value if before is None else before + "\n" + value
+            last_key = key
+        elif last_key is not None:
+            fields[last_key] += "\n" + text
+        else:
+            last_key = "Text"
+            fields[last_key] = text
+    return fields
+
+
+def read_block(str header, list field_lines, line):
+    """`(id, title, codegen stage, fields, line)` of a detail block, or None (see
+    _fields_py.read_block)."""
+    cdef Py_ssize_t close, n = len(header), i, at
+    cdef Py_UCS4 c
+    if n < 4 or header[0] != '(':
+        return None
+    close = 1
+    while close < n and '0' <= header[close] <= '9':
+        close += 1
+    if close == 1 or close - 1 > MAX_DIGITS or close + 1 >= n or header[close] != ')' or \
+            header[close + 1] != ' ':
+        return None
+    digits = header[1:close]
+    heading = header[close + 2:].rstrip()
+    if heading.endswith("]"):
+        at = heading.rfind(CODEGEN_ID)
+        stage_digits = heading[at + len(CODEGEN_ID):-1] if at >= 0 else ""
+        if stage_digits.isdecimal():
+            if len(stage_digits) > MAX_DIGITS:
+                return None
+            return (int(digits), heading[:at].strip(), int(stage_digits),
+                    read_fields(field_lines), line)
+    return int(digits), heading.strip(), None, read_fields(field_lines), line
