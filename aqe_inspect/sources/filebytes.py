@@ -65,6 +65,11 @@ class FileBytes:
         self._kept = (begin, data)
         return begin, data
 
+    def read(self, start: int, stop: int) -> bytes:
+        """data[start:stop] (0 <= start <= stop <= len) read from the file, the window kept
+        left as it was: for a pass over the file, a window at a time."""
+        return self._pread(start, stop) if start < stop else b""
+
     def _read(self, start: int, stop: int) -> bytes:
         """data[start:stop] (0 <= start <= stop <= len)."""
         base, data = self._cover(start, stop)

@@ -56,6 +56,12 @@ FINAL_PLAN = b"Final plan:"
 #: can hold several applications' logs one after the other, each numbering its expression ids
 #: from the start again, so a message goes only to a query of its own application.
 APPLICATION = b"Submitted application: "
+#: What read_events looks for, and its kind of event.
+HEADINGS = ((SIGNATURE, "rule"), (RESULT, "result"), (NO_EFFECT, "no-effect"),
+            (PLAN_CHANGED, "changed"), (FINAL_PLAN, "final"), (APPLICATION, "application"))
+#: Which byte of each heading the compiled search stops at (`_markers_c`: a rare one; the
+#: `f` of ` has no effect.`, its blank is in every line).
+HEADING_ANCHORS = (0, 0, 9, 0, 0, 0)
 
 #: AQE's physical batches (AdaptiveSparkPlanExec), by the names PlanChangeLogger prints.
 PREPARATIONS = "AQE Preparations"
@@ -168,6 +174,42 @@ def _find_all(data, markers: Sequence[Tuple[bytes, str]]) -> List[Tuple[int, str
     return found
 
 
+_heading_search = None
+
+
+def _headings(data) -> List[Tuple[int, str, int]]:
+    """Where each of HEADINGS stands in `data`, in order, with its kind and the number of
+    its line: one pass over the bytes (`_markers_c`; its twin `_markers_py` searches each
+    heading in turn), a window at a time when `data` is not bytes in memory (a heading
+    found at the start of a window and running past its end is found there)."""
+    global _heading_search
+    if _heading_search is None:
+        from .. import native
+
+        kernel = native.load("aqe_inspect.sources._markers")
+        _heading_search = (kernel, kernel.Table([marker for marker, _ in HEADINGS],
+                                                HEADING_ANCHORS))
+    kernel, table = _heading_search
+    kinds = [kind for _, kind in HEADINGS]
+    if data.__class__ is bytes:
+        hits, _ = kernel.find_all(data, len(data), table)
+        return [(at, kinds[index], before + 1) for at, index, before in hits]
+    found: List[Tuple[int, str, int]] = []
+    size = len(data)
+    reach = max(len(marker) for marker, _ in HEADINGS) - 1
+    read = data.read if isinstance(data, FileBytes) else None  # the window read, not kept
+    line = 1
+    for start in range(0, size, WINDOW):
+        end = min(size, start + WINDOW)
+        stop = min(size, end + reach)
+        window = read(start, stop) if read is not None else data[start:stop]
+        hits, newlines = kernel.find_all(window, end - start, table)
+        found.extend((start + at, kinds[index], line + before) for at, index, before in hits)
+        line += newlines
+        _release(data, start, end)
+    return found
+
+
 def _newlines(data, start: int, stop: int) -> int:
     """`data[start:stop].count(b"\n")`, a window at a time (a slice of a mapped file is a
     copy)."""
@@ -181,7 +223,7 @@ def _newlines(data, start: int, stop: int) -> int:
 
 def has_plan_changes(data) -> bool:
     """Whether a log's bytes hold Spark's plan-change log."""
-    if isinstance(data, bytes):
+    if isinstance(data, (bytes, FileBytes)):  # (FileBytes: a window at a time, to the first)
         return data.find(SIGNATURE) >= 0
     return bool(_find_all(data, ((SIGNATURE, "rule"),)))
 
@@ -304,16 +346,10 @@ def _query_ids(query: Query) -> FrozenSet[str]:
 def read_events(data) -> Tuple[List[_Event], List[str]]:
     """Every plan-change heading and AQE message of `data`, in order, with its line; and the
     notes on blocks that could not be read."""
-    found = _find_all(data, ((SIGNATURE, "rule"), (RESULT, "result"), (NO_EFFECT, "no-effect"),
-                             (PLAN_CHANGED, "changed"), (FINAL_PLAN, "final"),
-                             (APPLICATION, "application")))
+    found = _headings(data)
     events: List[_Event] = []
     notes: List[str] = []
-    line, counted_to = 1, 0
-    start = 0
-    if data[:3] == b"\xef\xbb\xbf":
-        start = 3
-    counted_to = start
+    line = 1
     record_end = -1  # the end of the JSON log record last read
     released = 0  # the mapped pages before this are given back
     # Each line's bounds are found once, and what its markers can be: a heading starts it,
@@ -324,12 +360,11 @@ def read_events(data) -> Tuple[List[_Event], List[str]]:
     line_done = False  # the line's AQE message was read
     no_effect: Optional[Tuple[int, str]] = None  # the line's last `Batch X has no effect.`
     consumed = 0  # the blocks read end here
-    for position, kind in found:
+    for position, kind, line_of in found:
         if position < record_end or position < consumed:
             continue  # read with its record, or its block
         if position > end:
-            line += _newlines(data, counted_to, position)
-            counted_to = position
+            line = line_of
             begin, end = _line_bounds(data, position)
             line_done, no_effect = False, None
             if begin - released >= WINDOW:
