@@ -25,7 +25,7 @@ class Table:
 
 class Finder:
     """`next(pos)`: where the first marker or pattern of `table` at or after `pos` begins in
-    `buffer` (-1 when none). Positions asked for must not go down."""
+    `buffer` (-1 when none). Positions asked for (>= 0) must not go down."""
 
     def __init__(self, buffer: bytes, table: Table):
         self._buffer = buffer
@@ -59,14 +59,14 @@ class Finder:
 def find_all(buffer: bytes, end: int, table: Table) -> Tuple[List[Tuple[int, int, int]], int]:
     """Every position before `end` where a marker of `table` begins in `buffer` (the marker
     whole in it), in order: (position, the marker's index, the newlines before it in
-    buffer); and the newlines of buffer[:end]. (No two markers of a table begin at one
-    position, and none overlaps itself: planchange's headings.)"""
+    buffer, markers beginning at one position in the table's order); and the newlines of
+    buffer[:end]."""
     found = []
     for index, marker in enumerate(table.markers):
         at = buffer.find(marker, 0)
         while 0 <= at < end:
             found.append((at, index))
-            at = buffer.find(marker, at + len(marker))
+            at = buffer.find(marker, at + 1)  # (one that overlaps itself found again)
     found.sort()
     hits = []
     line = counted = 0
