@@ -88,7 +88,6 @@ _BATCH_NO_EFFECT = re.compile(rb"Batch ([^\r\n]{1,300}?) has no effect\.")
 _EXPRESSION_ID = re.compile(rb"#(\d{1,12})")
 #: How a log message's first line starts (a log4j time stamp, a JSON record).
 _MESSAGE_START = re.compile(rb"\s*(?:\[?\d|\{\")")
-_BLANKS = re.compile(r" {3,}")
 _HINT = re.compile(r"\b(left|right)Hint=\(strategy=(\w{1,60})")
 #: An operator on one side of a plan line: tree glyphs, a codegen marker, the name, and for
 #: the operators whose first words say what AQE made of them, those words.
@@ -635,51 +634,33 @@ def right_column(lines: Sequence[str]) -> Optional[int]:
     the left line padded to the longest, three blanks, the right line): the first column
     with three blanks before it on every line that reaches it. None when there is none.
 
-    Each line allows the columns after its end and those right after three of its blanks;
-    the allowed columns of all lines are intersected as intervals (a few per line), so a
-    block of thousands of long lines is read in one pass over it."""
+    A line allows the columns from three past its end, and those right after three of its
+    blanks. From column 4, each line in turn moves the column to the next it allows (one
+    search for three blanks), until every line allows it: a pass over the lines, again only
+    when one moved it (rarely twice), so a block of thousands of long lines is read in about
+    one pass. The longest line's end reached, the right-hand side is past every line: the
+    right one is empty (a rule that removed everything) or shorter than the left, and it
+    starts three blanks after the longest line's end."""
     if not lines or any(text[:1] not in (" ", "!") for text in lines):
         return None
     stripped = [text.rstrip() for text in lines]
     longest = max(len(text) for text in stripped)
     if longest < 2:
         return None
-    allowed: List[Tuple[int, int]] = [(4, longest + 3)]  # closed intervals of columns
-    for text in stripped:
-        own = [(len(text) + 3, longest + 3)]
-        own.extend((run.start() + 3, run.end()) for run in _BLANKS.finditer(text))
-        allowed = _intersect(allowed, sorted(own))
-        if not allowed:
-            return None
-    for low, high in allowed:
-        if low < longest:  # some line has a right-hand side there
-            return low
-    # Only the left plan has lines that long: the right one is empty (a rule that removed
-    # everything) or shorter; the longest line's end plus three blanks.
-    return longest + 3
-
-
-def _intersect(first: List[Tuple[int, int]], second: List[Tuple[int, int]]
-               ) -> List[Tuple[int, int]]:
-    """Two sorted lists of closed intervals intersected (the second's may overlap)."""
-    merged: List[Tuple[int, int]] = []
-    for low, high in second:
-        if merged and low <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
-        else:
-            merged.append((low, high))
-    out: List[Tuple[int, int]] = []
-    i = j = 0
-    while i < len(first) and j < len(merged):
-        low = max(first[i][0], merged[j][0])
-        high = min(first[i][1], merged[j][1])
-        if low <= high:
-            out.append((low, high))
-        if first[i][1] < merged[j][1]:
-            i += 1
-        else:
-            j += 1
-    return out
+    column = 4
+    moved = True
+    while moved and column < longest:
+        moved = False
+        for text in stripped:
+            if column < len(text) + 3:
+                at = text.find("   ", column - 3)
+                allowed = at + 3 if at >= 0 else len(text) + 3
+                if allowed > column:
+                    column = allowed
+                    moved = True
+                    if column >= longest:
+                        break
+    return column if column < longest else longest + 3
 
 
 def _operator(side: str) -> str:
