@@ -102,19 +102,21 @@ def test_each_search_from_any_position_is_the_definition(buffer, pos, kernel):
 
 
 @SETTINGS
-@given(buffer=buffers, end=st.integers(0, 220))
-def test_the_headings_are_found_alike_with_their_lines(buffer, end):
+@given(buffer=buffers, start=st.integers(0, 220), end=st.integers(0, 220))
+def test_the_headings_are_found_alike_with_their_lines(buffer, start, end):
     compiled = _compiled()
     table_c, table_py = compiled.Table(*HEADINGS), _markers_py.Table(*HEADINGS)
     end = min(end, len(buffer))
-    hits, newlines = _markers_py.find_all(buffer, end, table_py)
-    assert compiled.find_all(buffer, end, table_c) == (hits, newlines)
+    start = min(start, end)
+    hits, newlines = _markers_py.find_all(buffer, start, end, table_py)
+    assert compiled.find_all(buffer, start, end, table_c) == (hits, newlines)
     expected = sorted((m.start(), index) for index, marker in enumerate(HEADINGS[0])
                       for m in re.finditer(b"(?=" + re.escape(marker) + b")", buffer)
-                      if m.start() < end)
+                      if start <= m.start() < end)
     assert [(at, index) for at, index, _ in hits] == expected
-    assert [line for _, _, line in hits] == [buffer.count(b"\n", 0, at) for at, _ in expected]
-    assert newlines == buffer.count(b"\n", 0, end)
+    assert [line for _, _, line in hits] == [buffer.count(b"\n", start, at)
+                                             for at, _ in expected]
+    assert newlines == buffer.count(b"\n", start, end)
 
 
 @SETTINGS
@@ -127,8 +129,9 @@ def test_any_markers_are_found_alike_overlapping_ones_too(buffer, markers, data)
     anchors = [data.draw(st.integers(0, len(marker) - 1)) for marker in markers]
     buffer = buffer + b"".join(markers) + buffer[:7]
     end = data.draw(st.integers(0, len(buffer)))
-    expected = _markers_py.find_all(buffer, end, _markers_py.Table(markers, anchors))
-    assert compiled.find_all(buffer, end, compiled.Table(markers, anchors)) == expected
+    start = data.draw(st.integers(0, end))
+    expected = _markers_py.find_all(buffer, start, end, _markers_py.Table(markers, anchors))
+    assert compiled.find_all(buffer, start, end, compiled.Table(markers, anchors)) == expected
 
 
 @SETTINGS
@@ -167,5 +170,5 @@ def test_every_sample_driver_log_is_searched_alike():
             if at < 0:
                 break
             pos = at + 1
-        assert compiled.find_all(data, len(data), head_c) == _markers_py.find_all(
-            data, len(data), head_py), path
+        assert compiled.find_all(data, 0, len(data), head_c) == _markers_py.find_all(
+            data, 0, len(data), head_py), path

@@ -181,20 +181,24 @@ cdef class Finder:
         return _next(self._table, p, len(self._buffer), pos)
 
 
-def find_all(bytes buffer, Py_ssize_t end, Table table):
-    """Every position before `end` where a marker of `table` begins in `buffer` (the marker
-    whole in it), in order: (position, the marker's index, the newlines before it in
-    buffer); and the newlines of buffer[:end]."""
+def find_all(bytes buffer, Py_ssize_t start, Py_ssize_t end, Table table):
+    """Every position from `start` to before `end` where a marker of `table` begins in
+    `buffer` (the marker whole in it), in order: (position, the marker's index, the
+    newlines of buffer[start:position]), markers beginning at one position in the table's
+    order; and the newlines of buffer[start:end] (0 <= start <= end <= len(buffer))."""
     cdef const unsigned char* p = buffer
-    cdef Py_ssize_t n = len(buffer), i = 0, s, counted = 0, line = 0
+    cdef Py_ssize_t n = len(buffer), i, s, counted, line = 0
     cdef const unsigned char* stop = table.stop
     cdef uint32_t bits
     cdef int index
     cdef list found = []
     if end > n:
         end = n
-    if end < 0:
-        end = 0
+    if start < 0:
+        start = 0
+    if end < start:
+        end = start
+    i = counted = start
     # Anchors up to `reach` bytes past `end` can still begin a marker before it.
     cdef Py_ssize_t limit = end + table.reach if end + table.reach < n else n
     while True:
@@ -206,7 +210,7 @@ def find_all(bytes buffer, Py_ssize_t end, Table table):
         while bits:
             if bits & 1:
                 s = i - table.offset[index]
-                if 0 <= s < end and s + table.length[index] <= n and \
+                if start <= s < end and s + table.length[index] <= n and \
                         memcmp(p + s, table.text[index], table.length[index]) == 0:
                     found.append((s, index))
             bits >>= 1

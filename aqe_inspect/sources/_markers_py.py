@@ -56,20 +56,21 @@ class Finder:
         return hit
 
 
-def find_all(buffer: bytes, end: int, table: Table) -> Tuple[List[Tuple[int, int, int]], int]:
-    """Every position before `end` where a marker of `table` begins in `buffer` (the marker
-    whole in it), in order: (position, the marker's index, the newlines before it in
-    buffer, markers beginning at one position in the table's order); and the newlines of
-    buffer[:end]."""
+def find_all(buffer: bytes, start: int, end: int, table: Table
+             ) -> Tuple[List[Tuple[int, int, int]], int]:
+    """Every position from `start` to before `end` where a marker of `table` begins in
+    `buffer` (the marker whole in it), in order: (position, the marker's index, the
+    newlines of buffer[start:position]), markers beginning at one position in the table's
+    order; and the newlines of buffer[start:end] (0 <= start <= end <= len(buffer))."""
     found = []
     for index, marker in enumerate(table.markers):
-        at = buffer.find(marker, 0)
+        at = buffer.find(marker, start)
         while 0 <= at < end:
             found.append((at, index))
             at = buffer.find(marker, at + 1)  # (one that overlaps itself found again)
     found.sort()
     hits = []
-    line = counted = 0
+    line, counted = 0, start
     for at, index in found:
         line += buffer.count(b"\n", counted, at)
         counted = at

@@ -41,7 +41,7 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from .filebytes import FileBytes
 from ..plan.model import Document, PlanChanges, Query, Replanning, RuleApplied
@@ -191,22 +191,36 @@ def _headings(data) -> List[Tuple[int, str, int]]:
     kernel, table = _heading_search
     kinds = [kind for _, kind in HEADINGS]
     if data.__class__ is bytes:
-        hits, _ = kernel.find_all(data, len(data), table)
+        hits, _ = kernel.find_all(data, 0, len(data), table)
         return [(at, kinds[index], before + 1) for at, index, before in hits]
-    found: List[Tuple[int, str, int]] = []
+    return _headings_by_window(data, kernel, table, kinds)
+
+
+def _headings_by_window(data, kernel, table, kinds) -> Iterator[Tuple[int, str, int]]:
+    """`_headings` of a file's bytes (FileBytes) or a mapped file, a window at a time, each
+    window's headings given before the next is read. A FileBytes keeps the window read (from
+    a quarter window before it: a heading's line starts before it): the events read near
+    its headings read no window again."""
     size = len(data)
     reach = max(len(marker) for marker, _ in HEADINGS) - 1
-    read = data.read if isinstance(data, FileBytes) else None  # the window read, not kept
+    keep = data.keep if isinstance(data, FileBytes) else None
     line = 1
     for start in range(0, size, WINDOW):
         end = min(size, start + WINDOW)
         stop = min(size, end + reach)
-        window = read(start, stop) if read is not None else data[start:stop]
-        hits, newlines = kernel.find_all(window, end - start, table)
-        found.extend((start + at, kinds[index], line + before) for at, index, before in hits)
+        if keep is not None:
+            back = min(start, WINDOW // 4)
+            window = keep(start - back, stop)
+        else:
+            back = 0
+            window = data[start:stop]
+        base = start - back
+        hits, newlines = kernel.find_all(window, back, end - base, table)
+        line_at = line
         line += newlines
+        for at, index, before in hits:
+            yield base + at, kinds[index], line_at + before
         _release(data, start, end)
-    return found
 
 
 def _newlines(data, start: int, stop: int) -> int:
