@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Byte searches for markers over a buffer (skim.py, planchange.py), compiled: one pass over
-the bytes, stopping only at the anchor bytes of the markers (a table of 256), where each
-marker anchored on that byte is compared whole. Its pure-Python twin is `_markers_py.py`
+the bytes, stopping only where two bytes are a marker's anchor pair (a table of 65,536
+pairs: a rare pair stops far less often than a rare byte), where each marker anchored on
+the pair's first byte is compared whole. Its pure-Python twin is `_markers_py.py`
 (the same functions and results; tests/test_markers_kernel.py holds them equal)."""
 
 from libc.string cimport memcmp
@@ -60,7 +61,7 @@ cdef class Table:
     cdef Py_ssize_t length[MAX_MARKERS]
     cdef Py_ssize_t offset[MAX_MARKERS]
     cdef uint32_t by_byte[256]  # the markers anchored on each byte, as bits
-    cdef unsigned char stop[256]  # nonzero: a byte to stop at (a marker's or a pattern's)
+    cdef unsigned char stop[65536]  # nonzero: a pair to stop at (byte, next byte << 8)
     cdef bint glyph, caret, ids
     cdef Py_ssize_t reach  # the largest anchor offset
 
@@ -69,8 +70,8 @@ cdef class Table:
         cdef bytes marker
         markers, anchors, patterns = tuple(markers), tuple(anchors), tuple(patterns)
         if len(markers) != len(anchors) or any(
-                not 0 <= at < len(marker) for marker, at in zip(markers, anchors)):
-            raise ValueError("one anchor in each marker")
+                not 0 <= at < len(marker) - 1 for marker, at in zip(markers, anchors)):
+            raise ValueError("one anchor in each marker, a pair of its bytes: where it begins")
         if len(markers) > MAX_MARKERS:
             raise ValueError(f"at most {MAX_MARKERS} markers")
         self.markers, self.anchors, self.patterns = markers, anchors, patterns
@@ -78,6 +79,7 @@ cdef class Table:
         self.reach = 1 if patterns else 0
         for index in range(256):
             self.by_byte[index] = 0
+        for index in range(65536):
             self.stop[index] = 0
         for index in range(self.count):
             marker = markers[index]
@@ -85,35 +87,49 @@ cdef class Table:
             self.length[index] = len(marker)
             self.offset[index] = anchors[index]
             self.by_byte[marker[anchors[index]]] |= (<uint32_t>1) << index
-            self.stop[marker[anchors[index]]] = 1
+            self.stop[marker[anchors[index]] | (marker[anchors[index] + 1] << 8)] = 1
             if anchors[index] > self.reach:
                 self.reach = anchors[index]
         self.glyph = self.caret = self.ids = False
+        # A pattern's pairs: a codegen marker and what can follow it (a blank, an id's '(',
+        # a name); an id's '(' and its first digit (a blank before it is too common a byte).
+        following = b"( ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
         for first, pattern in patterns:
             source = pattern.pattern
             if first == b"*" and source == GLYPH_PATTERN:
                 self.glyph = True
-                self.stop[42] = 1
+                for index in following:
+                    self.stop[42 | (index << 8)] = 1
             elif first == b"^" and source == CARET_PATTERN:
                 self.caret = True
-                self.stop[94] = 1
+                for index in following:
+                    self.stop[94 | (index << 8)] = 1
             elif first == b" (" and source == ID_PATTERN:
                 self.ids = True
-                self.stop[40] = 1  # anchored on its '(' (a blank is too common a byte)
+                for index in b"0123456789":
+                    self.stop[40 | (index << 8)] = 1
             else:
                 raise ValueError(f"no compiled match for the pattern {source!r}")
 
 
+cdef inline unsigned int _pair(const unsigned char* p, Py_ssize_t i) noexcept nogil:
+    return p[i] | (<unsigned int>p[i + 1] << 8)
+
+
 cdef inline Py_ssize_t _skip(const unsigned char* stop, const unsigned char* p, Py_ssize_t i,
-                             Py_ssize_t limit) noexcept nogil:
-    """The first i at or after `i` (before `limit`) whose byte is one to stop at; `limit`
-    when none: eight bytes looked up at a time, one branch for them."""
-    while i + 8 <= limit:
-        if stop[p[i]] | stop[p[i + 1]] | stop[p[i + 2]] | stop[p[i + 3]] | \
-                stop[p[i + 4]] | stop[p[i + 5]] | stop[p[i + 6]] | stop[p[i + 7]]:
+                             Py_ssize_t limit, Py_ssize_t n) noexcept nogil:
+    """The first i at or after `i` (before `limit`) where p[i], p[i + 1] is a pair to stop
+    at; `limit` when none (a pair needs p[i + 1] in the buffer, of `n` bytes): eight pairs
+    looked up at a time, one branch for them."""
+    if limit > n - 1:
+        limit = n - 1
+    while i + 8 < limit:
+        if stop[_pair(p, i)] | stop[_pair(p, i + 1)] | stop[_pair(p, i + 2)] | \
+                stop[_pair(p, i + 3)] | stop[_pair(p, i + 4)] | stop[_pair(p, i + 5)] | \
+                stop[_pair(p, i + 6)] | stop[_pair(p, i + 7)]:
             break
         i += 8
-    while i < limit and not stop[p[i]]:
+    while i < limit and not stop[_pair(p, i)]:
         i += 1
     return i
 
@@ -153,8 +169,8 @@ cdef Py_ssize_t _next(Table table, const unsigned char* p, Py_ssize_t n,
     if pos < 0:
         i = pos = 0
     while True:
-        i = _skip(stop, p, i, limit)
-        if i >= limit:
+        i = _skip(stop, p, i, limit, n)
+        if i >= limit or i >= n - 1:
             return best
         s = _start_at(table, p, i, n, pos)
         if s >= 0 and (best < 0 or s < best):
@@ -202,8 +218,8 @@ def find_all(bytes buffer, Py_ssize_t start, Py_ssize_t end, Table table):
     # Anchors up to `reach` bytes past `end` can still begin a marker before it.
     cdef Py_ssize_t limit = end + table.reach if end + table.reach < n else n
     while True:
-        i = _skip(stop, p, i, limit)
-        if i >= limit:
+        i = _skip(stop, p, i, limit, n)
+        if i >= limit or i >= n - 1:
             break
         bits = table.by_byte[p[i]]
         index = 0

@@ -2,7 +2,7 @@
 `_markers_c.pyx`, with the same functions and results (tests/test_markers_kernel.py holds
 them equal). Each marker is searched with `bytes.find` (a pattern with its regex), the
 next occurrence of each kept until passed: the C kernel instead reads the bytes once, stopping
-at each marker's anchor byte (`anchors`: which of its bytes; this twin ignores them)."""
+at each marker's anchor pair (`anchors`: where in it; this twin ignores them)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ from typing import List, Sequence, Tuple
 
 
 class Table:
-    """What to search for: `markers` (bytes), each found by its byte at `anchors[i]` in the
-    compiled kernel; `patterns` (first bytes, compiled regex), skim.MARKER_PATTERNS."""
+    """What to search for: `markers` (bytes, two or more), each found by its two bytes from
+    `anchors[i]` in the compiled kernel; `patterns` (first bytes, compiled regex),
+    skim.MARKER_PATTERNS."""
 
     def __init__(self, markers: Sequence[bytes], anchors: Sequence[int],
                  patterns: Sequence = ()):
         if len(markers) != len(anchors) or any(
-                not 0 <= at < len(marker) for marker, at in zip(markers, anchors)):
-            raise ValueError("one anchor in each marker")
+                not 0 <= at < len(marker) - 1 for marker, at in zip(markers, anchors)):
+            raise ValueError("one anchor in each marker, a pair of its bytes: where it begins")
         self.markers = tuple(markers)
         self.anchors = tuple(anchors)
         self.patterns = tuple(patterns)

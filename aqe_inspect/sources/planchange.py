@@ -59,9 +59,9 @@ APPLICATION = b"Submitted application: "
 #: What read_events looks for, and its kind of event.
 HEADINGS = ((SIGNATURE, "rule"), (RESULT, "result"), (NO_EFFECT, "no-effect"),
             (PLAN_CHANGED, "changed"), (FINAL_PLAN, "final"), (APPLICATION, "application"))
-#: Which byte of each heading the compiled search stops at (`_markers_c`: a rare one; the
-#: `f` of ` has no effect.`, its blank is in every line).
-HEADING_ANCHORS = (0, 0, 9, 0, 0, 0)
+#: Where in each heading the two bytes the compiled search stops at begin (`_markers_c`: a
+#: pair rare in a log's ordinary lines, `Ap` of `=== Applying Rule `, `t.` of `no effect.`).
+HEADING_ANCHORS = (4, 14, 13, 0, 9, 2)
 
 #: AQE's physical batches (AdaptiveSparkPlanExec), by the names PlanChangeLogger prints.
 PREPARATIONS = "AQE Preparations"

@@ -51,9 +51,9 @@ SECTION_MARKERS = (b"== Physical Plan ==", b"Logical Plan ==", b"WholeStageCodeg
 MARKER_PATTERNS = ((b"*", re.compile(rb"\*(?:\(\d+\) | ?)[A-Za-z_]")),
                    (b"^", re.compile(rb"\^(?:\(\d+\) | ?)[A-Za-z_]")),
                    (b" (", re.compile(rb" \(\d{1,9}\)")))
-#: Which byte of each of MARKERS the compiled search stops at (`_markers_c`: a rare one; the
-#: blank ending `+- ` is in every line): the `-` of `:- `, the `P` of `Transformed Plan:`.
-MARKER_ANCHORS = (0, 1, 0, 0, 0, 12, 0, 0, 0)
+#: Where in each of MARKERS the two bytes the compiled search stops at begin (`_markers_c`: a
+#: pair rare in a log's ordinary lines, `n:` of `Final plan:`, not `Fi` of `Finished task`).
+MARKER_ANCHORS = (0, 0, 1, 0, 9, 12, 0, 0, 2)
 #: Read this much before searching it.
 BUFFER = 4 << 20
 #: A run this long with no message start in it: the text is not a log; the rest is handed on
