@@ -12,7 +12,8 @@ from libc.stdint cimport uint32_t, uint64_t
 GLYPH_PATTERN = rb"\*(?:\(\d+\) | ?)[A-Za-z_]"
 CARET_PATTERN = rb"\^(?:\(\d+\) | ?)[A-Za-z_]"
 ID_PATTERN = rb" \(\d{1,9}\)"
-DEF MAX_MARKERS = 32
+cdef enum:
+    MAX_MARKERS = 32  # (bits of a uint32_t: the markers anchored on one byte)
 
 
 cdef inline bint _letter(unsigned char c) noexcept nogil:
