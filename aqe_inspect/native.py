@@ -52,6 +52,7 @@ WHOLE_MODULES: Tuple[str, ...] = (
 
 #: Kernels: NAME has NAME_c (compiled, from NAME_c.pyx) and NAME_py (its twin).
 KERNELS: Tuple[str, ...] = (
+    "aqe_inspect.sources._markers",  # the driver-log skim's markers, plan-change headings
     "aqe_inspect.parsing._fields",  # a detail block's fields (operator_line)
     "aqe_inspect.parsing._node",  # a parsed node made without its constructor (parser)
 )

@@ -36,7 +36,7 @@ ALLOWED: Dict[str, Set[str]] = {
     "version": set(),
     "plan": {"errors"},
     "parsing": {"plan", "errors", "native"},
-    "sources": {"parsing", "plan", "errors", "signals"},
+    "sources": {"parsing", "plan", "errors", "signals", "native"},
     "rewrites": {"plan", "errors"},
     "whynot": {"rewrites", "plan", "errors"},
     "expectations": {"whynot", "rewrites", "plan", "sources", "errors"},

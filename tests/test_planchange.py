@@ -545,3 +545,64 @@ def test_a_large_log_is_searched_in_bounded_memory(tmp_path):
     events, grown = map(int, done.stdout.split())
     assert events > 10
     assert grown < size / 2, (grown, size)  # (a window mapped and a window copied: 16 MB)
+
+
+def _right_column_by_intervals(lines):
+    """right_column as it was (each line's allowed columns as intervals, intersected): the
+    definition the faster search is held to."""
+    if not lines or any(text[:1] not in (" ", "!") for text in lines):
+        return None
+    stripped = [text.rstrip() for text in lines]
+    longest = max(len(text) for text in stripped)
+    if longest < 2:
+        return None
+    allowed = [(4, longest + 3)]
+    for text in stripped:
+        own = [(len(text) + 3, longest + 3)]
+        own.extend((run.start() + 3, run.end()) for run in re.finditer(r" {3,}", text))
+        merged = []
+        for low, high in sorted(own):
+            if merged and low <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+            else:
+                merged.append((low, high))
+        out, i, j = [], 0, 0
+        while i < len(allowed) and j < len(merged):
+            low, high = max(allowed[i][0], merged[j][0]), min(allowed[i][1], merged[j][1])
+            if low <= high:
+                out.append((low, high))
+            if allowed[i][1] < merged[j][1]:
+                i += 1
+            else:
+                j += 1
+        allowed = out
+        if not allowed:
+            return None
+    for low, _ in allowed:
+        if low < longest:
+            return low
+    return longest + 3
+
+
+_SIDE_TEXT = st.lists(st.sampled_from([" ", "  ", "   ", "    ", "x", "ab", "!", "\t", "é",
+                                       "+- ", ":- ", "Project [a#1]"]), max_size=24).map("".join)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from([" ", "!", "x", ""]), _SIDE_TEXT).map("".join),
+                max_size=12))
+def test_the_right_column_is_the_intervals_definition(lines):
+    assert right_column(lines) == _right_column_by_intervals(lines)
+
+
+def test_the_right_column_of_every_sample_block_is_the_intervals_definition():
+    for path in LOGS:
+        blocks, block = [], []
+        for text in path.read_text("utf-8", "replace").split("\n"):
+            if text[:1] in (" ", "!") and text.strip():
+                block.append(text)
+            elif block:
+                blocks.append(block)
+                block = []
+        for block in blocks:
+            assert right_column(block) == _right_column_by_intervals(block), path

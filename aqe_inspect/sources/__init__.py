@@ -15,7 +15,8 @@ messages). Each plan keeps where it stood in the original text.
 A plan that cannot be read is a note when others can; the input fails (exit 2) only when
 no plan at all can be read.
 
-May import: `parsing`, `plan`, `errors`, `signals`.
+May import: `parsing`, `plan`, `errors`, `signals`, `native` (a kernel's compiled module
+or its twin).
 """
 
 from __future__ import annotations

@@ -65,6 +65,14 @@ class FileBytes:
         self._kept = (begin, data)
         return begin, data
 
+    def keep(self, start: int, stop: int) -> bytes:
+        """data[start:stop] (0 <= start < stop <= len) read from the file and kept as the
+        window for the next searches and slices: for a pass over the file a window at a
+        time, what is read near each place found in it reading no window again."""
+        data = self._pread(start, stop)
+        self._kept = (start, data)
+        return data
+
     def _read(self, start: int, stop: int) -> bytes:
         """data[start:stop] (0 <= start <= stop <= len)."""
         base, data = self._cover(start, stop)

@@ -41,7 +41,7 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from .filebytes import FileBytes
 from ..plan.model import Document, PlanChanges, Query, Replanning, RuleApplied
@@ -56,6 +56,12 @@ FINAL_PLAN = b"Final plan:"
 #: can hold several applications' logs one after the other, each numbering its expression ids
 #: from the start again, so a message goes only to a query of its own application.
 APPLICATION = b"Submitted application: "
+#: What read_events looks for, and its kind of event.
+HEADINGS = ((SIGNATURE, "rule"), (RESULT, "result"), (NO_EFFECT, "no-effect"),
+            (PLAN_CHANGED, "changed"), (FINAL_PLAN, "final"), (APPLICATION, "application"))
+#: Where in each heading the two bytes the compiled search stops at begin (`_markers_c`: a
+#: pair rare in a log's ordinary lines, `Ap` of `=== Applying Rule `, `t.` of `no effect.`).
+HEADING_ANCHORS = (4, 14, 13, 0, 9, 2)
 
 #: AQE's physical batches (AdaptiveSparkPlanExec), by the names PlanChangeLogger prints.
 PREPARATIONS = "AQE Preparations"
@@ -82,7 +88,6 @@ _BATCH_NO_EFFECT = re.compile(rb"Batch ([^\r\n]{1,300}?) has no effect\.")
 _EXPRESSION_ID = re.compile(rb"#(\d{1,12})")
 #: How a log message's first line starts (a log4j time stamp, a JSON record).
 _MESSAGE_START = re.compile(rb"\s*(?:\[?\d|\{\")")
-_BLANKS = re.compile(r" {3,}")
 _HINT = re.compile(r"\b(left|right)Hint=\(strategy=(\w{1,60})")
 #: An operator on one side of a plan line: tree glyphs, a codegen marker, the name, and for
 #: the operators whose first words say what AQE made of them, those words.
@@ -168,6 +173,56 @@ def _find_all(data, markers: Sequence[Tuple[bytes, str]]) -> List[Tuple[int, str
     return found
 
 
+_heading_search = None
+
+
+def _headings(data) -> List[Tuple[int, str, int]]:
+    """Where each of HEADINGS stands in `data`, in order, with its kind and the number of
+    its line: one pass over the bytes (`_markers_c`; its twin `_markers_py` searches each
+    heading in turn), a window at a time when `data` is not bytes in memory (a heading
+    found at the start of a window and running past its end is found there)."""
+    global _heading_search
+    if _heading_search is None:
+        from .. import native
+
+        kernel = native.load("aqe_inspect.sources._markers")
+        _heading_search = (kernel, kernel.Table([marker for marker, _ in HEADINGS],
+                                                HEADING_ANCHORS))
+    kernel, table = _heading_search
+    kinds = [kind for _, kind in HEADINGS]
+    if data.__class__ is bytes:
+        hits, _ = kernel.find_all(data, 0, len(data), table)
+        return [(at, kinds[index], before + 1) for at, index, before in hits]
+    return _headings_by_window(data, kernel, table, kinds)
+
+
+def _headings_by_window(data, kernel, table, kinds) -> Iterator[Tuple[int, str, int]]:
+    """`_headings` of a file's bytes (FileBytes) or a mapped file, a window at a time, each
+    window's headings given before the next is read. A FileBytes keeps the window read (from
+    a quarter window before it: a heading's line starts before it): the events read near
+    its headings read no window again."""
+    size = len(data)
+    reach = max(len(marker) for marker, _ in HEADINGS) - 1
+    keep = data.keep if isinstance(data, FileBytes) else None
+    line = 1
+    for start in range(0, size, WINDOW):
+        end = min(size, start + WINDOW)
+        stop = min(size, end + reach)
+        if keep is not None:
+            back = min(start, WINDOW // 4)
+            window = keep(start - back, stop)
+        else:
+            back = 0
+            window = data[start:stop]
+        base = start - back
+        hits, newlines = kernel.find_all(window, back, end - base, table)
+        line_at = line
+        line += newlines
+        for at, index, before in hits:
+            yield base + at, kinds[index], line_at + before
+        _release(data, start, end)
+
+
 def _newlines(data, start: int, stop: int) -> int:
     """`data[start:stop].count(b"\n")`, a window at a time (a slice of a mapped file is a
     copy)."""
@@ -181,7 +236,7 @@ def _newlines(data, start: int, stop: int) -> int:
 
 def has_plan_changes(data) -> bool:
     """Whether a log's bytes hold Spark's plan-change log."""
-    if isinstance(data, bytes):
+    if isinstance(data, (bytes, FileBytes)):  # (FileBytes: a window at a time, to the first)
         return data.find(SIGNATURE) >= 0
     return bool(_find_all(data, ((SIGNATURE, "rule"),)))
 
@@ -304,16 +359,10 @@ def _query_ids(query: Query) -> FrozenSet[str]:
 def read_events(data) -> Tuple[List[_Event], List[str]]:
     """Every plan-change heading and AQE message of `data`, in order, with its line; and the
     notes on blocks that could not be read."""
-    found = _find_all(data, ((SIGNATURE, "rule"), (RESULT, "result"), (NO_EFFECT, "no-effect"),
-                             (PLAN_CHANGED, "changed"), (FINAL_PLAN, "final"),
-                             (APPLICATION, "application")))
+    found = _headings(data)
     events: List[_Event] = []
     notes: List[str] = []
-    line, counted_to = 1, 0
-    start = 0
-    if data[:3] == b"\xef\xbb\xbf":
-        start = 3
-    counted_to = start
+    line = 1
     record_end = -1  # the end of the JSON log record last read
     released = 0  # the mapped pages before this are given back
     # Each line's bounds are found once, and what its markers can be: a heading starts it,
@@ -324,12 +373,11 @@ def read_events(data) -> Tuple[List[_Event], List[str]]:
     line_done = False  # the line's AQE message was read
     no_effect: Optional[Tuple[int, str]] = None  # the line's last `Batch X has no effect.`
     consumed = 0  # the blocks read end here
-    for position, kind in found:
+    for position, kind, line_of in found:
         if position < record_end or position < consumed:
             continue  # read with its record, or its block
         if position > end:
-            line += _newlines(data, counted_to, position)
-            counted_to = position
+            line = line_of
             begin, end = _line_bounds(data, position)
             line_done, no_effect = False, None
             if begin - released >= WINDOW:
@@ -600,51 +648,33 @@ def right_column(lines: Sequence[str]) -> Optional[int]:
     the left line padded to the longest, three blanks, the right line): the first column
     with three blanks before it on every line that reaches it. None when there is none.
 
-    Each line allows the columns after its end and those right after three of its blanks;
-    the allowed columns of all lines are intersected as intervals (a few per line), so a
-    block of thousands of long lines is read in one pass over it."""
+    A line allows the columns from three past its end, and those right after three of its
+    blanks. From column 4, each line in turn moves the column to the next it allows (one
+    search for three blanks), until every line allows it: a pass over the lines, again only
+    when one moved it (rarely twice), so a block of thousands of long lines is read in about
+    one pass. The longest line's end reached, the right-hand side is past every line: the
+    right one is empty (a rule that removed everything) or shorter than the left, and it
+    starts three blanks after the longest line's end."""
     if not lines or any(text[:1] not in (" ", "!") for text in lines):
         return None
     stripped = [text.rstrip() for text in lines]
     longest = max(len(text) for text in stripped)
     if longest < 2:
         return None
-    allowed: List[Tuple[int, int]] = [(4, longest + 3)]  # closed intervals of columns
-    for text in stripped:
-        own = [(len(text) + 3, longest + 3)]
-        own.extend((run.start() + 3, run.end()) for run in _BLANKS.finditer(text))
-        allowed = _intersect(allowed, sorted(own))
-        if not allowed:
-            return None
-    for low, high in allowed:
-        if low < longest:  # some line has a right-hand side there
-            return low
-    # Only the left plan has lines that long: the right one is empty (a rule that removed
-    # everything) or shorter; the longest line's end plus three blanks.
-    return longest + 3
-
-
-def _intersect(first: List[Tuple[int, int]], second: List[Tuple[int, int]]
-               ) -> List[Tuple[int, int]]:
-    """Two sorted lists of closed intervals intersected (the second's may overlap)."""
-    merged: List[Tuple[int, int]] = []
-    for low, high in second:
-        if merged and low <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
-        else:
-            merged.append((low, high))
-    out: List[Tuple[int, int]] = []
-    i = j = 0
-    while i < len(first) and j < len(merged):
-        low = max(first[i][0], merged[j][0])
-        high = min(first[i][1], merged[j][1])
-        if low <= high:
-            out.append((low, high))
-        if first[i][1] < merged[j][1]:
-            i += 1
-        else:
-            j += 1
-    return out
+    column = 4
+    moved = True
+    while moved and column < longest:
+        moved = False
+        for text in stripped:
+            if column < len(text) + 3:
+                at = text.find("   ", column - 3)
+                allowed = at + 3 if at >= 0 else len(text) + 3
+                if allowed > column:
+                    column = allowed
+                    moved = True
+                    if column >= longest:
+                        break
+    return column if column < longest else longest + 3
 
 
 def _operator(side: str) -> str:

@@ -51,6 +51,9 @@ SECTION_MARKERS = (b"== Physical Plan ==", b"Logical Plan ==", b"WholeStageCodeg
 MARKER_PATTERNS = ((b"*", re.compile(rb"\*(?:\(\d+\) | ?)[A-Za-z_]")),
                    (b"^", re.compile(rb"\^(?:\(\d+\) | ?)[A-Za-z_]")),
                    (b" (", re.compile(rb" \(\d{1,9}\)")))
+#: Where in each of MARKERS the two bytes the compiled search stops at begin (`_markers_c`: a
+#: pair rare in a log's ordinary lines, `n:` of `Final plan:`, not `Fi` of `Finished task`).
+MARKER_ANCHORS = (0, 0, 1, 0, 9, 12, 0, 0, 2)
 #: Read this much before searching it.
 BUFFER = 4 << 20
 #: A run this long with no message start in it: the text is not a log; the rest is handed on
@@ -62,6 +65,23 @@ _MESSAGE_FIRST = frozenset(b"0123456789[=")
 _BLANKS = b" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
 #: A newline before a line of plain ASCII that may start a message (`_may_start_message`).
 _NEXT_MAY_START = re.compile(rb"\n(?=[0-9\[=]|[ \t\x0b\x0c\r\x1c-\x1f]*\{\")")
+
+
+_kernel = None
+_table = None
+
+
+def _markers():
+    """The marker search (`_markers_c`, or its twin `_markers_py`: native.load) and its table
+    of MARKERS and MARKER_PATTERNS, made once."""
+    global _kernel, _table
+    if _kernel is None:
+        from .. import native
+
+        kernel = native.load("aqe_inspect.sources._markers")
+        _table = kernel.Table(MARKERS, MARKER_ANCHORS, MARKER_PATTERNS)
+        _kernel = kernel
+    return _kernel, _table
 
 
 def _may_start_message(line: bytes) -> bool:
@@ -108,6 +128,7 @@ class Skimmer:
         # the end resumes there (`_resume`, an offset in it) rather than from the start.
         self._reached = -1
         self._resume = -1
+        self._kernel, self._table = _markers()
 
     def _is_start(self, line: bytes) -> bool:
         if not _may_start_message(line):
@@ -207,7 +228,6 @@ class Skimmer:
             # Where the line being read began (for the --max-size check, made after each
             # CHUNK read as InputReader does) and its number.
             last_newline = buffer.rfind(b"\n")
-            lines_before = number + buffer.count(b"\n")
             ended = False
             # At least one more chunk each time round, and twice what is kept: a message (or
             # a line) longer than a buffer is searched again with each round's text, so the
@@ -229,7 +249,7 @@ class Skimmer:
                     # (each line of the chunk, when a chunk can hold a line over the bound).
                     over = _over_max_size(chunk, size - last_newline - 1, reader.max_size)
                     if over >= 0:
-                        line = lines_before + chunk.count(b"\n", 0, over)
+                        line = self._lines_in(number, parts) + chunk.count(b"\n", 0, over)
                         before = chunk.rfind(b"\n", 0, over)
                         if before >= 0:  # the lines before it are whole: read first
                             parts.append(chunk[:before + 1])
@@ -237,13 +257,13 @@ class Skimmer:
                         failure = InspectError(over_max_size(f"line {line}", reader.max_size),
                                                source=reader.name, line=line, column=1)
                         break
-                    lines_before += chunk.count(b"\n")
                     last_newline = size + newline
                 parts.append(chunk)
                 size += len(chunk)
                 if size - last_newline - 1 > reader.max_size:
-                    failure = InspectError(over_max_size(f"line {lines_before}", reader.max_size),
-                                           source=reader.name, line=lines_before, column=1)
+                    line = self._lines_in(number, parts)  # the line not ended yet
+                    failure = InspectError(over_max_size(f"line {line}", reader.max_size),
+                                           source=reader.name, line=line, column=1)
                     break
             buffer = b"".join(parts)
             parts = []
@@ -255,46 +275,33 @@ class Skimmer:
             if ended:
                 yield from search(buffer, number, True)
                 return
-            keep = yield from search(buffer, number, False)
+            keep, number = yield from search(buffer, number, False)
             if keep == 0 and len(buffer) > NOT_A_LOG and not every_line:
                 # No message start in so much text: not a log; every line is handed on, from
                 # this buffer's on (only the line not whole yet is kept).
                 every_line = True
-                keep = yield from self._every_line(buffer, number, False)
-            number += buffer.count(b"\n", 0, keep)
+                keep, number = yield from self._every_line(buffer, number, False)
             buffer = buffer[keep:]
+
+    def _lines_in(self, number: int, parts: Sequence[bytes]) -> int:
+        """The number of the line after the text `parts` (its first line is line `number`)."""
+        count = self._kernel.count_newlines
+        return number + sum(count(part, 0, len(part)) for part in parts)
 
     def _search(self, buffer: bytes, number: int, final: bool
                 ) -> "Iterator[Sequence[Tuple[int, str]]]":
         """Hand on the lines of `buffer` (its first line is line `number`, a message start or
         the file's first) that can hold a plan. Returns where the text not handled yet
-        begins (a message start, read again with the next buffer): `len(buffer)` when
-        `final`."""
+        begins (a message start, read again with the next buffer; `len(buffer)` when
+        `final`) and the number of its line."""
         size = len(buffer)
         pos = 0  # handled up to here: a message start (or the buffer's start)
         line = number  # the number of the line at pos
-        upcoming = [[-2, marker] for marker in MARKERS] + [[-2, pattern]
-                                                           for pattern in MARKER_PATTERNS]
+        # Where the next marker or pattern at or after a position begins (the compiled
+        # kernel reads the bytes once; its twin keeps each marker's next occurrence).
+        finder = self._kernel.Finder(buffer, self._table)
         while True:
-            hit = -1
-            for entry in upcoming:
-                at = entry[0]
-                if at == -1:
-                    continue
-                if at < pos:
-                    finder = entry[1]
-                    if finder.__class__ is bytes:
-                        at = buffer.find(finder, pos)
-                    else:
-                        # The pattern starts with its first bytes: the regex engine scans
-                        # for them itself, with no Python step per occurrence.
-                        found = finder[1].search(buffer, pos)
-                        at = found.start() if found else -1
-                    entry[0] = at
-                    if at < 0:
-                        continue
-                if hit < 0 or at < hit:
-                    hit = at
+            hit = finder.next(pos)
             if hit < 0:
                 break
             # The message holding the hit starts at or before the hit's line.
@@ -308,9 +315,9 @@ class Skimmer:
             stop = self._message_end(buffer, hit, final)
             if stop < 0:
                 if not final:  # it may go on in the next buffer: read it again with it
-                    yield from self._pass(buffer, pos, start, line)
+                    line = yield from self._pass(buffer, pos, start, line)
                     self._resume = self._reached - start
-                    return start
+                    return start, line
                 stop = size
             if self._rule_block(buffer, start, stop):
                 line = yield from self._pass(buffer, pos, stop, line)
@@ -319,10 +326,10 @@ class Skimmer:
                 line = yield from self._hand_on(buffer, start, stop, line)
             pos = stop
             if pos >= size:
-                return size
+                return size, line
         if final:
-            yield from self._pass(buffer, pos, size, line)
-            return size
+            line = yield from self._pass(buffer, pos, size, line)
+            return size, line
         # Keep the text from its last message start on: the next buffer starts there.
         keep = pos
         at = buffer.rfind(b"\n", pos) + 1  # the line not whole yet begins here
@@ -332,15 +339,16 @@ class Skimmer:
                 keep = previous
                 break
             at = previous
-        yield from self._pass(buffer, pos, keep, line)
-        return keep
+        line = yield from self._pass(buffer, pos, keep, line)
+        return keep, line
 
     def _every_line(self, buffer: bytes, number: int, final: bool
                     ) -> "Iterator[Sequence[Tuple[int, str]]]":
-        """Every line of `buffer` handed on (the last, not whole yet, kept unless `final`)."""
+        """Every line of `buffer` handed on (the last, not whole yet, kept unless `final`);
+        returns where the text kept begins and the number of its line."""
         keep = len(buffer) if final else buffer.rfind(b"\n") + 1
-        yield from self._hand_on(buffer, 0, keep, number)
-        return keep
+        line = yield from self._hand_on(buffer, 0, keep, number)
+        return keep, line
 
     def _pass(self, buffer: bytes, start: int, stop: int, line: int
               ) -> "Iterator[Sequence[Tuple[int, str]]]":
@@ -353,7 +361,7 @@ class Skimmer:
             self._checked, self._clean = buffer, self._plain(buffer)
         if self._clean or self._plain(buffer[start:stop]):
             self.skipped += stop - start
-            return line + buffer.count(b"\n", start, stop)
+            return line + self._kernel.count_newlines(buffer, start, stop)
         return (yield from self._hand_on(buffer, start, stop, line))
 
     @staticmethod

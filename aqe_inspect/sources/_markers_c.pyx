@@ -1,0 +1,271 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Byte searches for markers over a buffer (skim.py, planchange.py), compiled: one pass over
+the bytes, stopping only where two bytes are a marker's anchor pair (a table of 65,536
+pairs: a rare pair stops far less often than a rare byte), where each marker anchored on
+the pair's first byte is compared whole. Its pure-Python twin is `_markers_py.py`
+(the same functions and results; tests/test_markers_kernel.py holds them equal)."""
+
+from libc.string cimport memcmp
+from libc.stdint cimport uint32_t, uint64_t
+
+#: The patterns this kernel matches by hand (skim.MARKER_PATTERNS, by their regex source).
+GLYPH_PATTERN = rb"\*(?:\(\d+\) | ?)[A-Za-z_]"
+CARET_PATTERN = rb"\^(?:\(\d+\) | ?)[A-Za-z_]"
+ID_PATTERN = rb" \(\d{1,9}\)"
+cdef enum:
+    MAX_MARKERS = 32  # (bits of a uint32_t: the markers anchored on one byte)
+
+
+cdef inline bint _letter(unsigned char c) noexcept nogil:
+    return (65 <= c <= 90) or (97 <= c <= 122) or c == 95
+
+
+cdef inline bint _digit(unsigned char c) noexcept nogil:
+    return 48 <= c <= 57
+
+
+cdef inline bint _glyph_at(const unsigned char* p, Py_ssize_t s, Py_ssize_t n) noexcept nogil:
+    """`[*^](?:\\(\\d+\\) | ?)[A-Za-z_]` at p[s] (p[s] is the first byte)."""
+    cdef Py_ssize_t i = s + 1, j
+    if i >= n:
+        return False
+    if p[i] == 40:  # '(': the codegen id, then a blank and the name
+        j = i + 1
+        while j < n and _digit(p[j]):
+            j += 1
+        return j > i + 1 and j + 2 < n and p[j] == 41 and p[j + 1] == 32 and _letter(p[j + 2])
+    if p[i] == 32:
+        return i + 1 < n and _letter(p[i + 1])
+    return _letter(p[i])
+
+
+cdef inline bint _id_at(const unsigned char* p, Py_ssize_t s, Py_ssize_t n) noexcept nogil:
+    """` \\(\\d{1,9}\\)` at p[s]."""
+    cdef Py_ssize_t j = s + 2, top
+    if s + 1 >= n or p[s] != 32 or p[s + 1] != 40:
+        return False
+    top = s + 11 if s + 11 < n else n  # at most 9 digits, then ')'
+    while j < top and _digit(p[j]):
+        j += 1
+    return j > s + 2 and j - (s + 2) <= 9 and j < n and p[j] == 41
+
+
+cdef class Table:
+    """What to search for: `markers` (bytes), each found by its byte at `anchors[i]`;
+    `patterns`: skim.MARKER_PATTERNS (first bytes, compiled regex), matched by hand."""
+
+    cdef readonly tuple markers
+    cdef readonly tuple anchors
+    cdef readonly tuple patterns
+    cdef int count
+    cdef const unsigned char* text[MAX_MARKERS]
+    cdef Py_ssize_t length[MAX_MARKERS]
+    cdef Py_ssize_t offset[MAX_MARKERS]
+    cdef uint32_t by_byte[256]  # the markers anchored on each byte, as bits
+    cdef unsigned char stop[65536]  # nonzero: a pair to stop at (byte, next byte << 8)
+    cdef bint glyph, caret, ids
+    cdef Py_ssize_t reach  # the largest anchor offset
+
+    def __init__(self, markers, anchors, patterns=()):
+        cdef int index
+        cdef bytes marker
+        markers, anchors, patterns = tuple(markers), tuple(anchors), tuple(patterns)
+        if len(markers) != len(anchors) or any(
+                not 0 <= at < len(marker) - 1 for marker, at in zip(markers, anchors)):
+            raise ValueError("one anchor in each marker, a pair of its bytes: where it begins")
+        if len(markers) > MAX_MARKERS:
+            raise ValueError(f"at most {MAX_MARKERS} markers")
+        self.markers, self.anchors, self.patterns = markers, anchors, patterns
+        self.count = len(markers)
+        self.reach = 1 if patterns else 0
+        for index in range(256):
+            self.by_byte[index] = 0
+        for index in range(65536):
+            self.stop[index] = 0
+        for index in range(self.count):
+            marker = markers[index]
+            self.text[index] = marker
+            self.length[index] = len(marker)
+            self.offset[index] = anchors[index]
+            self.by_byte[marker[anchors[index]]] |= (<uint32_t>1) << index
+            self.stop[marker[anchors[index]] | (marker[anchors[index] + 1] << 8)] = 1
+            if anchors[index] > self.reach:
+                self.reach = anchors[index]
+        self.glyph = self.caret = self.ids = False
+        # A pattern's pairs: a codegen marker and what can follow it (a blank, an id's '(',
+        # a name); an id's '(' and its first digit (a blank before it is too common a byte).
+        following = b"( ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
+        for first, pattern in patterns:
+            source = pattern.pattern
+            if first == b"*" and source == GLYPH_PATTERN:
+                self.glyph = True
+                for index in following:
+                    self.stop[42 | (index << 8)] = 1
+            elif first == b"^" and source == CARET_PATTERN:
+                self.caret = True
+                for index in following:
+                    self.stop[94 | (index << 8)] = 1
+            elif first == b" (" and source == ID_PATTERN:
+                self.ids = True
+                for index in b"0123456789":
+                    self.stop[40 | (index << 8)] = 1
+            else:
+                raise ValueError(f"no compiled match for the pattern {source!r}")
+
+
+cdef inline unsigned int _pair(const unsigned char* p, Py_ssize_t i) noexcept nogil:
+    return p[i] | (<unsigned int>p[i + 1] << 8)
+
+
+cdef inline Py_ssize_t _skip(const unsigned char* stop, const unsigned char* p, Py_ssize_t i,
+                             Py_ssize_t limit, Py_ssize_t n) noexcept nogil:
+    """The first i at or after `i` (before `limit`) where p[i], p[i + 1] is a pair to stop
+    at; `limit` when none (a pair needs p[i + 1] in the buffer, of `n` bytes): eight pairs
+    looked up at a time, one branch for them."""
+    if limit > n - 1:
+        limit = n - 1
+    while i + 8 < limit:
+        if stop[_pair(p, i)] | stop[_pair(p, i + 1)] | stop[_pair(p, i + 2)] | \
+                stop[_pair(p, i + 3)] | stop[_pair(p, i + 4)] | stop[_pair(p, i + 5)] | \
+                stop[_pair(p, i + 6)] | stop[_pair(p, i + 7)]:
+            break
+        i += 8
+    while i < limit and not stop[_pair(p, i)]:
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _start_at(Table table, const unsigned char* p, Py_ssize_t i,
+                                 Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    """The earliest start (>= pos) of a marker or pattern anchored on p[i]; -1 when none.
+    Among markers at one start, the lowest index is not told apart (any start is one)."""
+    cdef unsigned char c = p[i]
+    cdef uint32_t bits = table.by_byte[c]
+    cdef Py_ssize_t best = -1, s
+    cdef int index = 0
+    while bits:
+        if bits & 1:
+            s = i - table.offset[index]
+            if s >= pos and (best < 0 or s < best) and s + table.length[index] <= n and \
+                    memcmp(p + s, table.text[index], table.length[index]) == 0:
+                best = s
+        bits >>= 1
+        index += 1
+    if c == 42:
+        if table.glyph and (best < 0 or i < best) and _glyph_at(p, i, n):
+            best = i
+    elif c == 94:
+        if table.caret and (best < 0 or i < best) and _glyph_at(p, i, n):
+            best = i
+    elif c == 40:
+        if table.ids and i - 1 >= pos and (best < 0 or i - 1 < best) and _id_at(p, i - 1, n):
+            best = i - 1
+    return best
+
+
+cdef Py_ssize_t _next(Table table, const unsigned char* p, Py_ssize_t n,
+                      Py_ssize_t pos) noexcept nogil:
+    cdef Py_ssize_t i = pos, s, best = -1, limit = n
+    cdef const unsigned char* stop = table.stop
+    if pos < 0:
+        i = pos = 0
+    while True:
+        i = _skip(stop, p, i, limit, n)
+        if i >= limit or i >= n - 1:
+            return best
+        s = _start_at(table, p, i, n, pos)
+        if s >= 0 and (best < 0 or s < best):
+            best = s
+            # A marker starting before it has its anchor at most `reach` bytes after it.
+            if best + table.reach + 1 < limit:
+                limit = best + table.reach + 1
+        i += 1
+
+
+cdef class Finder:
+    """`next(pos)`: where the first marker or pattern of `table` at or after `pos` begins in
+    `buffer` (-1 when none)."""
+
+    cdef bytes _buffer
+    cdef Table _table
+
+    def __init__(self, bytes buffer, Table table):
+        self._buffer = buffer
+        self._table = table
+
+    def next(self, Py_ssize_t pos):
+        cdef const unsigned char* p = self._buffer
+        return _next(self._table, p, len(self._buffer), pos)
+
+
+def find_all(bytes buffer, Py_ssize_t start, Py_ssize_t end, Table table):
+    """Every position from `start` to before `end` where a marker of `table` begins in
+    `buffer` (the marker whole in it), in order: (position, the marker's index, the
+    newlines of buffer[start:position]), markers beginning at one position in the table's
+    order; and the newlines of buffer[start:end] (0 <= start <= end <= len(buffer))."""
+    cdef const unsigned char* p = buffer
+    cdef Py_ssize_t n = len(buffer), i, s, counted, line = 0
+    cdef const unsigned char* stop = table.stop
+    cdef uint32_t bits
+    cdef int index
+    cdef list found = []
+    if end > n:
+        end = n
+    if start < 0:
+        start = 0
+    if end < start:
+        end = start
+    i = counted = start
+    # Anchors up to `reach` bytes past `end` can still begin a marker before it.
+    cdef Py_ssize_t limit = end + table.reach if end + table.reach < n else n
+    while True:
+        i = _skip(stop, p, i, limit, n)
+        if i >= limit or i >= n - 1:
+            break
+        bits = table.by_byte[p[i]]
+        index = 0
+        while bits:
+            if bits & 1:
+                s = i - table.offset[index]
+                if start <= s < end and s + table.length[index] <= n and \
+                        memcmp(p + s, table.text[index], table.length[index]) == 0:
+                    found.append((s, index))
+            bits >>= 1
+            index += 1
+        i += 1
+    found.sort()
+    hits = []
+    for s, index in found:
+        line += _count(p, counted, s)
+        counted = s
+        hits.append((s, index, line))
+    return hits, line + _count(p, counted, end)
+
+
+cdef Py_ssize_t _count(const unsigned char* p, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    """The newlines of p[start:stop], in blocks the compiler vectorizes."""
+    cdef Py_ssize_t total = 0, i = start, j, top
+    cdef unsigned int part
+    while i < stop:
+        top = i + 255 if i + 255 < stop else stop
+        part = 0
+        j = i
+        while j < top:
+            part += p[j] == 10
+            j += 1
+        total += part
+        i = top
+    return total
+
+
+def count_newlines(bytes buffer, Py_ssize_t start, Py_ssize_t stop):
+    """buffer.count(b"\\n", start, stop) (start and stop within the buffer)."""
+    cdef const unsigned char* p = buffer
+    cdef Py_ssize_t n = len(buffer)
+    if stop > n:
+        stop = n
+    if start < 0:
+        start = 0
+    if stop <= start:
+        return 0
+    return _count(p, start, stop)

@@ -1,0 +1,174 @@
+"""The compiled marker search (sources/_markers_c.pyx) gives what its pure-Python twin
+(sources/_markers_py.py) gives, on the same bytes: the skim's next marker or pattern at or
+after each position (skim.py), every plan-change heading with its line (planchange.py), the
+newlines of a span. Both routes are also held to a plain definition (each marker's
+`bytes.find`, each pattern's regex), and run over every sample driver log whole.
+
+The compiled side is skipped, with its reason, when it is not built; under CI=true it must
+be built, so the test fails instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aqe_inspect.sources import _markers_py
+from aqe_inspect.sources import planchange, skim
+
+from .conftest import SAMPLE_PLANS
+
+
+def _compiled():
+    try:
+        return importlib.import_module("aqe_inspect.sources._markers_c")
+    except ImportError as error:
+        if os.environ.get("CI", "") == "true":
+            raise AssertionError(f"the compiled marker kernel is not built: {error}") from None
+        pytest.skip(f"the compiled marker kernel (_markers_c) is not built: {error}")
+
+
+@pytest.fixture(params=["compiled", "pure"], scope="module")
+def kernel(request):
+    return _compiled() if request.param == "compiled" else _markers_py
+
+
+SKIM = (skim.MARKERS, skim.MARKER_ANCHORS, skim.MARKER_PATTERNS)
+HEADINGS = ([marker for marker, _ in planchange.HEADINGS], planchange.HEADING_ANCHORS)
+
+#: Bytes that make markers, parts of them, the patterns' digits, parens and names, and what
+#: breaks them: so that markers stand split, overlapping, at a buffer's edges.
+PIECES = sorted({*skim.MARKERS, *(m[:k] for m in skim.MARKERS for k in (1, 2, 3, 5)),
+                 *(m[k:] for m in skim.MARKERS for k in (1, 2, 4)),
+                 *(marker for marker, _ in planchange.HEADINGS),
+                 *(m[:k] for m, _ in planchange.HEADINGS for k in (1, 4, 9, 10)),
+                 b"*", b"^", b"(", b")", b" (", b"*(", b"^(", b"12", b"1234567890", b"7",
+                 b" ", b"x", b"_", b"Z", b"\n", b"\r\n", b"=", b"-", b"+", b":", b"\\", b"u00",
+                 b"\xff", b"\x00", b"Batch X", b"#12"})
+buffers = st.one_of(
+    st.lists(st.sampled_from(PIECES), max_size=40).map(b"".join),
+    st.binary(max_size=200),
+    st.lists(st.one_of(st.sampled_from(PIECES), st.binary(max_size=4)), max_size=30
+             ).map(b"".join))
+
+
+def _defined_next(buffer: bytes, pos: int) -> int:
+    """The first marker or pattern at or after `pos`, by definition."""
+    found = [buffer.find(marker, pos) for marker in skim.MARKERS]
+    for _, pattern in skim.MARKER_PATTERNS:
+        match = pattern.search(buffer, pos)
+        found.append(match.start() if match else -1)
+    found = [at for at in found if at >= 0]
+    return min(found) if found else -1
+
+
+def _hits(kernel, buffer: bytes, steps):
+    finder = kernel.Finder(buffer, kernel.Table(*SKIM))
+    pos, out = 0, []
+    for step in steps:
+        at = finder.next(pos)
+        out.append(at)
+        if at < 0:
+            break
+        pos = at + step  # the skim asks again past the hit (a message's end)
+    return out
+
+
+SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(buffer=buffers, steps=st.lists(st.integers(0, 30), min_size=1, max_size=60))
+def test_the_skim_search_finds_the_same_hits_in_the_same_order(buffer, steps):
+    compiled = _compiled()
+    pure = _hits(_markers_py, buffer, steps)
+    assert _hits(compiled, buffer, steps) == pure
+    pos = 0
+    for step, at in zip(steps, pure):  # both are the definition
+        assert at == _defined_next(buffer, pos)
+        pos = at + step
+
+
+@SETTINGS
+@given(buffer=buffers, pos=st.integers(0, 210))
+def test_each_search_from_any_position_is_the_definition(buffer, pos, kernel):
+    finder = kernel.Finder(buffer, kernel.Table(*SKIM))
+    assert finder.next(pos) == _defined_next(buffer, pos)
+
+
+@SETTINGS
+@given(buffer=buffers, start=st.integers(0, 220), end=st.integers(0, 220))
+def test_the_headings_are_found_alike_with_their_lines(buffer, start, end):
+    compiled = _compiled()
+    table_c, table_py = compiled.Table(*HEADINGS), _markers_py.Table(*HEADINGS)
+    end = min(end, len(buffer))
+    start = min(start, end)
+    hits, newlines = _markers_py.find_all(buffer, start, end, table_py)
+    assert compiled.find_all(buffer, start, end, table_c) == (hits, newlines)
+    expected = sorted((m.start(), index) for index, marker in enumerate(HEADINGS[0])
+                      for m in re.finditer(b"(?=" + re.escape(marker) + b")", buffer)
+                      if start <= m.start() < end)
+    assert [(at, index) for at, index, _ in hits] == expected
+    assert [line for _, _, line in hits] == [buffer.count(b"\n", start, at)
+                                             for at, _ in expected]
+    assert newlines == buffer.count(b"\n", start, end)
+
+
+@SETTINGS
+@given(buffer=buffers, markers=st.lists(st.binary(min_size=2, max_size=5), min_size=1,
+                                        max_size=6, unique=True), data=st.data())
+def test_any_markers_are_found_alike_overlapping_ones_too(buffer, markers, data):
+    """Markers that overlap themselves or each other, one a prefix of another, anchored
+    anywhere in them: every position each begins at, ties in the markers' order."""
+    compiled = _compiled()
+    anchors = [data.draw(st.integers(0, len(marker) - 2)) for marker in markers]
+    buffer = buffer + b"".join(markers) + buffer[:7]
+    end = data.draw(st.integers(0, len(buffer)))
+    start = data.draw(st.integers(0, end))
+    expected = _markers_py.find_all(buffer, start, end, _markers_py.Table(markers, anchors))
+    assert compiled.find_all(buffer, start, end, compiled.Table(markers, anchors)) == expected
+
+
+@SETTINGS
+@given(buffer=st.binary(max_size=2000).map(lambda b: b.replace(b"\x01", b"\n")),
+       start=st.integers(-5, 2100), stop=st.integers(-5, 2100))
+def test_newlines_are_counted_alike(buffer, start, stop, kernel):
+    start, stop = max(start, 0), max(0, min(stop, len(buffer)))  # (as the callers ask)
+    assert kernel.count_newlines(buffer, start, stop) == buffer.count(b"\n", start, stop)
+
+
+def test_a_pattern_the_kernel_cannot_match_is_refused():
+    compiled = _compiled()
+    with pytest.raises(ValueError):
+        compiled.Table([b"x"], [0], [(b"*", re.compile(rb"\*x"))])
+    with pytest.raises(ValueError):
+        compiled.Table([b"xy"], [1])  # an anchor is a pair of the marker's bytes
+    with pytest.raises(ValueError):
+        _markers_py.Table([b"xy"], [1])
+
+
+DRIVER_LOGS = sorted(SAMPLE_PLANS.glob("spark-*/*/driver*.log"))
+
+
+def test_every_sample_driver_log_is_searched_alike():
+    compiled = _compiled()
+    assert len(DRIVER_LOGS) > 100
+    skim_c, skim_py = compiled.Table(*SKIM), _markers_py.Table(*SKIM)
+    head_c, head_py = compiled.Table(*HEADINGS), _markers_py.Table(*HEADINGS)
+    for path in DRIVER_LOGS:
+        data = path.read_bytes()
+        finders = compiled.Finder(data, skim_c), _markers_py.Finder(data, skim_py)
+        pos = 0
+        while True:
+            at = finders[0].next(pos)
+            assert at == finders[1].next(pos), (path, pos)
+            if at < 0:
+                break
+            pos = at + 1
+        assert compiled.find_all(data, 0, len(data), head_c) == _markers_py.find_all(
+            data, 0, len(data), head_py), path
