@@ -42,6 +42,9 @@ import profile_hot_paths as hot  # noqa: E402
 from run import DEFAULT_CORPUS  # noqa: E402
 
 ROUTES = ("compiled", "pure")
+#: The command of each route; `--before PATH` adds a row for another install's aqe-inspect (the
+#: code before the compiled core, say), run as it is.
+COMMANDS: Dict[str, List[str]] = {}
 PURE = "AQE_INSPECT_PURE_PYTHON"
 MB = 1024 * 1024
 #: The issue's goals on the compiled route: (figure, bound, how it reads).
@@ -73,22 +76,30 @@ class _Route:
             os.environ[PURE] = self.saved
 
 
+def _cli(route: str) -> List[str]:
+    return COMMANDS.get(route) or hot.cli()
+
+
+def _routes() -> List[str]:
+    return list(ROUTES) + (["before"] if "before" in COMMANDS else [])
+
+
 def _version_line(route: str) -> str:
     with _Route(route):
-        printed = subprocess.run([*hot.cli(), "--version"], capture_output=True, text=True)
+        printed = subprocess.run([*_cli(route), "--version"], capture_output=True, text=True)
     return printed.stdout.strip().replace("\n", "; ")
 
 
 def whole(kind: str, files: List[Path], runs: int, work: Path) -> Dict[str, dict]:
     """Each route's fastest run of `diff FILE --format json`, its output kept for cmp."""
     found: Dict[str, dict] = {}
-    for route in ROUTES:
+    for route in _routes():
         best: Optional[dict] = None
         for attempt in range(runs):
             out = work / f"{kind}-{route}.json"
             with _Route(route):
                 seconds, cpu, largest, tree = hot.run_whole(
-                    [*hot.cli(), "diff", str(files[0]), "--format", "json"], out)
+                    [*_cli(route), "diff", str(files[0]), "--format", "json"], out)
             if best is None or seconds < best["seconds"]:
                 best = {"seconds": seconds, "cpu": cpu, "largest": largest, "tree": tree,
                         "out": out}
@@ -144,7 +155,8 @@ def _size(files: List[Path]) -> float:
 def report(args) -> List[str]:
     made = hot.inputs(args)
     work = Path(tempfile.mkdtemp(prefix="aqe-routes-"))
-    lines = [f"routes: compiled = {_version_line('compiled')}; pure = {_version_line('pure')}",
+    lines = [f"routes: compiled = {_version_line('compiled')}; pure = {_version_line('pure')}"
+             + (f"; before = {COMMANDS['before'][0]}" if "before" in COMMANDS else ""),
              f"load average before: {os.getloadavg()[0]:.1f}; fastest of {args.runs} runs",
              "",
              "| input | size | grep -c | route | wall | figure | CPU, every process | peak, largest "
@@ -158,8 +170,11 @@ def report(args) -> List[str]:
         grep = hot.baseline(kind, files, max(args.runs, 3))
         routes = whole(kind, files, args.runs, work)
         equal = filecmp.cmp(routes["compiled"]["out"], routes["pure"]["out"], shallow=False)
+        if "before" in routes:
+            equal = equal and filecmp.cmp(routes["compiled"]["out"], routes["before"]["out"],
+                                          shallow=False)
         measure, bound, goal = GOALS[kind]
-        for route in ROUTES:
+        for route in _routes():
             run = routes[route]
             ratio, rate = run["seconds"] / grep, size / run["seconds"]
             figure = f"{ratio:.1f}x grep" if measure == "ratio" else f"{rate:.1f} MB/s"
@@ -168,7 +183,7 @@ def report(args) -> List[str]:
                 met = met and run["largest"] < 200 * MB
             lines.append(f"| {kind} | {size:,.0f} MB | {grep:.2f} s | {route} | "
                          f"{run['seconds']:.2f} s | {figure} | {run['cpu']:.2f} s | "
-                         f"{run['largest'] / MB:.0f} MB | {goal if route == 'compiled' else 'no regression'} | "
+                         f"{run['largest'] / MB:.0f} MB | {goal if route == 'compiled' else ('no regression' if route == 'pure' else '')} | "
                          f"{('yes' if met else 'no') if route == 'compiled' else ''} | "
                          f"{'cmp-equal' if equal else 'DIFFER'} |")
     if "corpus" in made:
@@ -213,12 +228,16 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="single,mixed,driver,production,corpus,startup")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--report", type=Path)
+    parser.add_argument("--before", type=Path,
+                        help="another install's aqe-inspect script, run as a third row")
     parser.add_argument("--single-mb", type=float, default=1024)
     parser.add_argument("--mixed-mb", type=float, default=1024)
     parser.add_argument("--driver-mb", type=float, default=100)
     parser.add_argument("--production-mb", type=float, default=1024)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     args = parser.parse_args(argv)
+    if args.before:
+        COMMANDS["before"] = [str(args.before)]
     lines = report(args)
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
