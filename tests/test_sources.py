@@ -285,8 +285,9 @@ def test_before_and_after_files_give_the_truth_paired_by_structure(scenario, bef
 def test_a_100_mb_log_streams_through_in_bounded_memory(tmp_path):
     """Every real driver log, again and again, to 100 MB: read as a stream, every plan found,
     memory bounded by the plans kept, not by the log (its speed is in bench/run.py)."""
-    import resource
     import subprocess
+
+    from .hostile_sizes import run_measured
 
     data = b"".join(path.read_bytes() for path in LOGS)
     once = tmp_path / "once.log"
@@ -302,16 +303,17 @@ def test_a_100_mb_log_streams_through_in_bounded_memory(tmp_path):
         for _ in range(copies):
             handle.write(data)
     assert path.stat().st_size >= 100_000_000
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    result = subprocess.run([*AQE_INSPECT, "diff", str(path), "--format",
-                             "json"], capture_output=True, timeout=600)
+    # The peak of this run alone, through a fresh helper process: the test process's own
+    # children's peak counts whatever it waited for before (another test's compiler, pip or
+    # JVM), which read 1,951 MB in one full run.
+    result, peak = run_measured([*AQE_INSPECT, "diff", str(path), "--format", "json"])
     assert result.returncode == 0, result.stderr[-500:]
     report = json.loads(result.stdout)
     # Each copy is other applications (each log opens with SparkContext's `Submitted
     # application:`): every copy's queries are runs of their own, none merged across copies.
     assert len(report["queries"]) == copies * per_copy
-    peak_mb = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
-    assert peak_mb < 1024, f"{peak_mb:.0f} MB for a 100 MB log"
+    peak_mb = peak / 1024 / 1024
+    assert 20 < peak_mb < 1024, f"{peak_mb:.0f} MB for a 100 MB log"
 
 
 # ---- shapes published plans take: the REST API's planDescription, elided excerpts -------
