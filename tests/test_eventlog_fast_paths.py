@@ -1,6 +1,6 @@
 """The event-log reader's fast paths give what the plain ways give: nodes made by filling their
 fields (`new_node`, `node_with`), a stage's metric totals decoded whole by msgspec, a query's
-report JSON written by msgspec (`json_text`)."""
+report JSON written by msgspec (`json_writer.plain_json_text`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aqe_inspect.formats.json_writer import iter_json
-from aqe_inspect.formats.report_json import json_text
+from aqe_inspect.formats.json_writer import plain_json_text as json_text
 from aqe_inspect.parsing.formatted_plan import new_node, node_with
 from aqe_inspect.plan.model import Node, Spread
 from aqe_inspect.sources.eventlog import runtime

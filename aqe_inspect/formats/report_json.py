@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional, Union
 
 from ..plan.model import Application, PlanChanges, Query, RuleApplied
 from ..rewrites.findings import QueryReport, Report, ReportStream, describe
-from .json_writer import Later, Raw, iter_json
+from .json_writer import Later, Raw, iter_json, plain_json_text
 from .parse_json import application_fields, execution_fields
 
 REPORT_SCHEMA = "aqe-inspect/report/v1"
@@ -94,56 +94,7 @@ def report_to_json(report: Union[Report, ReportStream]) -> Dict[str, Any]:
 def query_report_raw(report: QueryReport, source: str) -> Raw:
     """A query's report as the JSON it is in a report's `queries` list, written now (in the
     process that diffed it)."""
-    return Raw(json_text(query_report_to_json(report, source), base=2))
-
-
-#: The scalars msgspec's encoder writes as `json.dumps` does (not floats: msgspec writes
-#: `1e16` and NaN as null where json writes `1e+16` and NaN).
-_SAME_SCALARS = (str, int, bool, type(None))
-
-
-def json_text(value: Any, base: int = 0) -> str:
-    """`"".join(iter_json(value, base))`: the same text, written by msgspec's encoder and
-    indented by its `format` (a tenth of the time) when `value` holds only dicts with string
-    keys, lists, tuples, strings, integers, booleans and None; by `iter_json` otherwise (a
-    float, a Node, a string msgspec refuses such as a lone surrogate)."""
-    if _plain(value):
-        try:
-            import msgspec
-
-            text = msgspec.json.format(msgspec.json.encode(value), indent=2).decode("utf-8")
-        except (ImportError, TypeError, ValueError, OverflowError, UnicodeError,
-                RecursionError):
-            pass
-        else:
-            return text.replace("\n", "\n" + "  " * base) if base else text
-    return "".join(iter_json(value, base=base))
-
-
-def _plain(value: Any) -> bool:
-    """Whether `value` is made of what `json_text` writes with msgspec (walked with a
-    stack: any depth). Only containers go on the stack; the scalars, most of a report, are
-    checked where they stand."""
-    kind = value.__class__
-    if kind is not dict and kind is not list and kind is not tuple:
-        return kind in _SAME_SCALARS
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if item.__class__ is dict:
-            for key in item:
-                if key.__class__ is not str:
-                    return False
-            item = item.values()
-        for member in item:
-            kind = member.__class__
-            if kind is str or kind is int or member is None or kind is bool:
-                continue
-            if kind is dict or kind is list or kind is tuple:
-                stack.append(member)
-            else:
-                return False
-    return True
+    return Raw(plain_json_text(query_report_to_json(report, source), base=2))
 
 
 def diff_built_json(query: Query, query_id: str, source: str) -> Raw:
