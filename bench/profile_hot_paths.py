@@ -204,8 +204,9 @@ def run_whole(argv: List[str], out: Path):
 
 # ---- the profiled run, in a process of its own ---------------------------------------------------
 
-def profile_one(kind: str, files: List[Path], stats_out: Path, out: Path) -> dict:
-    """The command of one input under cProfile in this process: its figures, the stats saved."""
+def profile_one(kind: str, files: List[Path], stats_out: Optional[Path], out: Path) -> dict:
+    """The command of one input under cProfile in this process: its figures, the stats saved
+    to `stats_out` (kept in memory only when it is None)."""
     os.cpu_count = lambda: 1  # the event-log pool kept to this process: all of it profiled
     os.environ.setdefault("NO_COLOR", "1")
     from aqe_inspect import cli as command
@@ -224,7 +225,8 @@ def profile_one(kind: str, files: List[Path], stats_out: Path, out: Path) -> dic
             raise SystemExit(f"diff {files[0]} failed ({code})")
     profiler.disable()
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-    profiler.dump_stats(str(stats_out))
+    if stats_out is not None:
+        profiler.dump_stats(str(stats_out))
     return {"seconds": seconds, "cpu": cpu,
             "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
