@@ -48,7 +48,7 @@ from ...plan.model import Application, Execution, Query
 from ..reading import DEFAULT_MAX_SIZE, over_max_size
 from . import files
 from .planinfo import adaptive_tree, attach_metrics, build_tree, info_carriers, read_description
-from .connect_labels import connect_description
+from .connect_labels import PREFIX as CONNECT_PREFIX, connect_description
 from .runtime import (COMPLETED, STAGE_EVENT, SUBMITTED, TASK_END, Evidence, RunTime, stage_head,
                       submitted_stage, task_result)
 
@@ -961,8 +961,13 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     notes: List[str] = []
     spans = [span for span in (raw.start, raw.update) if isinstance(span, Span)]
     raw = resolved(raw)
-    start = _load(raw.start, raw.part, raw.start_line, notes)
     update = _load(raw.update, raw.part, raw.update_line, notes)
+    # With an update to read the plan from, only a few of the start event's fields are used:
+    # those are decoded (`_start_fields`), its plans are not.
+    start = _start_fields(raw.start) if update is not None else None
+    whole_start = start is None
+    if whole_start:
+        start = _load(raw.start, raw.part, raw.start_line, notes)
     for event in (start, update):  # read back from a file: the execution's own events
         number = event.get("executionId") if spans and event is not None else None
         if isinstance(number, int) and number != raw.execution_id:
@@ -1018,6 +1023,8 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
             root = attach_metrics(root, info_carriers(info, raw.accumulators, evidence))
     elif isinstance(info, dict):
         info_tree = build_tree(info, raw.accumulators, line, evidence)
+        if update is not None and not whole_start:  # its plan is wanted after all
+            start = _load(raw.start, raw.part, raw.start_line, []) or {}
         initial = start.get("sparkPlanInfo") if update is not None else None
         initial_tree = build_tree(initial, {}, raw.start_line) \
             if isinstance(initial, dict) else None
@@ -1249,6 +1256,50 @@ def stop_workers() -> bool:
     for pool in pools:
         _end_pool(pool)
     return bool(pools)
+
+
+#: The start event's fields `build_query` reads when an update holds the plan (a Connect
+#: execution's description reads more: `connect_description`); a msgspec Struct type made
+#: on first use (False without msgspec).
+_START_FIELDS = ("executionId", "description", "time", "modifiedConfigs")
+_START_DECODE: Any = None
+
+
+def _start_decoder() -> Any:
+    global _START_DECODE
+    if _START_DECODE is None:
+        try:
+            import msgspec
+        except ImportError:  # pragma: no cover - a dependency, but the reader works without
+            _START_DECODE = False
+        else:
+            fields = type("StartFields", (msgspec.Struct,), {
+                "__annotations__": {name: Any for name in _START_FIELDS},
+                **{name: None for name in _START_FIELDS}})
+            _START_DECODE = msgspec.json.Decoder(fields).decode
+    return _START_DECODE
+
+
+def _start_fields(text: Optional[bytes]) -> Optional[Dict[str, Any]]:
+    """The start event's `_START_FIELDS` (None for those it lacks), decoded without its
+    plans: what `_load` gives of them, at a fifth of the cost. None where that is not
+    certain, to be decoded whole: an event msgspec refuses (malformed, an array, too deep),
+    one with bytes past ASCII (msgspec passes over invalid UTF-8 in the fields it skips,
+    which `_load` finds malformed), a Connect execution's description (it reads more)."""
+    if text is None or text.__class__ is not bytes or not text.isascii():
+        return None
+    decode = _START_DECODE if _START_DECODE is not None else _start_decoder()
+    if not decode:
+        return None
+    try:
+        found = decode(text)
+    except Exception:  # noqa: BLE001 - DecodeError, ValidationError, RecursionError
+        return None
+    description = found.description
+    if isinstance(description, str) and description.startswith(CONNECT_PREFIX):
+        return None
+    return {"executionId": found.executionId, "description": description,
+            "time": found.time, "modifiedConfigs": found.modifiedConfigs}
 
 
 def _load(text: Optional[bytes], part: str, line: int, notes: List[str]
