@@ -80,6 +80,11 @@ MAX_REPLANS_KEPT = 32
 #: and a wake-up each, about a small execution's own work; a batch of a few milliseconds of
 #: work costs them once. BATCHES_PER_WORKER batches in flight a worker keep it fed.
 BATCH_BYTES = 1 << 20
+#: A log of at least POOL_BYTES (its files' size) is handed to the pool after its first
+#: POOL_MIN_LARGE executions rather than `build_queries`' `pool_min`: the executions this
+#: process builds are that many the scan waits for while the other core has no work yet.
+POOL_BYTES = 64 << 20
+POOL_MIN_LARGE = 1
 BATCH_MOST = 32
 BATCHES_PER_WORKER = 3
 
@@ -1056,6 +1061,8 @@ def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int
     work = build_query if then is None else functools.partial(build_then, then)
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
+    if pool_min > POOL_MIN_LARGE and _log_size(scanner.log) >= POOL_BYTES:
+        pool_min = POOL_MIN_LARGE  # a long log: the pool from the start (see POOL_BYTES)
     for count, raw in enumerate(executions, 1):
         yield work(raw, source, scanner.app.configs)
         if count >= pool_min and workers > 1:
@@ -1063,6 +1070,11 @@ def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int
     else:
         return
     yield from _pooled(executions, source, scanner, workers, work)
+
+
+def _log_size(log: Any) -> int:
+    """The bytes of the log's files, as found (0 where unknown: standard input)."""
+    return sum(getattr(part, "size", 0) or 0 for part in getattr(log, "parts", ()))
 
 
 def build_then(then: Callable[[Query, str, str], Any], raw: RawExecution, source: str,
