@@ -45,8 +45,10 @@ import threading
 from sys import intern
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from .. import native
 from ..errors import PlanSyntaxError
 from ..plan.model import ADAPTIVE_ROOT, MAX_DIGITS, Node, Query, Subquery
+from ._blockrows_py import BLOCK_ROW  # noqa: F401 - named here as before
 from .operator_line import OperatorLine, is_final_plan, read_detail_block, \
     read_operator_line, title_and_stage
 
@@ -355,14 +357,12 @@ def _read_tree(lines: List[str], index: int, shape_from: List[int]
 #: A block read: its title (interned), the codegen stage its heading names, its fields.
 Block = Tuple[str, Optional[int], Dict[str, str]]
 
-#: One line of a run of plain detail blocks, matched line by line over the text in one call:
-#: a header `(N) Title` (DETAIL_HEADER), a field `Key [n]: value` (operator_line.FIELD, the
-#: same groups), or an empty line. Any other line (a value printed over several lines, a
-#: whitespace-only line, a section header, a hidden location) leaves a line unmatched, and the
-#: blocks are then read line by line (`_read_sections`).
-BLOCK_ROW = re.compile(
-    r"^(?:\((\d+)\) (\S.*)|([A-Za-z][A-Za-z0-9 _\-]*)(?: \[\d+\])? ?:(?: (.*))?|)$",
-    re.MULTILINE)
+#: One line of a run of plain detail blocks: a header `(N) Title`, a field `Key [n]: value`
+#: or an empty line, matched over the run at once (`_blockrows_c.pyx`, or its pure twin
+#: `_blockrows_py.py`, the regex BLOCK_ROW's findall). Any other line (a value printed over
+#: several lines, a whitespace-only line, a section header, a hidden location) leaves a line
+#: unmatched, and the blocks are then read line by line (`_read_sections`).
+_block_rows = native.load("aqe_inspect.parsing._blockrows").block_rows
 #: What `_plain_blocks` gives when the blocks are not all plain: read them line by line.
 _ASK_LINES: Any = object()
 #: Headings and field keys read before, by their text (bounded, emptied when full): a log
@@ -383,8 +383,8 @@ def _plain_blocks(text: str, start: int, end: int) -> Any:
 def _read_blocks(text: str, start: int, end: int) -> Any:
     """`_plain_blocks`, which tests replace to read every block line by line; this is what
     it reads with (typed where Cython compiles this module: formatted_plan.pxd)."""
-    rows = BLOCK_ROW.findall(text, start, end)
-    if len(rows) != text.count("\n", start, end) + 1:
+    rows = _block_rows(text, start, end)
+    if rows is None:
         return _ASK_LINES
     blocks: Dict[int, Block] = {}
     fields: Optional[Dict[str, str]] = None  # the open block's; None after an empty line
