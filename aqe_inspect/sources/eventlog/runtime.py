@@ -49,6 +49,9 @@ STAGE_ATTEMPT = re.compile(rb'"Stage Attempt ID":(\d+)')
 NUMBER_OF_TASKS = re.compile(rb'"Number of Tasks":(\d+)')
 #: Where a stage says which SQL execution ran it (in its `Properties`, at the event's end).
 EXECUTION_PROPERTY = re.compile(rb'"spark\.sql\.execution\.id":"(\d+)"')
+#: The literal each of the two patterns begins with (`_searched`).
+EXECUTION_KEY = b'"spark.sql.execution.id":"'
+TASKS_KEY = b'"Number of Tasks":'
 #: How far into a stage or task event its stage id and attempt are (Spark writes them first).
 HEAD_WINDOW = 300
 
@@ -147,11 +150,25 @@ def submitted_stage(text: bytes) -> Optional[Tuple[int, int, int]]:
     """(stage id, its SQL execution's id, number of tasks) of a `StageSubmitted` event, None
     when it names no execution (a job run outside SQL)."""
     stage, _ = stage_head(text)
-    execution = EXECUTION_PROPERTY.search(text)
+    execution = _searched(EXECUTION_PROPERTY, EXECUTION_KEY, text)
     if stage is None or execution is None:
         return None
-    tasks = NUMBER_OF_TASKS.search(text)
+    tasks = _searched(NUMBER_OF_TASKS, TASKS_KEY, text)
     return stage, int(execution.group(1)), int(tasks.group(1)) if tasks else 0
+
+
+def _searched(pattern: Any, key: bytes, text: bytes) -> Any:
+    """`pattern.search(text)` for a pattern that begins with the literal `key`: each place
+    of the key is found by `bytes.find` (the C library's vectorised search; the regex engine
+    steps byte by byte through the kilobytes before a stage's properties) and the pattern
+    matched there, until it matches."""
+    at = text.find(key)
+    while at >= 0:
+        match = pattern.match(text, at)
+        if match is not None:
+            return match
+        at = text.find(key, at + 1)
+    return None
 
 
 def value_after(text: bytes, key: bytes) -> Any:
