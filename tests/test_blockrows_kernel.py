@@ -1,6 +1,7 @@
-"""The compiled detail-block rows (parsing/_blockrows_c.pyx) are what their pure-Python twin
-(parsing/_blockrows_py.py, the regex BLOCK_ROW's findall) gives, on the same text and bounds:
-every line's row, or None when a line does not match. Held equal on arbitrary text built of
+"""The compiled detail-block rows and blocks (parsing/_blockrows_c.pyx) are what their
+pure-Python twin (parsing/_blockrows_py.py: the regex BLOCK_ROW's findall, the loop that makes
+the blocks) gives, on the same text and bounds: every line's row, or None when a line does not
+match; the blocks by id and the last id, or None. Held equal on arbitrary text built of
 the pieces that make and break headers and fields (ASCII, and past it: Unicode digits and
 blanks, which the regex's `\\d` and `\\s` take), and on every sample plan's detail blocks.
 
@@ -17,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aqe_inspect.parsing import _blockrows_py
+from aqe_inspect.parsing import _blockrows_py, formatted_plan
+from aqe_inspect.plan.model import MAX_DIGITS
 
 from .conftest import SAMPLE_PLANS
 
@@ -78,3 +80,44 @@ def test_the_twin_is_the_regex():
     assert rows == [("1", "Scan x", "", ""), ("", "", "Output", "[a#1, b#2]"),
                     ("", "", "", ""), ("", "", "Arguments", "y")]
     assert _blockrows_py.block_rows("(1) Scan x\nnot a field", 0, 22) is None
+
+
+def _same_blocks(text: str, start: int, end: int, max_digits: int = MAX_DIGITS) -> None:
+    kernel = _compiled()
+    made = []
+    for module in (kernel, _blockrows_py):
+        try:
+            made.append(module.read_blocks(text, start, end, {}, {}, formatted_plan._heading,
+                                           formatted_plan._KNOWN_MAX, max_digits))
+        except Exception as error:  # noqa: BLE001 - the same error either way
+            made.append(repr(error))
+    assert made[0] == made[1]
+
+
+BLOCK_PIECES = PIECES + ["(3) Project [codegen id : 1]", "1234567890123456789",
+                         "(3) X [codegen id : 99999999999999999999]", "(2) Scan parquet",
+                         "(1234567890123456789) A"]
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.lists(st.sampled_from(BLOCK_PIECES), max_size=40).map("".join),
+                 st.lists(st.sampled_from(BLOCK_PIECES + WIDE), max_size=40).map("".join),
+                 st.text(max_size=60)),
+       st.data())
+def test_the_kernel_reads_the_twins_blocks(text, data):
+    start = data.draw(st.one_of(st.just(0), st.integers(0, len(text))))
+    end = data.draw(st.one_of(st.just(len(text)), st.integers(start, len(text))))
+    _same_blocks(text, start, end, data.draw(st.sampled_from([MAX_DIGITS, 2, 25])))
+
+
+def test_the_kernel_reads_the_twins_blocks_over_the_sample_plans():
+    checked = 0
+    for path in sorted(SAMPLE_PLANS.rglob("formatted*.txt")):
+        text = path.read_text("utf-8", "replace")
+        at = text.find("\n\n(")
+        while at >= 0:
+            start = at + 2
+            _same_blocks(text, start, formatted_plan._run_end(text, start))
+            checked += 1
+            at = text.find("\n\n(", start)
+    assert checked > 100
