@@ -307,13 +307,19 @@ def resolved(raw: RawExecution) -> RawExecution:
     spans.extend(text for _, text in completed if isinstance(text, Span))
     if not spans:
         return raw
+    import os
+
     texts: Dict[Span, bytes] = {}
+    pread = getattr(os, "pread", None)  # one system call a span where there is one
     for path in {span.path for span in spans}:
         mine = [span for span in spans if span.path == path]
         with _reopened(path, mine[0].identity) as handle:
             for span in mine:
-                handle.seek(span.offset)
-                text = handle.read(span.length) or b""
+                if pread is not None:
+                    text = pread(handle.fileno(), span.length, span.offset)
+                else:  # pragma: no cover - Windows
+                    handle.seek(span.offset)
+                    text = handle.read(span.length) or b""
                 if len(text) != span.length or not text.startswith(span.head):
                     raise files.changed(path, f"the event at byte {span.offset:,} is no "
                                               "longer the one read there")
