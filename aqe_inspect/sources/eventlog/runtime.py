@@ -213,6 +213,9 @@ def stage_totals(text: bytes) -> Dict[int, int]:
     (msgspec reads an integer past 64 bits as one, json as an int); else the text after the
     key is decoded (`value_after`), with the errors a damaged event raises."""
     if text.count(ACCUMULABLES) == 1:
+        totals = _stage_accumulated(text)
+        if totals is not None:
+            return totals
         items = _stage_accumulables(text)
         if items is not None:
             return accumulable_values(items, "Value")
@@ -223,6 +226,57 @@ _DECODE: Any = None
 #: A decoder of a StageCompleted event's `Stage Info`'s `Accumulables` alone (a msgspec Struct
 #: type made on first use).
 _DECODE_ACCUMULABLES: Any = None
+
+
+#: A decoder of a StageCompleted event's `Stage Info`'s `Accumulables` as a list of objects
+#: of which only `ID` and `Value` are read (msgspec Struct types made on first use).
+_DECODE_ACCUMULATED: Any = None
+
+
+def _stage_accumulated(text: bytes) -> Optional[Dict[int, int]]:
+    """`accumulable_values(_stage_accumulables(text), "Value")` where the event is ASCII and
+    its `Accumulables` a list of objects, each decoded for its `ID` and `Value` alone (the
+    names and flags passed over); None when it cannot say (anything else: `stage_totals`
+    reads it the general way)."""
+    global _DECODE_ACCUMULATED
+    if _DECODE_ACCUMULATED is None:
+        try:
+            import msgspec
+        except ImportError:  # pragma: no cover - a dependency
+            _DECODE_ACCUMULATED = False
+        else:
+            item = type("Accumulable", (msgspec.Struct,), {
+                "__annotations__": {"ID": Any, "Value": Any}, "ID": None, "Value": None})
+            info = type("StageAccumulables", (msgspec.Struct,), {
+                "__annotations__": {"Accumulables": Optional[List[item]]},  # type: ignore
+                "Accumulables": None})
+            event = type("StageCompletedAccumulables", (msgspec.Struct,), {
+                "__annotations__": {"info": info},
+                "info": msgspec.field(default=None, name="Stage Info")})
+            _DECODE_ACCUMULATED = msgspec.json.Decoder(event).decode
+    if not _DECODE_ACCUMULATED or not text.isascii():
+        return None
+    try:
+        found = _DECODE_ACCUMULATED(text)
+    except Exception:  # noqa: BLE001 - DecodeError, ValidationError, RecursionError
+        return None
+    items = found.info.Accumulables if found.info is not None else None
+    if items is None:
+        return None
+    totals: Dict[int, int] = {}
+    for item in items:
+        key, value = item.ID, item.Value
+        if isinstance(value, float) or isinstance(key, float):
+            return None  # as `_stage_accumulables` refuses them
+        if isinstance(value, str):
+            try:
+                value = int(value)
+            except ValueError:
+                continue
+        if isinstance(key, int) and isinstance(value, int) and not isinstance(value, bool) \
+                and value >= 0:
+            totals[key] = value
+    return totals
 
 
 def _stage_accumulables(text: bytes) -> Optional[List[Any]]:
