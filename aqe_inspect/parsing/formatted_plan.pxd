@@ -19,6 +19,4 @@ cpdef _read_tree(list lines, Py_ssize_t index, list shape_from)
 cpdef _build(list trees, dict blocks, last_block)
 
 
-@cython.locals(last=cython.Py_ssize_t, headings=dict, keys=dict, blocks=dict, rows=list,
-               fields=dict)
 cpdef _read_blocks(str text, Py_ssize_t start, Py_ssize_t end)

@@ -45,8 +45,10 @@ import threading
 from sys import intern
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from .. import native
 from ..errors import PlanSyntaxError
 from ..plan.model import ADAPTIVE_ROOT, MAX_DIGITS, Node, Query, Subquery
+from ._blockrows_py import BLOCK_ROW  # noqa: F401 - named here as before
 from .operator_line import OperatorLine, is_final_plan, read_detail_block, \
     read_operator_line, title_and_stage
 
@@ -355,14 +357,12 @@ def _read_tree(lines: List[str], index: int, shape_from: List[int]
 #: A block read: its title (interned), the codegen stage its heading names, its fields.
 Block = Tuple[str, Optional[int], Dict[str, str]]
 
-#: One line of a run of plain detail blocks, matched line by line over the text in one call:
-#: a header `(N) Title` (DETAIL_HEADER), a field `Key [n]: value` (operator_line.FIELD, the
-#: same groups), or an empty line. Any other line (a value printed over several lines, a
-#: whitespace-only line, a section header, a hidden location) leaves a line unmatched, and the
-#: blocks are then read line by line (`_read_sections`).
-BLOCK_ROW = re.compile(
-    r"^(?:\((\d+)\) (\S.*)|([A-Za-z][A-Za-z0-9 _\-]*)(?: \[\d+\])? ?:(?: (.*))?|)$",
-    re.MULTILINE)
+#: A run of plain detail blocks, read at once (`_blockrows_c.pyx`, or its pure twin
+#: `_blockrows_py.py`): each line a header `(N) Title`, a field `Key [n]: value` or an empty
+#: line (the regex BLOCK_ROW). Any other line (a value printed over
+#: several lines, a whitespace-only line, a section header, a hidden location) leaves a line
+#: unmatched, and the blocks are then read line by line (`_read_sections`).
+_read_block_run = native.load("aqe_inspect.parsing._blockrows").read_blocks
 #: What `_plain_blocks` gives when the blocks are not all plain: read them line by line.
 _ASK_LINES: Any = object()
 #: Headings and field keys read before, by their text (bounded, emptied when full): a log
@@ -382,50 +382,20 @@ def _plain_blocks(text: str, start: int, end: int) -> Any:
 
 def _read_blocks(text: str, start: int, end: int) -> Any:
     """`_plain_blocks`, which tests replace to read every block line by line; this is what
-    it reads with (typed where Cython compiles this module: formatted_plan.pxd)."""
-    rows = BLOCK_ROW.findall(text, start, end)
-    if len(rows) != text.count("\n", start, end) + 1:
-        return _ASK_LINES
-    blocks: Dict[int, Block] = {}
-    fields: Optional[Dict[str, str]] = None  # the open block's; None after an empty line
-    last = -1
-    headings, keys = _HEADINGS, _KEYS
-    for block_id, heading, key, value in rows:
-        if key:
-            if fields is None:
-                return _ASK_LINES  # a field line after an empty one: stray text
-            name = keys.get(key)
-            if name is None:
-                name = intern(key.rstrip())
-                if len(key) <= 100:
-                    if len(keys) >= _KNOWN_MAX:
-                        keys.clear()
-                    keys[key] = name
-            value = value.strip()
-            before = fields.get(name)
-            fields[name] = value if before is None else f"{before}\n{value}"
-        elif block_id:
-            if len(block_id) > MAX_DIGITS:
-                return _ASK_LINES  # an error, raised where it stands by the line reading
-            title_stage = headings.get(heading)
-            if title_stage is None:
-                try:
-                    title, stage = title_and_stage(heading, 0, 0)
-                except PlanSyntaxError:
-                    return _ASK_LINES
-                title_stage = (intern(title), stage)
-                if len(heading) <= 1024:
-                    if len(headings) >= _KNOWN_MAX:
-                        headings.clear()
-                    headings[heading] = title_stage
-            last = int(block_id)
-            if last in blocks:
-                return _ASK_LINES  # a block printed twice: read line by line (None)
-            fields = {}
-            blocks[last] = (title_stage[0], title_stage[1], fields)
-        else:
-            fields = None
-    return blocks, last
+    it reads with (`_blockrows_c.pyx`, or its pure twin `_blockrows_py.py`)."""
+    read = _read_block_run(text, start, end, _HEADINGS, _KEYS, _heading, _KNOWN_MAX,
+                           MAX_DIGITS)
+    return _ASK_LINES if read is None else read
+
+
+def _heading(heading: str) -> Optional[Tuple[str, Optional[int]]]:
+    """A block header's (title, codegen stage), or None when it cannot be read (a stage of
+    more digits than a number can have: an error, raised where it stands by the line
+    reading)."""
+    try:
+        return title_and_stage(heading, 0, 0)
+    except PlanSyntaxError:
+        return None
 
 
 #: Lines that end a run of detail blocks read at once: a section header (`=====

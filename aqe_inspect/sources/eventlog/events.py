@@ -48,7 +48,7 @@ from ...plan.model import Application, Execution, Query
 from ..reading import DEFAULT_MAX_SIZE, over_max_size
 from . import files
 from .planinfo import adaptive_tree, attach_metrics, build_tree, info_carriers, read_description
-from .connect_labels import connect_description
+from .connect_labels import PREFIX as CONNECT_PREFIX, connect_description
 from .runtime import (COMPLETED, STAGE_EVENT, SUBMITTED, TASK_END, Evidence, RunTime, stage_head,
                       submitted_stage, task_result)
 
@@ -80,6 +80,11 @@ MAX_REPLANS_KEPT = 32
 #: and a wake-up each, about a small execution's own work; a batch of a few milliseconds of
 #: work costs them once. BATCHES_PER_WORKER batches in flight a worker keep it fed.
 BATCH_BYTES = 1 << 20
+#: A log of at least POOL_BYTES (its files' size) is handed to the pool after its first
+#: POOL_MIN_LARGE executions rather than `build_queries`' `pool_min`: the executions this
+#: process builds are that many the scan waits for while the other core has no work yet.
+POOL_BYTES = 64 << 20
+POOL_MIN_LARGE = 1
 BATCH_MOST = 32
 BATCHES_PER_WORKER = 3
 
@@ -302,13 +307,19 @@ def resolved(raw: RawExecution) -> RawExecution:
     spans.extend(text for _, text in completed if isinstance(text, Span))
     if not spans:
         return raw
+    import os
+
     texts: Dict[Span, bytes] = {}
+    pread = getattr(os, "pread", None)  # one system call a span where there is one
     for path in {span.path for span in spans}:
         mine = [span for span in spans if span.path == path]
         with _reopened(path, mine[0].identity) as handle:
             for span in mine:
-                handle.seek(span.offset)
-                text = handle.read(span.length) or b""
+                if pread is not None:
+                    text = pread(handle.fileno(), span.length, span.offset)
+                else:  # pragma: no cover - Windows
+                    handle.seek(span.offset)
+                    text = handle.read(span.length) or b""
                 if len(text) != span.length or not text.startswith(span.head):
                     raise files.changed(path, f"the event at byte {span.offset:,} is no "
                                               "longer the one read there")
@@ -961,8 +972,13 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
     notes: List[str] = []
     spans = [span for span in (raw.start, raw.update) if isinstance(span, Span)]
     raw = resolved(raw)
-    start = _load(raw.start, raw.part, raw.start_line, notes)
     update = _load(raw.update, raw.part, raw.update_line, notes)
+    # With an update to read the plan from, only a few of the start event's fields are used:
+    # those are decoded (`_start_fields`), its plans are not.
+    start = _start_fields(raw.start) if update is not None else None
+    whole_start = start is None
+    if whole_start:
+        start = _load(raw.start, raw.part, raw.start_line, notes)
     for event in (start, update):  # read back from a file: the execution's own events
         number = event.get("executionId") if spans and event is not None else None
         if isinstance(number, int) and number != raw.execution_id:
@@ -1018,6 +1034,8 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
             root = attach_metrics(root, info_carriers(info, raw.accumulators, evidence))
     elif isinstance(info, dict):
         info_tree = build_tree(info, raw.accumulators, line, evidence)
+        if update is not None and not whole_start:  # its plan is wanted after all
+            start = _load(raw.start, raw.part, raw.start_line, []) or {}
         initial = start.get("sparkPlanInfo") if update is not None else None
         initial_tree = build_tree(initial, {}, raw.start_line) \
             if isinstance(initial, dict) else None
@@ -1049,6 +1067,8 @@ def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int
     work = build_query if then is None else functools.partial(build_then, then)
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
+    if pool_min > POOL_MIN_LARGE and _log_size(scanner.log) >= POOL_BYTES:
+        pool_min = POOL_MIN_LARGE  # a long log: the pool from the start (see POOL_BYTES)
     for count, raw in enumerate(executions, 1):
         yield work(raw, source, scanner.app.configs)
         if count >= pool_min and workers > 1:
@@ -1056,6 +1076,11 @@ def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int
     else:
         return
     yield from _pooled(executions, source, scanner, workers, work)
+
+
+def _log_size(log: Any) -> int:
+    """The bytes of the log's files, as found (0 where unknown: standard input)."""
+    return sum(getattr(part, "size", 0) or 0 for part in getattr(log, "parts", ()))
 
 
 def build_then(then: Callable[[Query, str, str], Any], raw: RawExecution, source: str,
@@ -1249,6 +1274,50 @@ def stop_workers() -> bool:
     for pool in pools:
         _end_pool(pool)
     return bool(pools)
+
+
+#: The start event's fields `build_query` reads when an update holds the plan (a Connect
+#: execution's description reads more: `connect_description`); a msgspec Struct type made
+#: on first use (False without msgspec).
+_START_FIELDS = ("executionId", "description", "time", "modifiedConfigs")
+_START_DECODE: Any = None
+
+
+def _start_decoder() -> Any:
+    global _START_DECODE
+    if _START_DECODE is None:
+        try:
+            import msgspec
+        except ImportError:  # pragma: no cover - a dependency, but the reader works without
+            _START_DECODE = False
+        else:
+            fields = type("StartFields", (msgspec.Struct,), {
+                "__annotations__": {name: Any for name in _START_FIELDS},
+                **{name: None for name in _START_FIELDS}})
+            _START_DECODE = msgspec.json.Decoder(fields).decode
+    return _START_DECODE
+
+
+def _start_fields(text: Optional[bytes]) -> Optional[Dict[str, Any]]:
+    """The start event's `_START_FIELDS` (None for those it lacks), decoded without its
+    plans: what `_load` gives of them, at a fifth of the cost. None where that is not
+    certain, to be decoded whole: an event msgspec refuses (malformed, an array, too deep),
+    one with bytes past ASCII (msgspec passes over invalid UTF-8 in the fields it skips,
+    which `_load` finds malformed), a Connect execution's description (it reads more)."""
+    if text is None or text.__class__ is not bytes or not text.isascii():
+        return None
+    decode = _START_DECODE if _START_DECODE is not None else _start_decoder()
+    if not decode:
+        return None
+    try:
+        found = decode(text)
+    except Exception:  # noqa: BLE001 - DecodeError, ValidationError, RecursionError
+        return None
+    description = found.description
+    if isinstance(description, str) and description.startswith(CONNECT_PREFIX):
+        return None
+    return {"executionId": found.executionId, "description": description,
+            "time": found.time, "modifiedConfigs": found.modifiedConfigs}
 
 
 def _load(text: Optional[bytes], part: str, line: int, notes: List[str]

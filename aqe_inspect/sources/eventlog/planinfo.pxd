@@ -20,3 +20,9 @@ cpdef _rebuild_paths(list visits, list parent_at, list changed_at, fields_of)
 
 @cython.locals(stack=list, seen=set)
 cpdef _named_by_line(query)
+
+
+# The walk's small helpers, called from C within the module (no Python call a node).
+cpdef list _children(item)
+cpdef bint _is_wrapper(item)
+cpdef object _metrics_of(item)

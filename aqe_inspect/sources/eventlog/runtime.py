@@ -49,6 +49,9 @@ STAGE_ATTEMPT = re.compile(rb'"Stage Attempt ID":(\d+)')
 NUMBER_OF_TASKS = re.compile(rb'"Number of Tasks":(\d+)')
 #: Where a stage says which SQL execution ran it (in its `Properties`, at the event's end).
 EXECUTION_PROPERTY = re.compile(rb'"spark\.sql\.execution\.id":"(\d+)"')
+#: The literal each of the two patterns begins with (`_searched`).
+EXECUTION_KEY = b'"spark.sql.execution.id":"'
+TASKS_KEY = b'"Number of Tasks":'
 #: How far into a stage or task event its stage id and attempt are (Spark writes them first).
 HEAD_WINDOW = 300
 
@@ -147,11 +150,25 @@ def submitted_stage(text: bytes) -> Optional[Tuple[int, int, int]]:
     """(stage id, its SQL execution's id, number of tasks) of a `StageSubmitted` event, None
     when it names no execution (a job run outside SQL)."""
     stage, _ = stage_head(text)
-    execution = EXECUTION_PROPERTY.search(text)
+    execution = _searched(EXECUTION_PROPERTY, EXECUTION_KEY, text)
     if stage is None or execution is None:
         return None
-    tasks = NUMBER_OF_TASKS.search(text)
+    tasks = _searched(NUMBER_OF_TASKS, TASKS_KEY, text)
     return stage, int(execution.group(1)), int(tasks.group(1)) if tasks else 0
+
+
+def _searched(pattern: Any, key: bytes, text: bytes) -> Any:
+    """`pattern.search(text)` for a pattern that begins with the literal `key`: each place
+    of the key is found by `bytes.find` (the C library's vectorised search; the regex engine
+    steps byte by byte through the kilobytes before a stage's properties) and the pattern
+    matched there, until it matches."""
+    at = text.find(key)
+    while at >= 0:
+        match = pattern.match(text, at)
+        if match is not None:
+            return match
+        at = text.find(key, at + 1)
+    return None
 
 
 def value_after(text: bytes, key: bytes) -> Any:
@@ -196,6 +213,9 @@ def stage_totals(text: bytes) -> Dict[int, int]:
     (msgspec reads an integer past 64 bits as one, json as an int); else the text after the
     key is decoded (`value_after`), with the errors a damaged event raises."""
     if text.count(ACCUMULABLES) == 1:
+        totals = _stage_accumulated(text)
+        if totals is not None:
+            return totals
         items = _stage_accumulables(text)
         if items is not None:
             return accumulable_values(items, "Value")
@@ -203,27 +223,98 @@ def stage_totals(text: bytes) -> Dict[int, int]:
 
 
 _DECODE: Any = None
+#: A decoder of a StageCompleted event's `Stage Info`'s `Accumulables` alone (a msgspec Struct
+#: type made on first use).
+_DECODE_ACCUMULABLES: Any = None
+
+
+#: A decoder of a StageCompleted event's `Stage Info`'s `Accumulables` as a list of objects
+#: of which only `ID` and `Value` are read (msgspec Struct types made on first use).
+_DECODE_ACCUMULATED: Any = None
+
+
+def _stage_accumulated(text: bytes) -> Optional[Dict[int, int]]:
+    """`accumulable_values(_stage_accumulables(text), "Value")` where the event is ASCII and
+    its `Accumulables` a list of objects, each decoded for its `ID` and `Value` alone (the
+    names and flags passed over); None when it cannot say (anything else: `stage_totals`
+    reads it the general way)."""
+    global _DECODE_ACCUMULATED
+    if _DECODE_ACCUMULATED is None:
+        try:
+            import msgspec
+        except ImportError:  # pragma: no cover - a dependency
+            _DECODE_ACCUMULATED = False
+        else:
+            item = type("Accumulable", (msgspec.Struct,), {
+                "__annotations__": {"ID": Any, "Value": Any}, "ID": None, "Value": None})
+            info = type("StageAccumulables", (msgspec.Struct,), {
+                "__annotations__": {"Accumulables": Optional[List[item]]},  # type: ignore
+                "Accumulables": None})
+            event = type("StageCompletedAccumulables", (msgspec.Struct,), {
+                "__annotations__": {"info": info},
+                "info": msgspec.field(default=None, name="Stage Info")})
+            _DECODE_ACCUMULATED = msgspec.json.Decoder(event).decode
+    if not _DECODE_ACCUMULATED or not text.isascii():
+        return None
+    try:
+        found = _DECODE_ACCUMULATED(text)
+    except Exception:  # noqa: BLE001 - DecodeError, ValidationError, RecursionError
+        return None
+    items = found.info.Accumulables if found.info is not None else None
+    if items is None:
+        return None
+    totals: Dict[int, int] = {}
+    for item in items:
+        key, value = item.ID, item.Value
+        if isinstance(value, float) or isinstance(key, float):
+            return None  # as `_stage_accumulables` refuses them
+        if isinstance(value, str):
+            try:
+                value = int(value)
+            except ValueError:
+                continue
+        if isinstance(key, int) and isinstance(value, int) and not isinstance(value, bool) \
+                and value >= 0:
+            totals[key] = value
+    return totals
 
 
 def _stage_accumulables(text: bytes) -> Optional[List[Any]]:
     """The `Stage Info`'s `Accumulables` of a StageCompleted event, decoded by msgspec; None
     when it cannot say (not installed, damaged or odd JSON, a float among them)."""
-    global _DECODE
+    global _DECODE, _DECODE_ACCUMULABLES
     if _DECODE is None:
         try:
             import msgspec
-
-            _DECODE = msgspec.json.Decoder().decode
         except ImportError:  # pragma: no cover - a dependency
-            _DECODE = False
+            _DECODE = _DECODE_ACCUMULABLES = False
+        else:
+            _DECODE = msgspec.json.Decoder().decode
+            info = type("StageInfo", (msgspec.Struct,), {
+                "__annotations__": {"Accumulables": Any}, "Accumulables": None})
+            event = type("StageCompleted", (msgspec.Struct,), {
+                "__annotations__": {"info": info},
+                "info": msgspec.field(default=None, name="Stage Info")})
+            _DECODE_ACCUMULABLES = msgspec.json.Decoder(event).decode
     if not _DECODE:
         return None
-    try:
-        event = _DECODE(text)
-    except Exception:  # noqa: BLE001 - DecodeError (a ValueError), RecursionError
-        return None
-    info = event.get("Stage Info") if isinstance(event, dict) else None
-    items = info.get("Accumulables") if isinstance(info, dict) else None
+    if text.isascii():
+        # Only `Stage Info`'s `Accumulables` decoded, the rest (RDD Info...) passed over: the
+        # same list, in half the time. (msgspec passes over invalid UTF-8 in what it skips,
+        # which the whole decode refuses: so only for ASCII.) Any other shape (`Stage Info`
+        # not an object, or null) is refused here as below.
+        try:
+            found = _DECODE_ACCUMULABLES(text)
+        except Exception:  # noqa: BLE001 - DecodeError, ValidationError, RecursionError
+            return None
+        items = found.info.Accumulables if found.info is not None else None
+    else:
+        try:
+            event = _DECODE(text)
+        except Exception:  # noqa: BLE001 - DecodeError (a ValueError), RecursionError
+            return None
+        info = event.get("Stage Info") if isinstance(event, dict) else None
+        items = info.get("Accumulables") if isinstance(info, dict) else None
     if not isinstance(items, list):
         return None
     for item in items:
