@@ -130,3 +130,18 @@ def test_every_sample_log_reads_alike_fed_in_odd_buffers():
             ends = list(range(step, len(data), step))
             events, notes = _fed(data, ends, [index % 3 for index in range(len(ends))])
             assert ([_fields(event) for event in events], notes) == _whole(data)
+
+
+@settings(max_examples=500, deadline=None)
+@given(parts=st.lists(st.sampled_from([b"Batch ", b"Batch", b" has no effect.", b" has no",
+                                       b"x", b"\r", b" ", b"=", b"\xff", b"y" * 150]),
+                      max_size=12))
+def test_the_last_batch_with_no_effect_is_the_regex_s(parts):
+    """`_last_no_effect`'s shortcut for a line of one `Batch ` gives the regex's last match."""
+    line = b"".join(parts)
+    match = None
+    for match in planchange._BATCH_NO_EFFECT.finditer(line):
+        pass
+    expected = (-1, "") if match is None else (
+        3 + match.end(), match.group(1).decode("utf-8", "replace"))
+    assert planchange._last_no_effect(b"abc" + line + b"\n", 3, 3 + len(line)) == expected

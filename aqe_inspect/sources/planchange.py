@@ -611,8 +611,17 @@ def _line_bounds(data, position: int) -> Tuple[int, int]:
 def _last_no_effect(data, begin: int, end: int) -> Tuple[int, str]:
     """Where the last `Batch <name> has no effect.` of the line data[begin:end] ends, and
     its name; (-1, "") when there is none."""
+    line = data[begin:end]
+    first = line.find(b"Batch ")
+    if first >= 0 and b"\r" not in line and line.find(b"Batch ", first + 6) < 0:
+        # One `Batch ` only: the regex's one match is its name up to the first ` has no
+        # effect.` after it (the shortest, one to MAX_NAME bytes, none a line break).
+        after = line.find(NO_EFFECT, first + 7)
+        if after < 0 or after - (first + 6) > MAX_NAME:
+            return -1, ""
+        return begin + after + len(NO_EFFECT), line[first + 6:after].decode("utf-8", "replace")
     match = None
-    for match in _BATCH_NO_EFFECT.finditer(data[begin:end]):
+    for match in _BATCH_NO_EFFECT.finditer(line):
         pass
     if match is None:
         return -1, ""

@@ -164,7 +164,8 @@ class Skimmer:
         while True:
             found = _NEXT_MAY_START.search(buffer, at)
             upto = found.start() if found else size
-            if buffer.find(b"\r", at, upto) >= 0 or not buffer[at:upto].isascii():
+            if buffer.find(b"\r", at, upto) >= 0 or not (
+                    self._checked is buffer and self._clean or buffer[at:upto].isascii()):
                 return self._message_end_by_line(buffer, at, final)
             if found is None:
                 if final:
