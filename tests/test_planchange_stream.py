@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aqe_inspect.sources import planchange
+from aqe_inspect.sources import reading
 from aqe_inspect.sources import skim as skim_module
 from aqe_inspect.sources.reading import InputReader
 
@@ -22,15 +23,16 @@ def _fields(event):
 
 
 def _streamed(path, buffer, chunk):
-    saved = skim_module.BUFFER, skim_module.CHUNK
-    skim_module.BUFFER, skim_module.CHUNK = buffer, chunk
+    saved = skim_module.BUFFER, skim_module.CHUNK, reading.CHUNK
+    # (reading.CHUNK: what each read of the file gives, NulGaps)
+    skim_module.BUFFER, skim_module.CHUNK, reading.CHUNK = buffer, chunk, chunk
     try:
         skimmer = skim_module.Skimmer(InputReader(str(path)))
         stream = skimmer.sink = planchange.Stream()
         for _ in skimmer.lines():
             pass
     finally:
-        skim_module.BUFFER, skim_module.CHUNK = saved
+        skim_module.BUFFER, skim_module.CHUNK, reading.CHUNK = saved
     return stream
 
 
@@ -43,12 +45,12 @@ def _check(path, data, buffer, chunk):
     stream = _streamed(path, buffer, chunk)
     assert stream.size == len(data)
     found = stream.finish()
+    if found is None:  # past the first buffer: not searched there, the file is read again
+        assert stream.state == "off"
+        assert planchange.SIGNATURE not in data[:buffer]
+        return False
     if planchange.SIGNATURE not in data:
         assert found is planchange.Stream.ABSENT
-        return False
-    if found is None:  # found past the first buffer: the file is read again
-        assert stream.state == "off"
-        assert data.find(planchange.SIGNATURE) > 0
         return False
     events, notes = found
     assert ([_fields(event) for event in events], notes) == _whole(data)
@@ -145,3 +147,27 @@ def test_the_last_batch_with_no_effect_is_the_regex_s(parts):
     expected = (-1, "") if match is None else (
         3 + match.end(), match.group(1).decode("utf-8", "replace"))
     assert planchange._last_no_effect(b"abc" + line + b"\n", 3, 3 + len(line)) == expected
+
+
+def test_a_log_whose_plan_change_log_starts_past_the_first_buffer_is_read_again(
+        tmp_path, monkeypatch):
+    """Past the first buffer the stream searches nothing: the file is read again for it
+    (attach_from_file), with the same findings as when the stream reads it."""
+    from aqe_inspect.sources import read_document
+
+    filler = b"".join(b"26/11/28 10:00:%02d INFO Executor: Finished task %d.0\n" % (i % 60, i)
+                      for i in range(3000))
+    path = tmp_path / "late.log"
+    path.write_bytes(filler + LOGS[0].read_bytes())
+    whole = read_document(str(path), plan_changes=True)
+    again = []
+    real = planchange.attach_from_file
+    monkeypatch.setattr(planchange, "attach_from_file",
+                        lambda document, name: again.append(name) or real(document, name))
+    monkeypatch.setattr(skim_module, "BUFFER", 1 << 14)
+    monkeypatch.setattr(skim_module, "CHUNK", 1 << 12)
+    monkeypatch.setattr(reading, "CHUNK", 1 << 12)
+    late = read_document(str(path), plan_changes=True)
+    assert again == [str(path)]
+    assert any(query.plan_changes is not None for query in late.queries)
+    assert [q.plan_changes for q in late.queries] == [q.plan_changes for q in whole.queries]

@@ -272,9 +272,10 @@ class Stream:
     is read with the next one, from its heading's line on).
 
     Only a log whose plan-change log shows in the first buffer is read so (`reading`): were
-    it found later, the events before it would be gone with their buffers; the file is then
-    read again (`attach_from_file`), as is a log holding no plan-change log but where the
-    skim thinks it may. `finish` says what was found."""
+    it found later, the events before it would be gone with their buffers; past the first
+    buffer, nothing is searched, and the file is read again (`attach_from_file`) should the
+    skim think it holds the plan-change log (a log without one costs nothing more than
+    before). `finish` says what was found."""
 
     #: What `finish` says when the buffers held no plan-change log.
     ABSENT = "absent"
@@ -293,11 +294,14 @@ class Stream:
         buffer begins at or before the start of the line last not whole."""
         self.size = base + len(buffer)
         if self.state == "waiting":
-            if buffer.find(SIGNATURE, max(0, self._scanned - base)) < 0:
-                self._scanned = max(self._scanned, self.size - len(SIGNATURE) + 1)
-                return
             if base:
-                self.state = "off"  # the buffers before this one are gone
+                # The buffers before this one are gone: the log is searched again, should
+                # the skim think it holds the plan-change log (a log without one is not
+                # searched here past its first buffer).
+                self.state = "off"
+                return
+            if buffer.find(SIGNATURE, self._scanned) < 0:
+                self._scanned = max(self._scanned, self.size - len(SIGNATURE) + 1)
                 return
             self.state = "reading"
             self._scanned = 0
@@ -329,8 +333,9 @@ class Stream:
             self._tail = (data_base + begin, data[begin:])
 
     def finish(self):
-        """The events read and their notes; ABSENT when the log holds no plan-change log;
-        None when it was not read here (`state` off)."""
+        """The events read and their notes; ABSENT when the log holds no plan-change log
+        (all of it seen in the first buffer); None when it was not read here (`state`
+        off)."""
         if self.state == "waiting":
             return self.ABSENT
         if self.state != "reading" or self._pending:
