@@ -27,7 +27,9 @@ query sharing most of them; a line with no plan (`Batch AQE Replanning has no ef
 with the blocks around it.
 
 Read only when the log holds `=== Applying Rule` (one byte search); the bytes are searched
-for the few headings, never split into lines. A block cut short or damaged is a note.
+for the few headings, never split into lines. A block cut short or damaged is a note. A
+driver log is read once: its plan-change log is read from the skim's own buffers as they
+are read (`Stream`), and from the file again only when those cannot serve (`attach_streamed`).
 
 May import: `plan`, `errors` (as every module of `sources`).
 """
