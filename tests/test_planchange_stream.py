@@ -171,3 +171,24 @@ def test_a_log_whose_plan_change_log_starts_past_the_first_buffer_is_read_again(
     assert again == [str(path)]
     assert any(query.plan_changes is not None for query in late.queries)
     assert [q.plan_changes for q in late.queries] == [q.plan_changes for q in whole.queries]
+
+
+def test_the_skim_knows_the_heading_of_the_plan_change_log():
+    assert skim_module.PLAN_CHANGE_LOG == planchange.SIGNATURE
+
+
+def test_a_log_without_a_rule_heading_in_its_first_buffer_imports_no_plan_change_reader(
+        tmp_path):
+    """The stream is made only when the first buffer holds a rule heading: reading a log
+    without one imports nothing of planchange.py (start-up of `diff` on a small log)."""
+    import subprocess
+    import sys
+
+    log = next(p for p in sorted(SAMPLE_PLANS.glob("spark-*/*/driver*.log"))
+               if planchange.SIGNATURE not in p.read_bytes())
+    code = ("import sys; from aqe_inspect.sources import read_document; "
+            "read_document(sys.argv[1], plan_changes=True); "
+            "print('aqe_inspect.sources.planchange' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.stdout.strip() == "False", done.stderr[-500:]

@@ -52,12 +52,8 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: boo
     from .skim import Skimmer
 
     skimmer = Skimmer(reader)
-    stream = None
-    if plan_changes:
-        # The plan-change log read from the skim's own buffers: the file is read once.
-        from .planchange import Stream
-
-        stream = skimmer.sink = Stream()
+    # The plan-change log read from the skim's own buffers: the file is read once.
+    skimmer.plan_changes = plan_changes
     headings: List[int] = []  # the lines of rule headings handed on (planchange.py)
     document = _document(skimmer.lines(), reader.name, reader, max_size, skimmed=True,
                          rule_headings=headings)
@@ -78,8 +74,9 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: boo
     # The bytes the skim read are the file's when it took nothing out (no byte-order mark,
     # no NUL gap); else the file is read again.
     gaps = reader.gaps
-    usable = not skimmer.bom and (gaps is None or not (gaps.leading or gaps.gaps))
-    return attach_streamed(document, path, stream, usable)
+    usable = not getattr(skimmer, "bom", True) and (
+        gaps is None or not (gaps.leading or gaps.gaps))
+    return attach_streamed(document, path, getattr(skimmer, "sink", None), usable)
 
 
 def read_text_document(text: str, source: str = "") -> Document:

@@ -345,11 +345,12 @@ class Stream:
         return self._reader.events, summarised(self._reader.notes)
 
 
-def attach_streamed(document: Document, path: str, stream: Stream, usable: bool) -> Document:
+def attach_streamed(document: Document, path: str, stream: Optional[Stream], usable: bool
+                    ) -> Document:
     """`document` with each query's plan changes: those `stream` read, when `usable` (the
     bytes it was fed are the file's, the file unchanged since: its size is what was read);
-    else read from the file again (`attach_from_file`)."""
-    found = stream.finish() if usable else None
+    else (or with no stream) read from the file again (`attach_from_file`)."""
+    found = stream.finish() if usable and stream is not None else None
     if found is not None:
         try:
             unchanged = os.stat(path).st_size == stream.size

@@ -56,6 +56,8 @@ MARKER_PATTERNS = ((b"*", re.compile(rb"\*(?:\(\d+\) | ?)[A-Za-z_]")),
 #: Where in each of MARKERS the two bytes the compiled search stops at begin (`_markers_c`: a
 #: pair rare in a log's ordinary lines, `n:` of `Final plan:`, not `Fi` of `Finished task`).
 MARKER_ANCHORS = (0, 0, 1, 0, 9, 12, 0, 0, 2)
+#: What every log holding the plan-change log holds (planchange.SIGNATURE).
+PLAN_CHANGE_LOG = b"=== Applying Rule "
 #: Read this much before searching it.
 BUFFER = 4 << 20
 #: A run this long with no message start in it: the text is not a log; the rest is handed on
@@ -138,8 +140,11 @@ class Skimmer:
         self._resume = -1
         self._kernel, self._table = _markers()
         # Given each buffer read (its bytes, its offset in the text read, whether it runs to
-        # the end): planchange.Stream, which reads the plan-change log from the same bytes.
+        # the end): planchange.Stream, which reads the plan-change log from the same bytes;
+        # made (`plan_changes`) when the first buffer holds a rule heading (PLAN_CHANGE_LOG),
+        # so that a log without one imports nothing of planchange.py.
         self.sink = None
+        self.plan_changes = False
         self.bom = False  # the file began with a byte-order mark (taken off)
 
     def _is_start(self, line: bytes) -> bool:
@@ -238,6 +243,7 @@ class Skimmer:
         number = 1  # the number of buffer's first line
         offset = 0  # where the buffer begins in the text read
         sink = self.sink
+        wanted = self.plan_changes and sink is None
         first = True
         failure: Optional[InspectError] = None
         every_line = False
@@ -292,6 +298,14 @@ class Skimmer:
                 # Every whole line before the one too long is read; then the refusal.
                 yield from search(buffer[:last_newline + 1], number, True)
                 raise failure
+            if wanted:
+                if offset:  # (a rule heading only past the first buffer: read again later)
+                    wanted = False
+                elif buffer.find(PLAN_CHANGE_LOG) >= 0:
+                    from .planchange import Stream
+
+                    sink = self.sink = Stream()
+                    wanted = False
             if sink is not None:
                 sink.feed(buffer, offset, ended)
             if ended:
