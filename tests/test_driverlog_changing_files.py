@@ -29,6 +29,28 @@ def cut_first(data):
     os.truncate(sys.argv[1], 4096)  # copytruncate: the file emptied, its writer goes on
     return real(data)
 planchange.has_plan_changes = cut_first
+# The plan-change log is read from the skim's own buffers (planchange.Stream): the file is
+# read again only when those cannot serve (here: made so), and that second read is cut.
+planchange.Stream.finish = lambda self: None
+sys.exit(cli.main(["diff", sys.argv[1], "--format", "json"]))
+"""
+
+GROWN_AFTER_READ = """
+import sys
+from aqe_inspect import cli
+from aqe_inspect.sources import planchange
+
+finish = planchange.Stream.finish
+def grow(self):
+    with open(sys.argv[1], "ab") as log:  # the writer goes on after the file was read
+        log.write(open(sys.argv[2], "rb").read())
+    return finish(self)
+planchange.Stream.finish = grow
+again = planchange.attach_from_file
+def counted(document, path):
+    print("read again", file=sys.stderr)
+    return again(document, path)
+planchange.attach_from_file = counted
 sys.exit(cli.main(["diff", sys.argv[1], "--format", "json"]))
 """
 
@@ -44,6 +66,17 @@ def test_a_driver_log_cut_while_searched_is_one_line(tmp_path, sample):
     assert done.stderr.startswith(f"aqe-inspect: error: {path}: changed while it was read")
     assert done.stderr.count("\n") == 1
     assert done.stdout == ""
+
+
+def test_a_driver_log_grown_after_it_was_read_has_its_plan_changes_read_again(tmp_path):
+    """The plan-change log read with the skim's buffers is the file's only while the file
+    is as long as what was read: grown since, it is read again, as it always was."""
+    path = tmp_path / "driver.log"
+    path.write_bytes(LOGS[0].read_bytes())
+    done = subprocess.run([sys.executable, "-c", GROWN_AFTER_READ, str(path), str(LOGS[1])],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stderr == "read again\n"
 
 
 def test_a_driver_log_read_whole_is_unchanged_by_the_window_reader(tmp_path):

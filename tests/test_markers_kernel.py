@@ -172,3 +172,32 @@ def test_every_sample_driver_log_is_searched_alike():
             pos = at + 1
         assert compiled.find_all(data, 0, len(data), head_c) == _markers_py.find_all(
             data, 0, len(data), head_py), path
+
+
+@SETTINGS
+@given(buffer=buffers, markers=st.lists(st.binary(min_size=2, max_size=5), min_size=1,
+                                        max_size=6, unique=True), data=st.data())
+def test_a_span_is_told_to_hold_a_marker_alike(buffer, markers, data):
+    """`holds`: whether any marker stands whole in a span (skim.SECTION_MARKERS in a rule
+    block), as `bytes.find` over the span says."""
+    compiled = _compiled()
+    anchors = [data.draw(st.integers(0, len(marker) - 2)) for marker in markers]
+    if data.draw(st.booleans()):
+        buffer = buffer + b"".join(markers) + buffer[:7]
+    start = data.draw(st.integers(0, len(buffer) + 3))
+    stop = data.draw(st.integers(0, len(buffer) + 3))
+    expected = any(buffer.find(marker, start, stop) >= 0 for marker in markers)
+    assert _markers_py.holds(buffer, start, stop, _markers_py.Table(markers, anchors)) == \
+        expected
+    assert compiled.holds(buffer, start, stop, compiled.Table(markers, anchors)) == expected
+
+
+@pytest.mark.parametrize("kernel_name", ["compiled", "pure"])
+def test_the_section_markers_are_found_in_spans_alike(kernel_name):
+    kernel = _compiled() if kernel_name == "compiled" else _markers_py
+    table = kernel.Table(skim.SECTION_MARKERS, skim.SECTION_ANCHORS)
+    for marker in skim.SECTION_MARKERS:
+        text = b"x" * 5 + marker + b"y" * 3
+        assert kernel.holds(text, 5, 5 + len(marker), table)
+        assert not kernel.holds(text, 5, 4 + len(marker), table)
+        assert not kernel.holds(text, 6, 8 + len(marker), table)

@@ -193,3 +193,24 @@ def test_any_mix_of_noise_and_logs_reads_the_same(tmp_path_factory, pieces, newl
         assert skimmed(path) == expected
     finally:
         skim_module.BUFFER, skim_module.CHUNK = saved
+
+
+_LOG_LINE_PARTS = st.sampled_from(
+    ["24/01/01 10:00:00 ", "2024-01-01 10:00:00,123 ", "[2024-01-01T10:00:00.1Z] ", "10:00:00",
+     "INFO ", "WARN  ", "ERROR", "[main] ", "[dag-scheduler-event-loop] ", "SparkContext: ",
+     "o.a.s.Logger - ", "Submitted application: x", "\t", " ", "\x1c", "\x00", "\r", "é", "]",
+     "[", ":", "-", "0", "7", "{\"", "=== Applying Rule x ===", "Plan changed:", "a", "#"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(parts=st.lists(_LOG_LINE_PARTS, min_size=1, max_size=8))
+def test_a_message_start_is_told_as_the_line_machinery_tells_it(parts):
+    """`_is_start`'s shortcut for log4j lines of plain ASCII (lines.LOG_PREFIX alone) says
+    what lines.message_header says of the line."""
+    from aqe_inspect.sources.lines import message_header
+
+    line = "".join(parts).encode("utf-8")
+    expected = skim_module._may_start_message(line) and message_header(
+        line.decode("utf-8", "replace").replace("\x00", "\ufffd")) is not None
+    skimmer = Skimmer(InputReader("-"))
+    assert skimmer._is_start(line) == expected

@@ -52,6 +52,8 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: boo
     from .skim import Skimmer
 
     skimmer = Skimmer(reader)
+    # The plan-change log read from the skim's own buffers: the file is read once.
+    skimmer.plan_changes = plan_changes
     headings: List[int] = []  # the lines of rule headings handed on (planchange.py)
     document = _document(skimmer.lines(), reader.name, reader, max_size, skimmed=True,
                          rule_headings=headings)
@@ -67,9 +69,14 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: boo
     blocks = getattr(skimmer, "rule_blocks", None)
     if blocks == 0 and not headings:
         return document
-    from .planchange import attach_from_file
+    from .planchange import attach_streamed
 
-    return attach_from_file(document, path)
+    # The bytes the skim read are the file's when it took nothing out (no byte-order mark,
+    # no NUL gap); else the file is read again.
+    gaps = reader.gaps
+    usable = not getattr(skimmer, "bom", True) and (
+        gaps is None or not (gaps.leading or gaps.gaps))
+    return attach_streamed(document, path, getattr(skimmer, "sink", None), usable)
 
 
 def read_text_document(text: str, source: str = "") -> Document:

@@ -65,10 +65,13 @@ def find_all(buffer: bytes, start: int, end: int, table: Table
     order; and the newlines of buffer[start:end] (0 <= start <= end <= len(buffer))."""
     found = []
     for index, marker in enumerate(table.markers):
-        at = buffer.find(marker, start)
+        # Those beginning before `end` (the search bounded there: no pass to the buffer's
+        # end for each of many short ranges).
+        bound = end + len(marker) - 1
+        at = buffer.find(marker, start, bound)
         while 0 <= at < end:
             found.append((at, index))
-            at = buffer.find(marker, at + 1)  # (one that overlaps itself found again)
+            at = buffer.find(marker, at + 1, bound)  # (one that overlaps itself found again)
     found.sort()
     hits = []
     line, counted = 0, start
@@ -82,3 +85,9 @@ def find_all(buffer: bytes, start: int, end: int, table: Table
 def count_newlines(buffer: bytes, start: int, stop: int) -> int:
     """buffer.count(b"\\n", start, stop)."""
     return buffer.count(b"\n", start, stop)
+
+
+def holds(buffer: bytes, start: int, stop: int, table: Table) -> bool:
+    """Whether a marker of `table` (its markers; not its patterns) stands whole in
+    buffer[start:stop] (0 <= start)."""
+    return any(buffer.find(marker, start, stop) >= 0 for marker in table.markers)

@@ -27,7 +27,9 @@ query sharing most of them; a line with no plan (`Batch AQE Replanning has no ef
 with the blocks around it.
 
 Read only when the log holds `=== Applying Rule` (one byte search); the bytes are searched
-for the few headings, never split into lines. A block cut short or damaged is a note.
+for the few headings, never split into lines. A block cut short or damaged is a note. A
+driver log is read once: its plan-change log is read from the skim's own buffers as they
+are read (`Stream`), and from the file again only when those cannot serve (`attach_streamed`).
 
 May import: `plan`, `errors` (as every module of `sources`).
 """
@@ -174,13 +176,12 @@ def _find_all(data, markers: Sequence[Tuple[bytes, str]]) -> List[Tuple[int, str
 
 
 _heading_search = None
+#: The kind of each of HEADINGS, by its index.
+_KINDS = tuple(kind for _, kind in HEADINGS)
 
 
-def _headings(data) -> List[Tuple[int, str, int]]:
-    """Where each of HEADINGS stands in `data`, in order, with its kind and the number of
-    its line: one pass over the bytes (`_markers_c`; its twin `_markers_py` searches each
-    heading in turn), a window at a time when `data` is not bytes in memory (a heading
-    found at the start of a window and running past its end is found there)."""
+def _heading_kernel():
+    """The marker search (native.load) and its table of HEADINGS, made once."""
     global _heading_search
     if _heading_search is None:
         from .. import native
@@ -188,8 +189,16 @@ def _headings(data) -> List[Tuple[int, str, int]]:
         kernel = native.load("aqe_inspect.sources._markers")
         _heading_search = (kernel, kernel.Table([marker for marker, _ in HEADINGS],
                                                 HEADING_ANCHORS))
-    kernel, table = _heading_search
-    kinds = [kind for _, kind in HEADINGS]
+    return _heading_search
+
+
+def _headings(data) -> List[Tuple[int, str, int]]:
+    """Where each of HEADINGS stands in `data`, in order, with its kind and the number of
+    its line: one pass over the bytes (`_markers_c`; its twin `_markers_py` searches each
+    heading in turn), a window at a time when `data` is not bytes in memory (a heading
+    found at the start of a window and running past its end is found there)."""
+    kernel, table = _heading_kernel()
+    kinds = _KINDS
     if data.__class__ is bytes:
         hits, _ = kernel.find_all(data, 0, len(data), table)
         return [(at, kinds[index], before + 1) for at, index, before in hits]
@@ -258,17 +267,115 @@ def attach_from_file(document: Document, path: str) -> Document:
         return document  # read already: what cannot be mapped again adds nothing
 
 
+class Stream:
+    """The plan-change log read from a log's bytes as another reader reads them, a buffer
+    at a time (skim.py: `feed`), so that the file is read once: the headings searched in
+    each buffer's whole lines, their events read from it (a block that runs past a buffer
+    is read with the next one, from its heading's line on).
+
+    Only a log whose plan-change log shows in the first buffer is read so (`reading`): were
+    it found later, the events before it would be gone with their buffers; past the first
+    buffer, nothing is searched, and the file is read again (`attach_from_file`) should the
+    skim think it holds the plan-change log (a log without one costs nothing more than
+    before). `finish` says what was found."""
+
+    #: What `finish` says when the buffers held no plan-change log.
+    ABSENT = "absent"
+
+    def __init__(self) -> None:
+        self.state = "waiting"  # for SIGNATURE; then "reading", or "off" (found too late)
+        self._reader = _EventReader()
+        self._pending: List[Tuple[int, str, int]] = []  # headings found, not read yet
+        self._scanned = 0  # the headings are searched up to this offset
+        self._line = 1  # the number of the line at `_scanned`
+        self._tail: Optional[Tuple[int, bytes]] = None  # the bytes of a heading not read yet
+        self.size = 0  # the bytes seen: the end of the last buffer
+
+    def feed(self, buffer: bytes, base: int, final: bool) -> None:
+        """The log's bytes from offset `base` (a line's start) on; `final`: to its end. Each
+        buffer begins at or before the start of the line last not whole."""
+        self.size = base + len(buffer)
+        if self.state == "waiting":
+            if base:
+                # The buffers before this one are gone: the log is searched again, should
+                # the skim think it holds the plan-change log (a log without one is not
+                # searched here past its first buffer).
+                self.state = "off"
+                return
+            if buffer.find(SIGNATURE, self._scanned) < 0:
+                self._scanned = max(self._scanned, self.size - len(SIGNATURE) + 1)
+                return
+            self.state = "reading"
+            self._scanned = 0
+        if self.state != "reading":
+            return
+        data, data_base = buffer, base
+        tail = self._tail
+        if tail is not None and tail[0] < base:
+            data_base, kept = tail
+            data = kept + buffer[data_base + len(kept) - base:]
+        upto = len(data) if final else data.rfind(b"\n") + 1
+        start = self._scanned - data_base
+        pending = self._pending
+        if upto > start:
+            kernel, table = _heading_kernel()
+            hits, newlines = kernel.find_all(data, start, upto, table)
+            line = self._line
+            kinds = _KINDS
+            pending.extend([(data_base + at, kinds[index], line + before)
+                            for at, index, before in hits])
+            self._line = line + newlines
+            self._scanned = data_base + upto
+        done = self._reader.read(data, data_base, pending, final)
+        del pending[:done]
+        self._tail = None
+        if pending:
+            first = pending[0][0] - data_base
+            begin = data.rfind(b"\n", 0, first) + 1
+            self._tail = (data_base + begin, data[begin:])
+
+    def finish(self):
+        """The events read and their notes; ABSENT when the log holds no plan-change log
+        (all of it seen in the first buffer); None when it was not read here (`state`
+        off)."""
+        if self.state == "waiting":
+            return self.ABSENT
+        if self.state != "reading" or self._pending:
+            return None
+        return self._reader.events, summarised(self._reader.notes)
+
+
+def attach_streamed(document: Document, path: str, stream: Optional[Stream], usable: bool
+                    ) -> Document:
+    """`document` with each query's plan changes: those `stream` read, when `usable` (the
+    bytes it was fed are the file's, the file unchanged since: its size is what was read);
+    else (or with no stream) read from the file again (`attach_from_file`)."""
+    found = stream.finish() if usable and stream is not None else None
+    if found is not None:
+        try:
+            unchanged = os.stat(path).st_size == stream.size
+        except OSError:
+            unchanged = False
+        if unchanged:
+            if found is Stream.ABSENT:
+                return document
+            return attach(document, None, found)
+    return attach_from_file(document, path)
+
+
 def attach_from_text(document: Document, text: str) -> Document:
     data = text.encode("utf-8", "replace")
     return attach(document, data) if has_plan_changes(data) else document
 
 
-def attach(document: Document, data) -> Document:
-    """`document` with the plan changes of `data` (a log's bytes) given to its queries."""
+def attach(document: Document, data, read: Optional[Tuple[List[_Event], List[str]]] = None
+           ) -> Document:
+    """`document` with the plan changes of `data` (a log's bytes) given to its queries; or
+    of the events `read` from them already (`read_events`), when given."""
     adaptive = [index for index, query in enumerate(document.queries) if query.adaptive]
     if not adaptive:
         return document
-    events, notes = read_events(data)
+    events, notes = read if read is not None else read_events(data)
     starts = [event.line for event in events if event.kind == "application"]
     # Each application's messages go to its own queries (the expression ids of two
     # applications are alike): the messages and queries after the N-th application start.
@@ -359,59 +466,110 @@ def _query_ids(query: Query) -> FrozenSet[str]:
 def read_events(data) -> Tuple[List[_Event], List[str]]:
     """Every plan-change heading and AQE message of `data`, in order, with its line; and the
     notes on blocks that could not be read."""
-    found = _headings(data)
-    events: List[_Event] = []
-    notes: List[str] = []
-    line = 1
-    record_end = -1  # the end of the JSON log record last read
-    released = 0  # the mapped pages before this are given back
-    # Each line's bounds are found once, and what its markers can be: a heading starts it,
-    # one AQE message (the first) and one `has no effect.` (its last) stand in it. A marker
-    # inside a block already read (its plans' text) is part of that block, not an event: each
-    # byte of the log is read once, whatever the markers in it.
-    begin = end = -1
-    line_done = False  # the line's AQE message was read
-    no_effect: Optional[Tuple[int, str]] = None  # the line's last `Batch X has no effect.`
-    consumed = 0  # the blocks read end here
-    for position, kind, line_of in found:
-        if position < record_end or position < consumed:
-            continue  # read with its record, or its block
-        if position > end:
-            line = line_of
-            begin, end = _line_bounds(data, position)
-            line_done, no_effect = False, None
-            if begin - released >= WINDOW:
-                _release(data, released, begin)  # the blocks read before this line
-                released = begin
-            if data[begin:begin + 64].lstrip()[:2] == b'{"':
-                # Spark 4's structured logging: the message is a JSON string of its record.
-                record_end = end
-                inner = _record_events(data[begin:end], line)
-                for event in inner:
-                    if event.damage:
-                        notes.append(f"line {line}: {event.damage}")
-                events.extend(inner)
+    reader = _EventReader()
+    reader.read(data, 0, _headings(data), True)
+    return reader.events, summarised(reader.notes)
+
+
+class _EventReader:
+    """The events of the headings found in a log's bytes, read in order (`read`), all at
+    once or a piece of the log at a time (`Stream`: what it has read so far is kept here,
+    in the log's offsets)."""
+
+    __slots__ = ("events", "notes", "line", "record_end", "released", "begin", "end",
+                 "line_done", "no_effect", "consumed")
+
+    def __init__(self) -> None:
+        self.events: List[_Event] = []
+        self.notes: List[str] = []
+        self.line = 1
+        self.record_end = -1  # the end of the JSON log record last read
+        self.released = 0  # the mapped pages before this are given back
+        # Each line's bounds are found once, and what its markers can be: a heading starts
+        # it, one AQE message (the first) and one `has no effect.` (its last) stand in it. A
+        # marker inside a block already read (its plans' text) is part of that block, not an
+        # event: each byte of the log is read once, whatever the markers in it.
+        self.begin = self.end = -1
+        self.line_done = False  # the line's AQE message was read
+        self.no_effect: Optional[Tuple[int, str]] = None  # the line's last `Batch X has no effect.`
+        self.consumed = 0  # the blocks read end here
+
+    def read(self, data, base: int, found: Iterable[Tuple[int, str, int]], final: bool
+             ) -> int:
+        """Read the events of the headings `found` (their offsets in the log, kinds, lines)
+        from `data`, the log's bytes from offset `base` on (from a line's start); returns
+        how many were read. Unless `final` (data runs to the log's end), a heading whose
+        event needs bytes past data's end (its block not ended in it) stops the reading:
+        it and those after it are read again, with more bytes."""
+        events = self.events
+        notes = self.notes
+        line, record_end, released = self.line, self.record_end, self.released
+        begin, end, line_done = self.begin, self.end, self.line_done
+        no_effect, consumed = self.no_effect, self.consumed
+        done = 0
+        for position, kind, line_of in found:
+            if position < record_end or position < consumed:
+                done += 1
+                continue  # read with its record, or its block
+            if not final:
+                kept = (line, begin, end, line_done, no_effect)
+            at = position - base
+            if position > end:
+                line = line_of
+                begin, end = _line_bounds(data, at)
+                begin += base
+                end += base
+                line_done, no_effect = False, None
+                if begin - released >= WINDOW:
+                    _release(data, released - base, begin - base)  # the blocks read before
+                    released = begin
+                if data[begin - base:begin - base + 64].lstrip()[:2] == b'{"':
+                    # Spark 4's structured logging: the message is a JSON string of its
+                    # record.
+                    record_end = end
+                    inner = _record_events(data[begin - base:end - base], line)
+                    for event in inner:
+                        if event.damage:
+                            notes.append(f"line {line}: {event.damage}")
+                    events.extend(inner)
+                    done += 1
+                    continue
+            if kind == "no-effect":
+                if no_effect is None:
+                    ended, name = _last_no_effect(data, begin - base, end - base)
+                    no_effect = (ended + base if ended >= 0 else ended, name)
+                if no_effect[0] != position + len(NO_EFFECT):
+                    done += 1
+                    continue
+                event = _Event(position, "no-effect", no_effect[1], line)
+            elif kind in ("changed", "final"):
+                if line_done:
+                    done += 1
+                    continue
+                event = _event(data, at, kind, line, begin - base, end - base)
+                line_done = event is not None
+            else:
+                event = _event(data, at, kind, line, begin - base, end - base)
+            if event is None:
+                done += 1
                 continue
-        if kind == "no-effect":
-            if no_effect is None:
-                no_effect = _last_no_effect(data, begin, end)
-            if no_effect[0] != position + len(NO_EFFECT):
-                continue
-            event = _Event(position, "no-effect", no_effect[1], line)
-        elif kind in ("changed", "final"):
-            if line_done:
-                continue
-            event = _event(data, position, kind, line, begin, end)
-            line_done = event is not None
-        else:
-            event = _event(data, position, kind, line, begin, end)
-        if event is None:
-            continue
-        consumed = max(consumed, event.block_end)
-        if event.damage:
-            notes.append(f"line {line}: {event.damage}")
-        events.append(event)
-    return events, summarised(notes)
+            if not final and data.find(b"\n", event.block_end) < 0:
+                # Its block (or the line after it) goes on past these bytes.
+                line, begin, end, line_done, no_effect = kept
+                break
+            if base:
+                event.position = position
+                if event.block_end:
+                    event.block_end += base
+            consumed = max(consumed, event.block_end)
+            if event.damage:
+                notes.append(f"line {line}: {event.damage}")
+            events.append(event)
+            done += 1
+        self.line, self.record_end, self.released = line, record_end, released
+        self.begin, self.end, self.line_done = begin, end, line_done
+        self.no_effect, self.consumed = no_effect, consumed
+        return done
 
 
 def summarised(notes: Iterable[str]) -> List[str]:
@@ -461,8 +619,17 @@ def _line_bounds(data, position: int) -> Tuple[int, int]:
 def _last_no_effect(data, begin: int, end: int) -> Tuple[int, str]:
     """Where the last `Batch <name> has no effect.` of the line data[begin:end] ends, and
     its name; (-1, "") when there is none."""
+    line = data[begin:end]
+    first = line.find(b"Batch ")
+    if first >= 0 and b"\r" not in line and line.find(b"Batch ", first + 6) < 0:
+        # One `Batch ` only: the regex's one match is its name up to the first ` has no
+        # effect.` after it (the shortest, one to MAX_NAME bytes, none a line break).
+        after = line.find(NO_EFFECT, first + 7)
+        if after < 0 or after - (first + 6) > MAX_NAME:
+            return -1, ""
+        return begin + after + len(NO_EFFECT), line[first + 6:after].decode("utf-8", "replace")
     match = None
-    for match in _BATCH_NO_EFFECT.finditer(data[begin:end]):
+    for match in _BATCH_NO_EFFECT.finditer(line):
         pass
     if match is None:
         return -1, ""
@@ -527,7 +694,7 @@ def _block_end(data, start: int) -> int:
 
 
 def _ids(piece: bytes) -> FrozenSet[str]:
-    return frozenset(match.decode() for match in _EXPRESSION_ID.findall(piece))
+    return frozenset(map(bytes.decode, _EXPRESSION_ID.findall(piece)))
 
 
 def _read_block(data, start: int, event: _Event) -> None:
@@ -548,32 +715,35 @@ def _read_block(data, start: int, event: _Event) -> None:
             event.damage = (f"the plan-change block of {_simple(event.name)} holds no plans "
                             "(cut short?); the rule is kept, its operators are not known")
         return
-    lines = [text.rstrip("\r") for text in
-             piece.decode("utf-8", "replace").rstrip("\n").split("\n")]
+    whole = piece.decode("utf-8", "replace").rstrip("\n")
+    lines = whole.split("\n")
+    if "\r" in whole:
+        lines = [text.rstrip("\r") for text in lines]
     column = right_column(lines)
     if column is None:
         event.damage = (f"the plans of the plan-change block "
                         f"'{_simple(event.name) or 'Plan changed'}' are not side by side as "
                         "Spark prints them; its operators are not known")
         return
-    lefts: List[str] = []
-    rights: List[str] = []
-    marked: List[bool] = []
-    for text in lines:
-        lefts.append(text[1:column - 3].rstrip())
-        rights.append(text[column:].rstrip())
-        marked.append(text.startswith("!"))
-    before = [_operator(side) for side in lefts]
-    after = [_operator(side) for side in rights]
-    came = Counter(name for name in after if name) - Counter(name for name in before if name)
-    went = Counter(name for name in before if name) - Counter(name for name in after if name)
+    cut = column - 3
+    lefts = [text[1:cut].rstrip() for text in lines]
+    rights = [text[column:].rstrip() for text in lines]
+    marked = [text[:1] == "!" for text in lines]
+    operator = _operator
+    before = [operator(side) for side in lefts]
+    after = [operator(side) for side in rights]
+    named_after = Counter(filter(None, after))
+    named_before = Counter(filter(None, before))
+    came = named_after - named_before
+    went = named_before - named_after
     event.added = tuple(sorted(came.elements()))
     event.removed = tuple(sorted(went.elements()))
     if not came and not went:
         event.altered = tuple(dict.fromkeys(name for name, mark in zip(after, marked)
                                             if name and mark))
-    right_heads = _heads(rights)
+    right_heads: Sequence[str] = ()
     if came:
+        right_heads = _heads(rights)
         # The lines added: those of an added operator's name with no line of that name and
         # the same first line below it on the left (the others only moved down).
         left_heads = Counter((name, head) for name, head in zip(before, _heads(lefts))
@@ -588,12 +758,15 @@ def _read_block(data, start: int, event: _Event) -> None:
                     wanted.append(index)
     elif not went:
         wanted = [index for index, name in enumerate(after) if name and marked[index]]
+        if wanted:
+            right_heads = _heads(rights)
     else:
         wanted = []
     event.touched = tuple((after[i], right_heads[i], _subtree_ids(rights, i))
                           for i in wanted[:MAX_TOUCHED])
-    gained = Counter(_hints(rights)) - Counter(_hints(lefts))
-    event.hints = tuple(sorted(gained.elements()))
+    if b"Hint=" in piece:  # (else neither side holds a hint)
+        gained = Counter(_hints(rights)) - Counter(_hints(lefts))
+        event.hints = tuple(sorted(gained.elements()))
 
 
 def _hints(sides: Sequence[str]) -> List[str]:
@@ -678,8 +851,8 @@ def right_column(lines: Sequence[str]) -> Optional[int]:
 
 
 def _operator(side: str) -> str:
-    match = _OPERATOR.match(side)
-    if match is None or not side.strip():
+    match = _OPERATOR.match(side)  # (a match holds a name: the side is not blank)
+    if match is None:
         return ""
     return match.group(1) + match.group(2)
 

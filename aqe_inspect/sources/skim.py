@@ -32,7 +32,7 @@ import re
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import InspectError
-from .lines import message_header
+from .lines import LOG_PREFIX, message_header
 from .reading import CHUNK, InputReader, over_max_size
 
 #: What any line that starts a plan holds (extract.find_plans, lines.logical_lines), as
@@ -45,6 +45,8 @@ MARKERS = (b"+- ", b":- ", b"== ", b"Plan changed", b"Final plan:", b"Transforme
 #: What makes extract.find_plans stop stepping over a plan-change rule's block: an explain
 #: section's header.
 SECTION_MARKERS = (b"== Physical Plan ==", b"Logical Plan ==", b"WholeStageCodegen subtree")
+#: Where in each of SECTION_MARKERS the pair the compiled search stops at begins.
+SECTION_ANCHORS = (0, 13, 0)
 #: An operator line that is a tree's root with nothing under it: a codegen marker before
 #: an operator name, or a formatted operator id (lexer.looks_like_tree_root). Each is found
 #: by its first bytes, then matched there.
@@ -54,6 +56,8 @@ MARKER_PATTERNS = ((b"*", re.compile(rb"\*(?:\(\d+\) | ?)[A-Za-z_]")),
 #: Where in each of MARKERS the two bytes the compiled search stops at begin (`_markers_c`: a
 #: pair rare in a log's ordinary lines, `n:` of `Final plan:`, not `Fi` of `Finished task`).
 MARKER_ANCHORS = (0, 0, 1, 0, 9, 12, 0, 0, 2)
+#: What every log holding the plan-change log holds (planchange.SIGNATURE).
+PLAN_CHANGE_LOG = b"=== Applying Rule "
 #: Read this much before searching it.
 BUFFER = 4 << 20
 #: A run this long with no message start in it: the text is not a log; the rest is handed on
@@ -65,21 +69,27 @@ _MESSAGE_FIRST = frozenset(b"0123456789[=")
 _BLANKS = b" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
 #: A newline before a line of plain ASCII that may start a message (`_may_start_message`).
 _NEXT_MAY_START = re.compile(rb"\n(?=[0-9\[=]|[ \t\x0b\x0c\r\x1c-\x1f]*\{\")")
+#: Bytes a log4j line begins with: such a line of plain ASCII (no carriage return, no NUL)
+#: starts a message exactly when lines.LOG_PREFIX matches it (what logical_lines does
+#: with it: not a JSON record, not a rule heading), told without the line machinery.
+_PREFIX_FIRST = frozenset(b"0123456789[")
 
 
 _kernel = None
 _table = None
+_sections = None
 
 
 def _markers():
     """The marker search (`_markers_c`, or its twin `_markers_py`: native.load) and its table
     of MARKERS and MARKER_PATTERNS, made once."""
-    global _kernel, _table
+    global _kernel, _table, _sections
     if _kernel is None:
         from .. import native
 
         kernel = native.load("aqe_inspect.sources._markers")
         _table = kernel.Table(MARKERS, MARKER_ANCHORS, MARKER_PATTERNS)
+        _sections = kernel.Table(SECTION_MARKERS, SECTION_ANCHORS)
         _kernel = kernel
     return _kernel, _table
 
@@ -129,10 +139,21 @@ class Skimmer:
         self._reached = -1
         self._resume = -1
         self._kernel, self._table = _markers()
+        # Given each buffer read (its bytes, its offset in the text read, whether it runs to
+        # the end): planchange.Stream, which reads the plan-change log from the same bytes;
+        # made (`plan_changes`) when the first buffer holds a rule heading (PLAN_CHANGE_LOG),
+        # so that a log without one imports nothing of planchange.py.
+        self.sink = None
+        self.plan_changes = False
+        self.bom = False  # the file began with a byte-order mark (taken off)
 
     def _is_start(self, line: bytes) -> bool:
         if not _may_start_message(line):
             return False
+        if line[0] in _PREFIX_FIRST and line.isascii() and b"\r" not in line and \
+                b"\x00" not in line:
+            found = LOG_PREFIX.match(line.decode("ascii"))
+            return found is not None and found.end() > 0
         text = line.decode("utf-8", "replace").replace("\x00", "\ufffd")
         return message_header(text) is not None
 
@@ -148,7 +169,8 @@ class Skimmer:
         while True:
             found = _NEXT_MAY_START.search(buffer, at)
             upto = found.start() if found else size
-            if buffer.find(b"\r", at, upto) >= 0 or not buffer[at:upto].isascii():
+            if buffer.find(b"\r", at, upto) >= 0 or not (
+                    self._checked is buffer and self._clean or buffer[at:upto].isascii()):
                 return self._message_end_by_line(buffer, at, final)
             if found is None:
                 if final:
@@ -199,7 +221,7 @@ class Skimmer:
         header = message_header(first.decode("utf-8", "replace").replace("\x00", "\ufffd"))
         if header is None or not header.startswith("=== "):
             return False
-        passed = not any(buffer.find(marker, start, stop) >= 0 for marker in SECTION_MARKERS)
+        passed = not self._kernel.holds(buffer, start, stop, _sections)  # one pass
         self.rule_blocks += passed
         return passed
 
@@ -219,6 +241,9 @@ class Skimmer:
         reader = self.reader
         buffer = b""
         number = 1  # the number of buffer's first line
+        offset = 0  # where the buffer begins in the text read
+        sink = self.sink
+        wanted = self.plan_changes and sink is None
         first = True
         failure: Optional[InspectError] = None
         every_line = False
@@ -241,6 +266,7 @@ class Skimmer:
                 if first:
                     if chunk.startswith(b"\xef\xbb\xbf"):
                         chunk = chunk[3:]
+                        self.bom = True
                     reader._refuse_binary(chunk)
                     first = False
                 newline = chunk.rfind(b"\n")
@@ -272,6 +298,16 @@ class Skimmer:
                 # Every whole line before the one too long is read; then the refusal.
                 yield from search(buffer[:last_newline + 1], number, True)
                 raise failure
+            if wanted:
+                if offset:  # (a rule heading only past the first buffer: read again later)
+                    wanted = False
+                elif buffer.find(PLAN_CHANGE_LOG) >= 0:
+                    from .planchange import Stream
+
+                    sink = self.sink = Stream()
+                    wanted = False
+            if sink is not None:
+                sink.feed(buffer, offset, ended)
             if ended:
                 yield from search(buffer, number, True)
                 return
@@ -282,6 +318,7 @@ class Skimmer:
                 every_line = True
                 keep, number = yield from self._every_line(buffer, number, False)
             buffer = buffer[keep:]
+            offset += keep
 
     def _lines_in(self, number: int, parts: Sequence[bytes]) -> int:
         """The number of the line after the text `parts` (its first line is line `number`)."""
