@@ -301,23 +301,32 @@ class _Builder:
 
     def _node(self, raw: _RawNode) -> Node:
         op = raw.op
+        (name, args, op_id, codegen_stage, whole_stage_codegen, statistics, description,
+         plain_args, unnumbered, line, _) = op
         formatted = self.formatted
         block: Optional[DetailBlock] = None
-        if formatted and not op.unnumbered:
-            if op.id is None:
-                self.damage.append(Damage(op.line, f"{op.name} is printed without the operator "
+        fields: Dict[str, str]
+        if formatted and not unnumbered:
+            if op_id is None:
+                self.damage.append(Damage(line, f"{name} is printed without the operator "
                                           "id '(N)' every formatted-plan line ends with"))
             else:
-                block = self.details.get(op.id)
+                block = self.details.get(op_id)
                 if block is None:
                     self.missing.append(op)
                 else:
-                    self.used.add(op.id)
-        fields = dict(block.fields) if block else {}
-        args = op.args if formatted else op.plain_args
+                    used = self.used
+                    # The block's own fields for the first node of its id (a block is read
+                    # for the tree alone and never changed), a copy for any later one.
+                    fields = dict(block.fields) if op_id in used else block.fields
+                    used.add(op_id)
+        if block is None:
+            fields = {}
+        if not formatted:
+            args = plain_args
         children = [child.node for child in raw.children]
         initial: Optional[Node] = None
-        adaptive = op.name == ADAPTIVE_ROOT
+        adaptive = name == ADAPTIVE_ROOT
         if raw.stages:
             kinds = [kind for kind, _ in raw.stages]
             for kind, stage_root in raw.stages:
@@ -330,23 +339,24 @@ class _Builder:
                 # initial one.
                 children = [initial]
             if adaptive and "Initial" not in kinds:
-                self.damage.append(Damage(op.line, f"{op.name} has its {kinds[0].lower()} plan "
+                self.damage.append(Damage(line, f"{name} has its {kinds[0].lower()} plan "
                                           "but no '== Initial Plan =='; the plan looks cut "
                                           "short"))
         elif adaptive and children:
             # The single-tree form: Spark prints it when the current plan equals the initial one.
             initial = children[0]
-        stage = op.codegen_stage if op.codegen_stage is not None else (
-            block.codegen_stage if block else None)
+        stage = codegen_stage if codegen_stage is not None else (
+            block.codegen_stage if block is not None else None)
         # Operator names and titles repeat in every plan: one string each, however many
         # plans a long log holds.
-        name = intern(op.name)
+        name = intern(name)
+        inner = raw.inner
         return parsed_node(
-            name, args, op.id if formatted else None, stage, op.whole_stage_codegen,
-            intern(block.title) if block else name, fields, tuple(children),
-            tuple([child.node for child in raw.inner]) if raw.inner else (),
-            op.statistics, op.description if formatted else None, initial,
-            is_final_plan(args, fields) if adaptive else None, op.line)
+            name, args, op_id if formatted else None, stage, whole_stage_codegen,
+            intern(block.title) if block is not None else name, fields, tuple(children),
+            tuple([child.node for child in inner]) if inner else (),
+            statistics, description if formatted else None, initial,
+            is_final_plan(args, fields) if adaptive else None, line)
 
     def undrawn(self, blocks: List[DetailBlock]) -> Tuple[Node, ...]:
         """The shuffle reads whose detail blocks no tree line uses (a tree elided with `...`,
