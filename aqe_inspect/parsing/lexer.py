@@ -43,10 +43,19 @@ from lark.lexer import Lexer, Token
 from ..errors import PlanSyntaxError
 from ..plan.model import INCOMPLETE_TAIL
 
+#: What an operator line starts with: an optional codegen marker (`*(3) ` simple, `* `
+#: formatted, `*` alone where Spark's test golden files hide the stage number, `^(3) ` and
+#: `^ ` Gluten's columnar stages, `!` RAPIDS' operators that stay on the CPU) and a name.
+CODEGEN_MARKER = r"(?:[*^]\(\d+\) |[*^] ?|!)"
 TREE_LINE = re.compile(r"(?P<pre>(?:[ :|]  )*)(?P<conn>[+:]- )(?P<rest>.*)")
 #: TREE_LINE up to its connector (what follows it, `rest`, is the rest of the line): where
 #: only whether a line is a tree line matters, or where its operator starts.
 TREE_GLYPHS = re.compile(r"(?:[ :|]  )*[+:]- ")
+#: TREE_GLYPHS (the match ends where they do), and whether OPERATOR_START matches what
+#: follows them (the group `operator`, looked ahead at; None when it does not match): the tree
+#: lexer asks both of every tree line.
+TREE_OPERATOR = re.compile(r"(?:[ :|]  )*[+:]- (?:(?=(?P<operator>" + CODEGEN_MARKER +
+                           r"?[A-Za-z_]))|)")
 STAGE_HEADER = re.compile(r"(?P<pre>[ :|]*)\+- == (?P<which>Final|Initial|Current) Plan ==\s*$")
 STAGE_ROOT = re.compile(r"(?P<pre>[ :|]*)(?P<rest>\S.*)")
 PHYSICAL_HEADER = re.compile(r"== Physical Plan ==\s*$")
@@ -59,10 +68,6 @@ DETAIL_HEADER = re.compile(r"\(\d+\) \S")
 CODEGEN_FOUND = re.compile(r"Found \d+ WholeStageCodegen subtrees?\.\s*$")
 CODEGEN_SUBTREE_HEADER = re.compile(r"== Subtree \d+ / \d+ .*==\s*$")
 GENERATED_CODE_START = "Generated code:"
-#: What an operator line starts with: an optional codegen marker (`*(3) ` simple, `* `
-#: formatted, `*` alone where Spark's test golden files hide the stage number, `^(3) ` and
-#: `^ ` Gluten's columnar stages, `!` RAPIDS' operators that stay on the CPU) and a name.
-CODEGEN_MARKER = r"(?:[*^]\(\d+\) |[*^] ?|!)"
 OPERATOR_START = re.compile(CODEGEN_MARKER + r"?[A-Za-z_][\w$]*")
 ADAPTIVE_OPERATOR = re.compile(CODEGEN_MARKER + r"?AdaptiveSparkPlan\b")
 #: A line an author put in place of operators they left out: `...`, `…`, `(...)`, `[...]`.
@@ -443,7 +448,7 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
     last_glyphs_end = 0
     last_operator = index
     lines = lexer.lines
-    tree_glyphs = TREE_GLYPHS.match
+    tree_operator = TREE_OPERATOR.match
     direct, numbers, columns = lexer._direct, lexer._numbers, lexer._columns
     while index < len(lines):
         line = lines[index]
@@ -496,7 +501,7 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
             index += 1
             continue
 
-        match = tree_glyphs(line)
+        match = tree_operator(line)
         if not match:
             content = line.strip()
             if content and (ELISION.match(content) or COMMENT.match(content)):
@@ -528,11 +533,21 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
             lexer._damaged(index, f"the tree's indentation jumps {logical - level} levels "
                            "here; lines above it are missing")
             logical = level + 1
-        if not OPERATOR_START.match(rest):
+        if match.group("operator") is None:  # not OPERATOR_START.match(rest)
             raise lexer._error(index, content_column, "expected an operator name, found "
                                + _quote(rest))
         if logical != level:
-            lexer._move_into(out, level, logical, index)
+            if direct:
+                # lexer._move_into(out, level, logical, index), inline: index is a line
+                token = _new_str(Token, "")
+                token.type = "_INDENT" if logical > level else "_DEDENT"
+                token.value, token.start_pos = "", 0
+                token.line = token.end_line = numbers[index]
+                token.column = token.end_column = columns[index] + 1
+                token.end_pos = 0
+                out.extend([token] * (logical - level if logical > level else level - logical))
+            else:
+                lexer._move_into(out, level, logical, index)
         level = last_level = logical
         last_adaptive = ADAPTIVE_ROOT_TEXT in rest and bool(ADAPTIVE_OPERATOR.match(rest))
         last_glyphs_end, last_operator = content_column, index

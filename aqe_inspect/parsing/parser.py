@@ -294,69 +294,12 @@ class _Builder:
             if raw.inner:
                 stack.extend(reversed(raw.inner))
             stack.extend(reversed(raw.children))
-        node = self._node
         for raw in reversed(order):
-            raw.node = node(raw)
+            raw.node = _built_node(self, raw)
         return root.node
 
     def _node(self, raw: _RawNode) -> Node:
-        op = raw.op
-        (name, args, op_id, codegen_stage, whole_stage_codegen, statistics, description,
-         plain_args, unnumbered, line, _) = op
-        formatted = self.formatted
-        block: Optional[DetailBlock] = None
-        fields: Dict[str, str]
-        if formatted and not unnumbered:
-            if op_id is None:
-                self.damage.append(Damage(line, f"{name} is printed without the operator "
-                                          "id '(N)' every formatted-plan line ends with"))
-            else:
-                block = self.details.get(op_id)
-                if block is None:
-                    self.missing.append(op)
-                else:
-                    used = self.used
-                    # The block's own fields for the first node of its id (a block is read
-                    # for the tree alone and never changed), a copy for any later one.
-                    fields = dict(block.fields) if op_id in used else block.fields
-                    used.add(op_id)
-        if block is None:
-            fields = {}
-        if not formatted:
-            args = plain_args
-        children = [child.node for child in raw.children]
-        initial: Optional[Node] = None
-        adaptive = name == ADAPTIVE_ROOT
-        if raw.stages:
-            kinds = [kind for kind, _ in raw.stages]
-            for kind, stage_root in raw.stages:
-                if kind == "Initial":
-                    initial = stage_root.node
-                else:
-                    children.insert(0, stage_root.node)
-            if adaptive and initial is not None and not children:
-                # A lone `== Initial Plan ==` (Databricks): the plan as it stands is the
-                # initial one.
-                children = [initial]
-            if adaptive and "Initial" not in kinds:
-                self.damage.append(Damage(line, f"{name} has its {kinds[0].lower()} plan "
-                                          "but no '== Initial Plan =='; the plan looks cut "
-                                          "short"))
-        elif adaptive and children:
-            # The single-tree form: Spark prints it when the current plan equals the initial one.
-            initial = children[0]
-        stage = codegen_stage if codegen_stage is not None else (
-            block.codegen_stage if block is not None else None)
-        # Operator names and titles repeat in every plan: one string each, however many
-        # plans a long log holds.
-        name = intern(name)
-        inner = raw.inner
-        return parsed_node(
-            name, args, op_id if formatted else None, stage, whole_stage_codegen,
-            intern(block.title) if block is not None else name, fields, tuple(children),
-            tuple([child.node for child in inner]) if inner else (),
-            statistics, description if formatted else None, initial,
-            is_final_plan(args, fields) if adaptive else None, line)
+        return _built_node(self, raw)
 
     def undrawn(self, blocks: List[DetailBlock]) -> Tuple[Node, ...]:
         """The shuffle reads whose detail blocks no tree line uses (a tree elided with `...`,
@@ -400,6 +343,68 @@ class _Builder:
                 damage.append(Damage(block.line, f"detail block ({block.id}) {block.title} has "
                                      "no operator in the tree", incomplete=True))
         return damage
+
+
+def _built_node(builder: _Builder, raw: _RawNode) -> Node:
+    """`builder`'s Node of `raw`, everything under it built. (A function of the module:
+    Cython gives its locals C types, parser.pxd.)"""
+    op = raw.op
+    name, args, op_id, line = op.name, op.args, op.id, op.line
+    formatted = builder.formatted
+    block: Optional[DetailBlock] = None
+    fields: Dict[str, str]
+    if formatted and not op.unnumbered:
+        if op_id is None:
+            builder.damage.append(Damage(line, f"{name} is printed without the operator "
+                                         "id '(N)' every formatted-plan line ends with"))
+        else:
+            block = builder.details.get(op_id)
+            if block is None:
+                builder.missing.append(op)
+            else:
+                used = builder.used
+                # The block's own fields for the first node of its id (a block is read
+                # for the tree alone and never changed), a copy for any later one.
+                fields = dict(block.fields) if op_id in used else block.fields
+                used.add(op_id)
+    if block is None:
+        fields = {}
+    if not formatted:
+        args = op.plain_args
+    children = [child.node for child in raw.children]
+    initial: Optional[Node] = None
+    adaptive = name == ADAPTIVE_ROOT
+    if raw.stages:
+        kinds = [kind for kind, _ in raw.stages]
+        for kind, stage_root in raw.stages:
+            if kind == "Initial":
+                initial = stage_root.node
+            else:
+                children.insert(0, stage_root.node)
+        if adaptive and initial is not None and not children:
+            # A lone `== Initial Plan ==` (Databricks): the plan as it stands is the
+            # initial one.
+            children = [initial]
+        if adaptive and "Initial" not in kinds:
+            builder.damage.append(Damage(line, f"{name} has its {kinds[0].lower()} plan "
+                                         "but no '== Initial Plan =='; the plan looks cut "
+                                         "short"))
+    elif adaptive and children:
+        # The single-tree form: Spark prints it when the current plan equals the initial one.
+        initial = children[0]
+    stage = op.codegen_stage
+    if stage is None and block is not None:
+        stage = block.codegen_stage
+    # Operator names and titles repeat in every plan: one string each, however many
+    # plans a long log holds.
+    name = intern(name)
+    inner = raw.inner
+    return parsed_node(
+        name, args, op_id if formatted else None, stage, op.whole_stage_codegen,
+        intern(block.title) if block is not None else name, fields, tuple(children),
+        tuple([child.node for child in inner]) if inner else (),
+        op.statistics, op.description if formatted else None, initial,
+        is_final_plan(args, fields) if adaptive else None, line)
 
 
 def _grammar_text() -> str:
