@@ -91,7 +91,15 @@ class BlockToken(Token):
 
 
 class TreeTokens(list):
-    """The tokens of one operator tree, from its root's OPERATOR to its _TREE_END, in order."""
+    """The tokens of one operator tree, from its root's OPERATOR to its _TREE_END, in order,
+    each as the tuple `(type, value, line, column)` it is made from (`tokens()`): the tree
+    builder reads them so (parser._direct_tree), and only a tree it refuses goes through
+    Lark's tables as tokens."""
+
+    def tokens(self) -> List[Token]:
+        """The tokens themselves."""
+        return [_new_token(Token, kind, value, line, column)
+                for kind, value, line, column in self]
 
 
 _new_str = str.__new__
@@ -191,6 +199,15 @@ class _LineLexer:
     def _line(self, index: int) -> str:
         return self.lines[index]
 
+    def _entry(self, kind: str, value: str, index: int, column: int = 0) -> tuple:
+        """`_token(kind, value, index, column)` as an entry of a TreeTokens list."""
+        last = len(self.lines) - 1
+        if index > last:
+            index = last  # tokens closing the text sit on its last line
+        if self._direct:
+            return (kind, value, self._numbers[index], self._columns[index] + column + 1)
+        return (kind, value, self.plan.line_number(index), self.plan.column(index, column))
+
     def _token(self, kind: str, value: str, index: int, column: int = 0,
                token_class: type = Token) -> Token:
         last = len(self.lines) - 1
@@ -224,7 +241,7 @@ class _LineLexer:
         """The tokens, one by one."""
         for chunk in self.chunks():
             if chunk.__class__ is TreeTokens:
-                yield from chunk
+                yield from chunk.tokens()
             else:
                 yield chunk
 
@@ -386,7 +403,7 @@ class _LineLexer:
         try:
             index = self._tree_tokens(index, out)
         except PlanSyntaxError:
-            yield from out
+            yield from out.tokens()
             raise
         yield out
         return index
@@ -405,8 +422,8 @@ class _LineLexer:
         if target == level:
             return
         # One token for every step: they are the same token, at the same place.
-        token = self._token("_INDENT" if target > level else "_DEDENT", "", index)
-        out.extend([token] * abs(target - level))
+        out.extend([self._entry("_INDENT" if target > level else "_DEDENT", "", index)] *
+                   abs(target - level))
 
 
 def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
@@ -430,17 +447,17 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
             which = first_stage["which"]
             flag = {"Final": "true", "Current": "false"}.get(which)
             value = ADAPTIVE_ROOT_TEXT + (f" isFinalPlan={flag}" if flag else "")
-            emit(lexer._token("OPERATOR", value, index, pre))
+            emit(lexer._entry("OPERATOR", value, index, pre))
             last_level, last_adaptive = 0, True
         else:
-            emit(lexer._token("OPERATOR", CUT_ROOT, index, pre))
+            emit(lexer._entry("OPERATOR", CUT_ROOT, index, pre))
             last_level, last_adaptive = 0, False
     else:
         root_column = len(root) - len(root.lstrip(" "))
         if root_column % 3:
             raise lexer._error(index, 0, "expected an operator tree indented in steps of three")
         base = root_column // 3
-        emit(lexer._token("OPERATOR", root[root_column:], index, root_column))
+        emit(lexer._entry("OPERATOR", root[root_column:], index, root_column))
         last_level, last_adaptive = 0, bool(ADAPTIVE_OPERATOR.match(root[root_column:]))
         index += 1
     pending_stage: Optional[_StageFrame] = None
@@ -464,7 +481,7 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
             pending_stage.offset = raw - (pending_stage.adaptive_level + 1)
             frames.append(pending_stage)
             pending_stage = None
-            emit(lexer._token("OPERATOR", match["rest"], index, len(match["pre"])))
+            emit(lexer._entry("OPERATOR", match["rest"], index, len(match["pre"])))
             last_level = level
             last_adaptive = bool(ADAPTIVE_OPERATOR.match(match["rest"]))
             last_glyphs_end, last_operator = len(match["pre"]), index
@@ -496,7 +513,7 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
                 adaptive_level, kind = last_level, "final"
             lexer._move_into(out, level, adaptive_level + 1, index)
             level = adaptive_level + 1
-            emit(lexer._token("STAGE_HEADER", stage["which"], index, len(stage["pre"])))
+            emit(lexer._entry("STAGE_HEADER", stage["which"], index, len(stage["pre"])))
             pending_stage = _StageFrame(kind, adaptive_level, 0, 0)
             index += 1
             continue
@@ -539,28 +556,19 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
         if logical != level:
             if direct:
                 # lexer._move_into(out, level, logical, index), inline: index is a line
-                token = _new_str(Token, "")
-                token.type = "_INDENT" if logical > level else "_DEDENT"
-                token.value, token.start_pos = "", 0
-                token.line = token.end_line = numbers[index]
-                token.column = token.end_column = columns[index] + 1
-                token.end_pos = 0
-                out.extend([token] * (logical - level if logical > level else level - logical))
+                entry = ("_INDENT" if logical > level else "_DEDENT", "", numbers[index],
+                         columns[index] + 1)
+                out.extend([entry] * (logical - level if logical > level else level - logical))
             else:
                 lexer._move_into(out, level, logical, index)
         level = last_level = logical
         last_adaptive = ADAPTIVE_ROOT_TEXT in rest and bool(ADAPTIVE_OPERATOR.match(rest))
         last_glyphs_end, last_operator = content_column, index
-        # lexer._token("OPERATOR", rest, index, content_column), inline: index is a line
+        # lexer._entry("OPERATOR", rest, index, content_column), inline: index is a line
         if direct:
-            token = _new_str(Token, rest)
-            token.type, token.value, token.start_pos = "OPERATOR", rest, 0
-            token.line = token.end_line = numbers[index]
-            token.column = columns[index] + content_column + 1
-            token.end_column, token.end_pos = token.column + len(rest), len(rest)
-            emit(token)
+            emit(("OPERATOR", rest, numbers[index], columns[index] + content_column + 1))
         else:
-            emit(lexer._token("OPERATOR", rest, index, content_column))
+            emit(lexer._entry("OPERATOR", rest, index, content_column))
         index += 1
 
     if pending_stage is not None:
@@ -573,7 +581,7 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
         lexer._damaged(last_operator, "the tree stops where its last line says more "
                        "operators follow; the plan looks cut short")
     lexer._move_into(out, level, 0, index)
-    emit(lexer._token("_TREE_END", "", index))
+    emit(lexer._entry("_TREE_END", "", index))
     return index
 
 

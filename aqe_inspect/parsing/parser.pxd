@@ -10,5 +10,5 @@ import cython
 cpdef _built_node(builder, raw)
 
 
-@cython.locals(open_blocks=list, block=list, kind=str, previous=str)
+@cython.locals(open_blocks=list, block=list, kind=str, previous=str, value=str, stage=str)
 cpdef _direct_tree(tokens)

@@ -31,7 +31,7 @@ from .codegen import NO_SUBTREE_NOTE, one_query
 from .damage import check_query
 from ..errors import PlanSyntaxError
 from .lexer import (
-    CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, TreeTokens, _LineLexer,
+    CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, TreeTokens, _LineLexer, _new_token,
 )
 from ..plan.model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
 from ..plan.operators import name_family
@@ -118,12 +118,15 @@ def _record(damage: Damage) -> None:
 
 
 def _operator_line(token: Token) -> OperatorLine:
-    if token.value == CUT_ROOT:
+    return _read_operator_line(token.value, token.line, token.column)
+
+
+def _read_operator_line(value: str, line: int, column: int) -> OperatorLine:
+    if value == CUT_ROOT:
         return OperatorLine(name=CUT_ROOT, args="", id=None, codegen_stage=None,
                             whole_stage_codegen=False, statistics=None, description=None,
-                            plain_args="", unnumbered=True, line=token.line,
-                            column=token.column)
-    return read_operator_line(token.value, token.line, token.column)
+                            plain_args="", unnumbered=True, line=line, column=column)
+    return read_operator_line(value, line, column)
 
 
 class _ToModel(Transformer):
@@ -504,13 +507,13 @@ class _Tables:
                             # and shifted its _TREE_END: the rule `tree` is reduced by the
                             # next token, as without (and a token the grammar does not take
                             # there is refused in the same state, with the same expected).
-                            token = tree[-1]
+                            token = _new_token(Token, *tree[-1])  # its _TREE_END
                             state_stack.append(after_node[1])
                             value_stack.append(root)
                             state_stack.append(after_end[1])
                             value_stack.append(token)
                             continue
-                    pending = tree[::-1]
+                    pending = tree.tokens()[::-1]
                     token = pending.pop()
             while True:
                 row = states[state_stack[-1]]
@@ -547,8 +550,9 @@ class _Tables:
         state_stack.append(self.states[state_stack[-1]][name][1])
 
 
-def _direct_tree(tokens: List[Token]) -> Optional[_RawNode]:
-    """The value the rule `tree` has for `tokens` (an OPERATOR up to its _TREE_END), built
+def _direct_tree(tokens: TreeTokens) -> Optional[_RawNode]:
+    """The value the rule `tree` has for `tokens` (an OPERATOR up to its _TREE_END, each token
+    as its `(type, value, line, column)`), built
     without the automaton: what the rules `node`, `inner` and `stage` of the grammar make,
 
         node: OPERATOR (_INDENT (node | inner | stage)+ _DEDENT)?
@@ -563,14 +567,13 @@ def _direct_tree(tokens: List[Token]) -> Optional[_RawNode]:
     open_blocks: list = []
     root: Optional[_RawNode] = None
     previous = ""  # the type of the token before
-    stage: Optional[Token] = None  # a STAGE_HEADER waiting for its node
+    stage: Optional[str] = None  # the value of a STAGE_HEADER waiting for its node
     last: Optional[_RawNode] = None
     try:
-        for token in tokens:
-            kind = token.type
+        for kind, value, line, column in tokens:
             if kind == "OPERATOR":
-                raw = _RawNode(read_operator_line(token.value, token.line, token.column)
-                               if token.value != CUT_ROOT else _operator_line(token))
+                raw = _RawNode(read_operator_line(value, line, column)
+                               if value != CUT_ROOT else _read_operator_line(value, line, column))
                 if not open_blocks:
                     if root is not None:
                         return None
@@ -579,7 +582,7 @@ def _direct_tree(tokens: List[Token]) -> Optional[_RawNode]:
                     block = open_blocks[-1]
                     block[2] += 1
                     if stage is not None:
-                        block[0].stages.append((stage.value, raw))
+                        block[0].stages.append((stage, raw))
                         stage = None
                     elif block[1]:
                         block[0].children.append(raw)
@@ -603,7 +606,7 @@ def _direct_tree(tokens: List[Token]) -> Optional[_RawNode]:
             elif kind == "STAGE_HEADER":
                 if not open_blocks or not open_blocks[-1][1] or stage is not None:
                     return None
-                stage = token
+                stage = value
             elif kind == "_TREE_END":
                 if open_blocks or root is None or stage is not None:
                     return None
