@@ -6,3 +6,7 @@ import cython
 
 @cython.locals(nodes=list, stack=list, seen=set)
 cpdef list _walked(query)
+
+
+@cython.locals(hosted=set, first_mark=str, second_mark=str, value=str)
+cpdef list _subquery_entries(query)

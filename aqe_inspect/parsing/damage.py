@@ -290,26 +290,28 @@ def subqueries_cut(query: Query) -> bool:
     return any(_subquery_trees(query)) or any(_subquery_entries(query))
 
 
-def _subquery_entries(query: Query) -> Iterator[Damage]:
-    """Spark lists every (operator, subquery) use under '===== Subqueries ====='."""
+def _subquery_entries(query: Query) -> List[Damage]:
+    """Spark lists every (operator, subquery) use under '===== Subqueries =====' (the first
+    use without its entry, if any)."""
     hosted = set()
     for subquery in query.subqueries:
         for number in SUBQUERY_REFERENCE.findall(subquery.hosting_expression):
             hosted.add((subquery.hosting_operator_id, number))
-    for tree in _trees(query):
+    first_mark, second_mark = SUBQUERY_MARKS
+    for tree in (query.root, *query.subquery_trees(), *query.optimized_out):  # _trees(query)
         # the final plan's operators host; initial ones share them (walked(): walk() listed)
         for node in tree.walked():
             if node.id is None:
                 continue
             for value in node.details.values():
-                if SUBQUERY_MARKS[0] not in value and SUBQUERY_MARKS[1] not in value:
+                if first_mark not in value and second_mark not in value:
                     continue  # what every SUBQUERY_REFERENCE holds, found without a regex
                 for number in SUBQUERY_REFERENCE.findall(value):
                     if (node.id, number) not in hosted:
-                        yield Damage(node.line, f"{node.label} uses subquery #{number}, which "
-                                     "has no entry under '===== Subqueries ====='; the plan "
-                                     "looks cut short")
-                        return
+                        return [Damage(node.line, f"{node.label} uses subquery #{number}, "
+                                       "which has no entry under '===== Subqueries ====='; "
+                                       "the plan looks cut short")]
+    return []
 
 
 def _codegen(query: Query, plan: PlanLines) -> Iterator[Damage]:

@@ -12,3 +12,8 @@ import cython
                root_column=cython.Py_ssize_t, last_adaptive=cython.bint, cut_top=cython.bint,
                direct=cython.bint, line=str, rest=str, root=str, first=str, frames=list)
 cpdef _tree_tokens(lexer, Py_ssize_t index, out)
+
+
+@cython.locals(start=cython.Py_ssize_t, count=cython.Py_ssize_t,
+               following=cython.Py_ssize_t, line=str, head=str)
+cpdef Py_ssize_t _detail_blocks(lexer, Py_ssize_t index, list blocks) except -1

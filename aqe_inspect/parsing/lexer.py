@@ -355,31 +355,12 @@ class _LineLexer:
         header, carrying each block's header, FIELD lines and line number. The parser's cost
         is per token; field lines only follow their header, and a block only follows another
         where the first was accepted, so the run reads as its blocks one by one would."""
-        lines = self.lines
-        count = len(lines)
-        first = index
-        blocks = []
-        while True:
-            start = index
-            index += 1
-            while index < count:
-                line = lines[index]
-                head = line[:1]
-                if not line or line.isspace() or head == "(" and DETAIL_HEADER.match(line) or \
-                        head == "=" and SUBQUERIES_HEADER.match(line):
-                    break
-                index += 1
-            blocks.append((lines[start], lines[start + 1:index], self._line_number(start)))
-            following = self._skip_blank(index)
-            if following < count and lines[following][:1] == "(" and \
-                    DETAIL_HEADER.match(lines[following]):
-                index = following
-                continue
-            break
-        token = self._token("DETAIL_HEADER", lines[first], first, token_class=BlockToken)
+        blocks: list = []
+        end = _detail_blocks(self, index, blocks)
+        token = self._token("DETAIL_HEADER", self.lines[index], index, token_class=BlockToken)
         token.blocks = blocks
         yield token
-        return index
+        return end
 
     def _generated_code(self, index: int) -> Iterator[Token]:
         start = index
@@ -583,6 +564,31 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
     lexer._move_into(out, level, 0, index)
     emit(lexer._entry("_TREE_END", "", index))
     return index
+
+
+def _detail_blocks(lexer: _LineLexer, index: int, blocks: list) -> int:
+    """`lexer._detail_block`'s blocks from `index` on, appended to `blocks`: the index of the
+    first line after them. (A function of the module: Cython gives its locals C types,
+    lexer.pxd.)"""
+    lines = lexer.lines
+    count = len(lines)
+    while True:
+        start = index
+        index += 1
+        while index < count:
+            line = lines[index]
+            head = line[:1]
+            if not line or line.isspace() or head == "(" and DETAIL_HEADER.match(line) or \
+                    head == "=" and SUBQUERIES_HEADER.match(line):
+                break
+            index += 1
+        blocks.append((lines[start], lines[start + 1:index], lexer._line_number(start)))
+        following = lexer._skip_blank(index)
+        if following < count and lines[following][:1] == "(" and \
+                DETAIL_HEADER.match(lines[following]):
+            index = following
+            continue
+        return index
 
 
 #: The root Spark's stage headers hang under, when a pasted tree begins with one.

@@ -81,9 +81,29 @@ class _RawNode:
     def __init__(self, op: OperatorLine):
         self.op = op
         self.node: Optional[Node] = None  # what the builder made of it
-        self.children: List[_RawNode] = []
-        self.inner: List[_RawNode] = []
-        self.stages: List[Tuple[str, _RawNode]] = []
+        # Each a list from its first entry on (most tree lines have no inner plan and no
+        # stage, a leaf no child: no list made for them).
+        self.children: "List[_RawNode] | Tuple[()]" = ()
+        self.inner: "List[_RawNode] | Tuple[()]" = ()
+        self.stages: "List[Tuple[str, _RawNode]] | Tuple[()]" = ()
+
+    def add_child(self, raw: "_RawNode") -> None:
+        if self.children:
+            self.children.append(raw)
+        else:
+            self.children = [raw]
+
+    def add_inner(self, raws: "List[_RawNode]") -> None:
+        if self.inner:
+            self.inner.extend(raws)
+        else:
+            self.inner = list(raws)
+
+    def add_stage(self, kind: str, raw: "_RawNode") -> None:
+        if self.stages:
+            self.stages.append((kind, raw))
+        else:
+            self.stages = [(kind, raw)]
 
 
 class _Body:
@@ -137,11 +157,11 @@ class _ToModel(Transformer):
         raw = _RawNode(_operator_line(items[0]))
         for item in items[1:]:
             if isinstance(item, _RawNode):
-                raw.children.append(item)
+                raw.add_child(item)
             elif item[0] == "inner":
-                raw.inner.extend(item[1])
+                raw.add_inner(item[1])
             else:
-                raw.stages.append((item[1], item[2]))
+                raw.add_stage(item[1], item[2])
         return raw
 
     def inner(self, items):
@@ -582,12 +602,12 @@ def _direct_tree(tokens: TreeTokens) -> Optional[_RawNode]:
                     block = open_blocks[-1]
                     block[2] += 1
                     if stage is not None:
-                        block[0].stages.append((stage, raw))
+                        block[0].add_stage(stage, raw)
                         stage = None
                     elif block[1]:
-                        block[0].children.append(raw)
+                        block[0].add_child(raw)
                     else:
-                        block[0].inner.append(raw)
+                        block[0].add_inner((raw,))
                 last = raw
             elif kind == "_INDENT":
                 if previous == "OPERATOR":
