@@ -87,9 +87,12 @@ NOT_BRACKETS = re.compile(r"[^][(){}]+")
 SUBQUERY_MARKS = ("uery#", "pruning#")
 
 
-def check_query(query: Query, plan: PlanLines, last: bool = True) -> List[str]:
+def check_query(query: Query, plan: PlanLines, last: bool = True,
+                marked: Optional[bool] = None) -> List[str]:
     """Notes on signs that `query` (read from `plan`) was cut short; `last` says the query is
-    the last one of the text, where a cut shows."""
+    the last one of the text, where a cut shows. `marked` False says no line of `plan` holds
+    SUBQUERY_MARKS (so no detail of a node read from it does, and no use of a subquery needs
+    an entry); None, that it is not known."""
     nodes = _walked(query)  # every tree, initial ones too, walked once for all checks
     found: List[Damage] = []
     found.extend(_leaves(nodes))
@@ -103,7 +106,8 @@ def check_query(query: Query, plan: PlanLines, last: bool = True) -> List[str]:
         found.extend(_last_operator(nodes, query, plan))
     if query.mode == "formatted":
         found.extend(_last_detail_block(nodes, plan))
-        found.extend(_subquery_entries(query))
+        if marked is not False:
+            found.extend(_subquery_entries(query))
     return [damage.note() for damage in found]
 
 

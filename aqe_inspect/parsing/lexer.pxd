@@ -15,5 +15,5 @@ cpdef _tree_tokens(lexer, Py_ssize_t index, out)
 
 
 @cython.locals(start=cython.Py_ssize_t, count=cython.Py_ssize_t,
-               following=cython.Py_ssize_t, line=str, head=str)
+               following=cython.Py_ssize_t, line=str, head=cython.Py_UCS4, direct=cython.bint)
 cpdef Py_ssize_t _detail_blocks(lexer, Py_ssize_t index, list blocks) except -1

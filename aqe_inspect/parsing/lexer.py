@@ -531,7 +531,7 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
             lexer._damaged(index, f"the tree's indentation jumps {logical - level} levels "
                            "here; lines above it are missing")
             logical = level + 1
-        if match.group("operator") is None:  # not OPERATOR_START.match(rest)
+        if match.lastindex is None:  # no group `operator`: not OPERATOR_START.match(rest)
             raise lexer._error(index, content_column, "expected an operator name, found "
                                + _quote(rest))
         if logical != level:
@@ -572,18 +572,27 @@ def _detail_blocks(lexer: _LineLexer, index: int, blocks: list) -> int:
     lexer.pxd.)"""
     lines = lexer.lines
     count = len(lines)
+    direct, numbers = lexer._direct, lexer._numbers
     while True:
         start = index
         index += 1
         while index < count:
             line = lines[index]
-            head = line[:1]
-            if not line or line.isspace() or head == "(" and DETAIL_HEADER.match(line) or \
-                    head == "=" and SUBQUERIES_HEADER.match(line):
+            if not line:
+                break
+            head = line[0]  # (a C character in Cython: lexer.pxd)
+            if head.isspace() and line.isspace() or head == "(" and DETAIL_HEADER.match(line) \
+                    or head == "=" and SUBQUERIES_HEADER.match(line):
                 break
             index += 1
-        blocks.append((lines[start], lines[start + 1:index], lexer._line_number(start)))
-        following = lexer._skip_blank(index)
+        blocks.append((lines[start], lines[start + 1:index],
+                       numbers[start] if direct else lexer._line_number(start)))
+        following = index  # lexer._skip_blank(index), inline
+        while following < count:
+            line = lines[following]
+            if line and not (line[0].isspace() and line.isspace()):
+                break
+            following += 1
         if following < count and lines[following][:1] == "(" and \
                 DETAIL_HEADER.match(lines[following]):
             index = following

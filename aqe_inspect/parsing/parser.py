@@ -28,7 +28,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 from lark.parsers.lalr_analysis import Shift
 
 from .codegen import NO_SUBTREE_NOTE, one_query
-from .damage import check_query
+from .damage import SUBQUERY_MARKS, check_query
 from ..errors import PlanSyntaxError
 from .lexer import (
     CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, TreeTokens, _LineLexer, _new_token,
@@ -686,6 +686,9 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
     finally:
         CURRENT_PLAN.reset(token)
     queries = document.queries
+    # Whether a detail can hold a subquery reference (damage.check_query): every detail is
+    # read from these lines.
+    marked = SUBQUERY_MARKS[0] in text or SUBQUERY_MARKS[1] in text
     damage = sorted(dict.fromkeys(lexer.damage), key=lambda d: d.line)  # in the order seen
     notes: List[List[str]] = [[] for _ in queries]
     starts = [query.line for query in queries]  # in printed order, so sorted
@@ -695,7 +698,7 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
     queries = tuple(
         dataclasses.replace(query, source=source, origin=origin or query.origin,
                             notes=tuple(dict.fromkeys((*query.notes, *own,
-                                                       *check_query(query, plan, last)))))
+                                                       *check_query(query, plan, last, marked)))))
         for query, own, last in zip(queries, notes, [n == len(queries) - 1
                                                      for n in range(len(queries))])
     )
