@@ -53,7 +53,7 @@ def _regex_fields(field_lines):
 
 #: Lines made of what FIELD and the header's reading turn on.
 _LINE = st.lists(st.sampled_from(list("Ab0 _-:[]()\n\t\u0660x#,") +
-                                 ["Input", " [2]", ": ", "Location [", "\u00a0",
+                                 ["Input", " [2]", ": ", "Location [", "\u00a0", "\x1f", "\u3000",
                                   " [codegen id : ", "Location"]), max_size=12).map("".join)
 
 
