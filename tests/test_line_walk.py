@@ -20,7 +20,9 @@ PIECES = ["+- ", ":- ", "   ", " ", "== Physical Plan ==", "=== Applying Rule x 
           "=== Applying Rules", "Project [a#1]", "*(1) ", "00 ", "01 ", "In [3]: ", "   ...: ",
           "> ", "# ", '{"msg":"Submitted application: x"}', '{"msg":"=== Applying Rule y ==="}',
           "{", "\t", "\r", "\u200b", "26/11/26 08:00:00 INFO SparkContext: ",
-          "Submitted application: ", "Final plan:", "[", "x", "9", "=", "\xa0"]
+          "Submitted application: ", "Final plan:", "[", "x", "9", "=", "\xa0", "Input [2]: ",
+          "Output [1]: ", "In[2]: ", "Out [7]:", "In ", "O", "I", "Plan changed from", " to ",
+          "-- MAGIC "]
 
 
 def _watched_the_old_way(raw):
@@ -74,3 +76,26 @@ def _header_the_old_way(text):
 @given(st.lists(st.sampled_from(PIECES), max_size=5).map("".join))
 def test_message_header_shortcut(text):
     assert message_header(text) == _header_the_old_way(text)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=5).map("".join), max_size=12))
+def test_fast_path_gives_the_lines_the_steps_give(texts):
+    raw = list(enumerate(texts, 1))
+    lines_module.FAST_PATH = False
+    try:
+        stepped = list(logical_lines(raw))
+    finally:
+        lines_module.FAST_PATH = True
+    assert list(logical_lines(raw)) == stepped
+
+
+def test_fast_path_gives_the_lines_the_steps_give_on_the_sample_logs():
+    for path in DRIVER_LOGS:
+        raw = list(raw_lines(path.read_text("utf-8", errors="replace")))
+        lines_module.FAST_PATH = False
+        try:
+            stepped = list(logical_lines(raw))
+        finally:
+            lines_module.FAST_PATH = True
+        assert list(logical_lines(raw)) == stepped, path

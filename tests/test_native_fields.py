@@ -53,7 +53,7 @@ def _regex_fields(field_lines):
 
 #: Lines made of what FIELD and the header's reading turn on.
 _LINE = st.lists(st.sampled_from(list("Ab0 _-:[]()\n\t\u0660x#,") +
-                                 ["Input", " [2]", ": ", "Location [", "\u00a0",
+                                 ["Input", " [2]", ": ", "Location [", "\u00a0", "\x1f", "\u3000",
                                   " [codegen id : ", "Location"]), max_size=12).map("".join)
 
 
@@ -174,3 +174,27 @@ def test_node_twins_agree(name, args, id, stage, whole, title, details, statisti
     assert list(vars(made)) == list(vars(twin)) == list(PARSED_NODE_FIELDS)
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.name = "x"
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXT, _OPTIONAL_INT, st.dictionaries(_TEXT, _TEXT, max_size=2),
+       st.integers(0, 10**6), st.booleans(), st.booleans())
+def test_moved_node_twins_agree(name, id, details, line, with_children, with_initial):
+    """A Node moved to another line (parsing/repeats.py): both twins give what
+    dataclasses.replace gives, every other field the very object the node held."""
+    compiled = _compiled("aqe_inspect.parsing._node_c")
+    from aqe_inspect.parsing import _node_py
+
+    child = Node(name="Scan")
+    node = Node(name=name, id=id, details=details, children=(child,), inner=(child,),
+                initial=child, line=3, metrics={"rows": 1}, plan_line=True)
+    other = Node(name="Other")
+    children = (other,) if with_children else ()
+    initial = other if with_initial else None
+    expected = dataclasses.replace(node, line=line, children=children, inner=(),
+                                   initial=initial)
+    for moved in (compiled.moved_node(node, line, children, (), initial),
+                  _node_py.moved_node(node, line, children, (), initial)):
+        assert moved == expected and repr(moved) == repr(expected)
+        assert list(vars(moved)) == list(PARSED_NODE_FIELDS)
+        assert moved.details is node.details and moved.metrics is node.metrics

@@ -6,6 +6,8 @@ say otherwise) is asked of the regex."""
 
 from sys import intern
 
+from cpython.unicode cimport Py_UNICODE_ISSPACE
+
 from aqe_inspect.parsing._fields_py import CODEGEN_ID, FIELD, LOCATION_HIDDEN, MAX_DIGITS
 
 
@@ -55,12 +57,33 @@ cdef Py_ssize_t _field(str text, Py_ssize_t *value_start):
     return key_end
 
 
+cdef inline void fields_value(str text, Py_ssize_t start, Py_ssize_t *first,
+                              Py_ssize_t *end):
+    """Where `text[start:].strip()` starts and ends in `text` (`first[0]` -1: no value, or
+    nothing but blanks: the value is "")."""
+    cdef Py_ssize_t n = len(text), at = start, stop
+    if start < 0:
+        first[0] = -1
+        return
+    while at < n and Py_UNICODE_ISSPACE(text[at]):
+        at += 1
+    if at == n:
+        first[0] = -1
+        return
+    stop = n
+    while Py_UNICODE_ISSPACE(text[stop - 1]):
+        stop -= 1
+    first[0] = at
+    end[0] = stop
+
+
 def read_fields(list field_lines):
     """A detail block's fields by key (see _fields_py.read_fields)."""
     cdef dict fields = {}
     cdef object last_key = None
-    cdef Py_ssize_t key_end, value_start
+    cdef Py_ssize_t key_end, value_start, value_end
     cdef str text, key, value
+    key_text = None
     for text in field_lines:
         if "\n" in text:
             field = FIELD.match(text) or LOCATION_HIDDEN.match(text)
@@ -72,14 +95,21 @@ def read_fields(list field_lines):
         else:
             key_end = _field(text, &value_start)
             if key_end >= 0:
-                key_text = text[:key_end]
-                value_text = text[value_start:] if value_start >= 0 else None
+                # The key and the value, stripped here (`rstrip()`, `strip()`: the key's
+                # only blank character is the space)
+                while text[key_end - 1] == ' ':  # (a key starts with a letter)
+                    key_end -= 1
+                key = intern(text[:key_end])
+                fields_value(text, value_start, &value_start, &value_end)
+                value = text[value_start:value_end] if value_start >= 0 else ""
             elif text.startswith("Location ["):
                 key_text, value_text = "Location", text[9:]
                 key_end = 0
         if key_end >= 0:
-            key = intern(key_text.rstrip())
-            value = value_text.strip() if value_text else ""
+            if key_text is not None:
+                key = intern(key_text.rstrip())
+                value = value_text.strip() if value_text else ""
+                key_text = None
             before = fields.get(key)
             fields[key] = value if before is None else before + "\n" + value
             last_key = key

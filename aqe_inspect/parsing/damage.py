@@ -87,9 +87,12 @@ NOT_BRACKETS = re.compile(r"[^][(){}]+")
 SUBQUERY_MARKS = ("uery#", "pruning#")
 
 
-def check_query(query: Query, plan: PlanLines, last: bool = True) -> List[str]:
+def check_query(query: Query, plan: PlanLines, last: bool = True,
+                marked: Optional[bool] = None) -> List[str]:
     """Notes on signs that `query` (read from `plan`) was cut short; `last` says the query is
-    the last one of the text, where a cut shows."""
+    the last one of the text, where a cut shows. `marked` False says no line of `plan` holds
+    SUBQUERY_MARKS (so no detail of a node read from it does, and no use of a subquery needs
+    an entry); None, that it is not known."""
     nodes = _walked(query)  # every tree, initial ones too, walked once for all checks
     found: List[Damage] = []
     found.extend(_leaves(nodes))
@@ -103,7 +106,8 @@ def check_query(query: Query, plan: PlanLines, last: bool = True) -> List[str]:
         found.extend(_last_operator(nodes, query, plan))
     if query.mode == "formatted":
         found.extend(_last_detail_block(nodes, plan))
-        found.extend(_subquery_entries(query))
+        if marked is not False:
+            found.extend(_subquery_entries(query))
     return [damage.note() for damage in found]
 
 
@@ -290,26 +294,28 @@ def subqueries_cut(query: Query) -> bool:
     return any(_subquery_trees(query)) or any(_subquery_entries(query))
 
 
-def _subquery_entries(query: Query) -> Iterator[Damage]:
-    """Spark lists every (operator, subquery) use under '===== Subqueries ====='."""
+def _subquery_entries(query: Query) -> List[Damage]:
+    """Spark lists every (operator, subquery) use under '===== Subqueries =====' (the first
+    use without its entry, if any)."""
     hosted = set()
     for subquery in query.subqueries:
         for number in SUBQUERY_REFERENCE.findall(subquery.hosting_expression):
             hosted.add((subquery.hosting_operator_id, number))
-    for tree in _trees(query):
+    first_mark, second_mark = SUBQUERY_MARKS
+    for tree in (query.root, *query.subquery_trees(), *query.optimized_out):  # _trees(query)
         # the final plan's operators host; initial ones share them (walked(): walk() listed)
         for node in tree.walked():
             if node.id is None:
                 continue
             for value in node.details.values():
-                if SUBQUERY_MARKS[0] not in value and SUBQUERY_MARKS[1] not in value:
+                if first_mark not in value and second_mark not in value:
                     continue  # what every SUBQUERY_REFERENCE holds, found without a regex
                 for number in SUBQUERY_REFERENCE.findall(value):
                     if (node.id, number) not in hosted:
-                        yield Damage(node.line, f"{node.label} uses subquery #{number}, which "
-                                     "has no entry under '===== Subqueries ====='; the plan "
-                                     "looks cut short")
-                        return
+                        return [Damage(node.line, f"{node.label} uses subquery #{number}, "
+                                       "which has no entry under '===== Subqueries ====='; "
+                                       "the plan looks cut short")]
+    return []
 
 
 def _codegen(query: Query, plan: PlanLines) -> Iterator[Damage]:

@@ -43,7 +43,19 @@ from lark.lexer import Lexer, Token
 from ..errors import PlanSyntaxError
 from ..plan.model import INCOMPLETE_TAIL
 
+#: What an operator line starts with: an optional codegen marker (`*(3) ` simple, `* `
+#: formatted, `*` alone where Spark's test golden files hide the stage number, `^(3) ` and
+#: `^ ` Gluten's columnar stages, `!` RAPIDS' operators that stay on the CPU) and a name.
+CODEGEN_MARKER = r"(?:[*^]\(\d+\) |[*^] ?|!)"
 TREE_LINE = re.compile(r"(?P<pre>(?:[ :|]  )*)(?P<conn>[+:]- )(?P<rest>.*)")
+#: TREE_LINE up to its connector (what follows it, `rest`, is the rest of the line): where
+#: only whether a line is a tree line matters, or where its operator starts.
+TREE_GLYPHS = re.compile(r"(?:[ :|]  )*[+:]- ")
+#: TREE_GLYPHS (the match ends where they do), and whether OPERATOR_START matches what
+#: follows them (the group `operator`, looked ahead at; None when it does not match): the tree
+#: lexer asks both of every tree line.
+TREE_OPERATOR = re.compile(r"(?:[ :|]  )*[+:]- (?:(?=(?P<operator>" + CODEGEN_MARKER +
+                           r"?[A-Za-z_]))|)")
 STAGE_HEADER = re.compile(r"(?P<pre>[ :|]*)\+- == (?P<which>Final|Initial|Current) Plan ==\s*$")
 STAGE_ROOT = re.compile(r"(?P<pre>[ :|]*)(?P<rest>\S.*)")
 PHYSICAL_HEADER = re.compile(r"== Physical Plan ==\s*$")
@@ -56,10 +68,6 @@ DETAIL_HEADER = re.compile(r"\(\d+\) \S")
 CODEGEN_FOUND = re.compile(r"Found \d+ WholeStageCodegen subtrees?\.\s*$")
 CODEGEN_SUBTREE_HEADER = re.compile(r"== Subtree \d+ / \d+ .*==\s*$")
 GENERATED_CODE_START = "Generated code:"
-#: What an operator line starts with: an optional codegen marker (`*(3) ` simple, `* `
-#: formatted, `*` alone where Spark's test golden files hide the stage number, `^(3) ` and
-#: `^ ` Gluten's columnar stages, `!` RAPIDS' operators that stay on the CPU) and a name.
-CODEGEN_MARKER = r"(?:[*^]\(\d+\) |[*^] ?|!)"
 OPERATOR_START = re.compile(CODEGEN_MARKER + r"?[A-Za-z_][\w$]*")
 ADAPTIVE_OPERATOR = re.compile(CODEGEN_MARKER + r"?AdaptiveSparkPlan\b")
 #: A line an author put in place of operators they left out: `...`, `…`, `(...)`, `[...]`.
@@ -83,7 +91,15 @@ class BlockToken(Token):
 
 
 class TreeTokens(list):
-    """The tokens of one operator tree, from its root's OPERATOR to its _TREE_END, in order."""
+    """The tokens of one operator tree, from its root's OPERATOR to its _TREE_END, in order,
+    each as the tuple `(type, value, line, column)` it is made from (`tokens()`): the tree
+    builder reads them so (parser._direct_tree), and only a tree it refuses goes through
+    Lark's tables as tokens."""
+
+    def tokens(self) -> List[Token]:
+        """The tokens themselves."""
+        return [_new_token(Token, kind, value, line, column)
+                for kind, value, line, column in self]
 
 
 _new_str = str.__new__
@@ -183,6 +199,15 @@ class _LineLexer:
     def _line(self, index: int) -> str:
         return self.lines[index]
 
+    def _entry(self, kind: str, value: str, index: int, column: int = 0) -> tuple:
+        """`_token(kind, value, index, column)` as an entry of a TreeTokens list."""
+        last = len(self.lines) - 1
+        if index > last:
+            index = last  # tokens closing the text sit on its last line
+        if self._direct:
+            return (kind, value, self._numbers[index], self._columns[index] + column + 1)
+        return (kind, value, self.plan.line_number(index), self.plan.column(index, column))
+
     def _token(self, kind: str, value: str, index: int, column: int = 0,
                token_class: type = Token) -> Token:
         last = len(self.lines) - 1
@@ -216,7 +241,7 @@ class _LineLexer:
         """The tokens, one by one."""
         for chunk in self.chunks():
             if chunk.__class__ is TreeTokens:
-                yield from chunk
+                yield from chunk.tokens()
             else:
                 yield chunk
 
@@ -330,31 +355,12 @@ class _LineLexer:
         header, carrying each block's header, FIELD lines and line number. The parser's cost
         is per token; field lines only follow their header, and a block only follows another
         where the first was accepted, so the run reads as its blocks one by one would."""
-        lines = self.lines
-        count = len(lines)
-        first = index
-        blocks = []
-        while True:
-            start = index
-            index += 1
-            while index < count:
-                line = lines[index]
-                head = line[:1]
-                if not line or line.isspace() or head == "(" and DETAIL_HEADER.match(line) or \
-                        head == "=" and SUBQUERIES_HEADER.match(line):
-                    break
-                index += 1
-            blocks.append((lines[start], lines[start + 1:index], self._line_number(start)))
-            following = self._skip_blank(index)
-            if following < count and lines[following][:1] == "(" and \
-                    DETAIL_HEADER.match(lines[following]):
-                index = following
-                continue
-            break
-        token = self._token("DETAIL_HEADER", lines[first], first, token_class=BlockToken)
+        blocks: list = []
+        end = _detail_blocks(self, index, blocks)
+        token = self._token("DETAIL_HEADER", self.lines[index], index, token_class=BlockToken)
         token.blocks = blocks
         yield token
-        return index
+        return end
 
     def _generated_code(self, index: int) -> Iterator[Token]:
         start = index
@@ -378,162 +384,14 @@ class _LineLexer:
         try:
             index = self._tree_tokens(index, out)
         except PlanSyntaxError:
-            yield from out
+            yield from out.tokens()
             raise
         yield out
         return index
 
     def _tree_tokens(self, index: int, out: List[Token]) -> int:
-        """`_tree`'s tokens appended to `out`."""
-        emit = out.append
-        root = self._line(index)
-        first_tree = TREE_LINE.match(root)
-        first_stage = STAGE_HEADER.match(root)
-        cut_top = bool(first_tree or first_stage)
-        level = 0
-        frames: List[_StageFrame] = []
-        if first_tree or first_stage:
-            # The top of the tree was cut off: stand a placeholder root in for what is missing.
-            pre = len(first_tree["pre"]) if first_tree else len(first_stage["pre"])
-            base = pre // 3
-            self._damaged(index, "the tree begins mid-way (its top was cut off); the "
-                          "operators above this line are missing")
-            if first_stage:
-                which = first_stage["which"]
-                flag = {"Final": "true", "Current": "false"}.get(which)
-                value = ADAPTIVE_ROOT_TEXT + (f" isFinalPlan={flag}" if flag else "")
-                emit(self._token("OPERATOR", value, index, pre))
-                last_level, last_adaptive = 0, True
-            else:
-                emit(self._token("OPERATOR", CUT_ROOT, index, pre))
-                last_level, last_adaptive = 0, False
-        else:
-            root_column = len(root) - len(root.lstrip(" "))
-            if root_column % 3:
-                raise self._error(index, 0, "expected an operator tree indented in steps of three")
-            base = root_column // 3
-            emit(self._token("OPERATOR", root[root_column:], index, root_column))
-            last_level, last_adaptive = 0, bool(ADAPTIVE_OPERATOR.match(root[root_column:]))
-            index += 1
-        pending_stage: Optional[_StageFrame] = None
-        last_glyphs = ""
-        last_operator = index
-        lines = self.lines
-        direct, numbers, columns = self._direct, self._numbers, self._columns
-        while index < len(lines):
-            line = lines[index]
-            if pending_stage is not None:
-                match = STAGE_ROOT.match(line)
-                if not match or not OPERATOR_START.match(match["rest"]):
-                    raise self._error(
-                        index, 0, "expected the root operator of the plan stage printed above, "
-                        "found " + _quote(line),
-                    )
-                raw = len(match["pre"]) // 3
-                pending_stage.root_raw = raw
-                pending_stage.offset = raw - (pending_stage.adaptive_level + 1)
-                frames.append(pending_stage)
-                pending_stage = None
-                emit(self._token("OPERATOR", match["rest"], index, len(match["pre"])))
-                last_level = level
-                last_adaptive = bool(ADAPTIVE_OPERATOR.match(match["rest"]))
-                last_glyphs, last_operator = match["pre"], index
-                index += 1
-                continue
-
-            stage = STAGE_HEADER.match(line) if STAGE_MARK in line else None
-            if stage:
-                if stage["which"] == "Initial" and frames:
-                    while frames and frames[-1].kind != "final":
-                        frames.pop()
-                if stage["which"] == "Initial" and frames:
-                    adaptive_level = frames.pop().adaptive_level
-                    kind = "initial"
-                elif stage["which"] == "Initial" and last_adaptive:
-                    # Databricks prints `AdaptiveSparkPlan isFinalPlan=false` over a lone
-                    # `== Initial Plan ==`: the plan AQE has not started re-planning.
-                    adaptive_level, kind = last_level, "initial"
-                elif stage["which"] == "Initial":
-                    raise self._error(
-                        index, 0, "'== Initial Plan ==' without a final or current plan above it"
-                    )
-                else:
-                    if not last_adaptive:
-                        raise self._error(
-                            index, 0, f"'== {stage['which']} Plan ==' must follow an "
-                            "AdaptiveSparkPlan operator",
-                        )
-                    adaptive_level, kind = last_level, "final"
-                self._move_into(out, level, adaptive_level + 1, index)
-                level = adaptive_level + 1
-                emit(self._token("STAGE_HEADER", stage["which"], index, len(stage["pre"])))
-                pending_stage = _StageFrame(kind, adaptive_level, 0, 0)
-                index += 1
-                continue
-
-            match = TREE_LINE.match(line)
-            if not match:
-                content = line.strip()
-                if content and (ELISION.match(content) or COMMENT.match(content)):
-                    self._skip_inserted(index, content)
-                    index += 1
-                    continue
-                break  # a blank line or anything else ends the tree
-            pre, connector, rest = match.group("pre", "conn", "rest")
-            first = rest[:1]
-            if (first in INSERTED_STARTS or first.isspace()) and (
-                    ELISION.match(rest.strip()) or COMMENT.match(rest)):
-                self._skip_inserted(index, rest.strip())
-                index += 1
-                continue
-            raw = (len(pre) + 3) // 3
-            while frames and raw <= frames[-1].root_raw:
-                frames.pop()
-            logical = raw - (frames[-1].offset if frames else base)
-            content_column = len(pre) + 3
-            if logical < 1 and cut_top and not frames:
-                # A fragment whose first line sat deeper than the lines after it: they hang
-                # under the missing top too.
-                base = raw - 1
-                logical = 1
-            if logical < 1:
-                raise self._error(index, 0, "expected a child line indented under its parent")
-            if logical > level + 2:
-                self._damaged(index, f"the tree's indentation jumps {logical - level} levels "
-                              "here; lines above it are missing")
-                logical = level + 1
-            if not OPERATOR_START.match(rest):
-                raise self._error(index, content_column, "expected an operator name, found "
-                                  + _quote(rest))
-            if logical != level:
-                self._move_into(out, level, logical, index)
-            level = last_level = logical
-            last_adaptive = ADAPTIVE_ROOT_TEXT in rest and bool(ADAPTIVE_OPERATOR.match(rest))
-            last_glyphs, last_operator = pre + connector, index
-            # self._token("OPERATOR", rest, index, content_column), inline: index is a line
-            if direct:
-                token = _new_str(Token, rest)
-                token.type, token.value, token.start_pos = "OPERATOR", rest, 0
-                token.line = token.end_line = numbers[index]
-                token.column = columns[index] + content_column + 1
-                token.end_column, token.end_pos = token.column + len(rest), len(rest)
-                emit(token)
-            else:
-                emit(self._token("OPERATOR", rest, index, content_column))
-            index += 1
-
-        if pending_stage is not None:
-            raise self._error(
-                min(index, len(self.lines) - 1), 0,
-                "expected the root operator of a plan stage, found the end of the tree",
-            )
-        if ":" in last_glyphs:
-            # `:- ` and `:  ` say more children follow below: the text stopped before them.
-            self._damaged(last_operator, "the tree stops where its last line says more "
-                          "operators follow; the plan looks cut short")
-        self._move_into(out, level, 0, index)
-        emit(self._token("_TREE_END", "", index))
-        return index
+        """`_tree`'s tokens appended to `out` (`_tree_tokens` below)."""
+        return _tree_tokens(self, index, out)
 
     def _skip_inserted(self, index: int, content: str) -> None:
         if ELISION.match(content):
@@ -545,8 +403,201 @@ class _LineLexer:
         if target == level:
             return
         # One token for every step: they are the same token, at the same place.
-        token = self._token("_INDENT" if target > level else "_DEDENT", "", index)
-        out.extend([token] * abs(target - level))
+        out.extend([self._entry("_INDENT" if target > level else "_DEDENT", "", index)] *
+                   abs(target - level))
+
+
+def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
+    """`lexer._tree`'s tokens appended to `out`: the tree whose root is at `index`; the index
+    of the first line after it. (A function of the module: Cython gives its locals C types,
+    lexer.pxd.)"""
+    emit = out.append
+    root = lexer._line(index)
+    first_tree = TREE_LINE.match(root)
+    first_stage = STAGE_HEADER.match(root)
+    cut_top = bool(first_tree or first_stage)
+    level = 0
+    frames: List[_StageFrame] = []
+    if first_tree or first_stage:
+        # The top of the tree was cut off: stand a placeholder root in for what is missing.
+        pre = len(first_tree["pre"]) if first_tree else len(first_stage["pre"])
+        base = pre // 3
+        lexer._damaged(index, "the tree begins mid-way (its top was cut off); the "
+                       "operators above this line are missing")
+        if first_stage:
+            which = first_stage["which"]
+            flag = {"Final": "true", "Current": "false"}.get(which)
+            value = ADAPTIVE_ROOT_TEXT + (f" isFinalPlan={flag}" if flag else "")
+            emit(lexer._entry("OPERATOR", value, index, pre))
+            last_level, last_adaptive = 0, True
+        else:
+            emit(lexer._entry("OPERATOR", CUT_ROOT, index, pre))
+            last_level, last_adaptive = 0, False
+    else:
+        root_column = len(root) - len(root.lstrip(" "))
+        if root_column % 3:
+            raise lexer._error(index, 0, "expected an operator tree indented in steps of three")
+        base = root_column // 3
+        emit(lexer._entry("OPERATOR", root[root_column:], index, root_column))
+        last_level, last_adaptive = 0, bool(ADAPTIVE_OPERATOR.match(root[root_column:]))
+        index += 1
+    pending_stage: Optional[_StageFrame] = None
+    # The glyphs before the last operator read: lines[last_operator][:last_glyphs_end]
+    last_glyphs_end = 0
+    last_operator = index
+    lines = lexer.lines
+    tree_operator = TREE_OPERATOR.match
+    direct, numbers, columns = lexer._direct, lexer._numbers, lexer._columns
+    while index < len(lines):
+        line = lines[index]
+        if pending_stage is not None:
+            match = STAGE_ROOT.match(line)
+            if not match or not OPERATOR_START.match(match["rest"]):
+                raise lexer._error(
+                    index, 0, "expected the root operator of the plan stage printed above, "
+                    "found " + _quote(line),
+                )
+            raw = len(match["pre"]) // 3
+            pending_stage.root_raw = raw
+            pending_stage.offset = raw - (pending_stage.adaptive_level + 1)
+            frames.append(pending_stage)
+            pending_stage = None
+            emit(lexer._entry("OPERATOR", match["rest"], index, len(match["pre"])))
+            last_level = level
+            last_adaptive = bool(ADAPTIVE_OPERATOR.match(match["rest"]))
+            last_glyphs_end, last_operator = len(match["pre"]), index
+            index += 1
+            continue
+
+        stage = STAGE_HEADER.match(line) if STAGE_MARK in line else None
+        if stage:
+            if stage["which"] == "Initial" and frames:
+                while frames and frames[-1].kind != "final":
+                    frames.pop()
+            if stage["which"] == "Initial" and frames:
+                adaptive_level = frames.pop().adaptive_level
+                kind = "initial"
+            elif stage["which"] == "Initial" and last_adaptive:
+                # Databricks prints `AdaptiveSparkPlan isFinalPlan=false` over a lone
+                # `== Initial Plan ==`: the plan AQE has not started re-planning.
+                adaptive_level, kind = last_level, "initial"
+            elif stage["which"] == "Initial":
+                raise lexer._error(
+                    index, 0, "'== Initial Plan ==' without a final or current plan above it"
+                )
+            else:
+                if not last_adaptive:
+                    raise lexer._error(
+                        index, 0, f"'== {stage['which']} Plan ==' must follow an "
+                        "AdaptiveSparkPlan operator",
+                    )
+                adaptive_level, kind = last_level, "final"
+            lexer._move_into(out, level, adaptive_level + 1, index)
+            level = adaptive_level + 1
+            emit(lexer._entry("STAGE_HEADER", stage["which"], index, len(stage["pre"])))
+            pending_stage = _StageFrame(kind, adaptive_level, 0, 0)
+            index += 1
+            continue
+
+        match = tree_operator(line)
+        if not match:
+            content = line.strip()
+            if content and (ELISION.match(content) or COMMENT.match(content)):
+                lexer._skip_inserted(index, content)
+                index += 1
+                continue
+            break  # a blank line or anything else ends the tree
+        # TREE_LINE's groups, by where they end: `pre`, the connector (3 characters), `rest`
+        content_column = match.end()
+        rest = line[content_column:]
+        first = rest[:1]
+        if (first in INSERTED_STARTS or first.isspace()) and (
+                ELISION.match(rest.strip()) or COMMENT.match(rest)):
+            lexer._skip_inserted(index, rest.strip())
+            index += 1
+            continue
+        raw = content_column // 3
+        while frames and raw <= frames[-1].root_raw:
+            frames.pop()
+        logical = raw - (frames[-1].offset if frames else base)
+        if logical < 1 and cut_top and not frames:
+            # A fragment whose first line sat deeper than the lines after it: they hang
+            # under the missing top too.
+            base = raw - 1
+            logical = 1
+        if logical < 1:
+            raise lexer._error(index, 0, "expected a child line indented under its parent")
+        if logical > level + 2:
+            lexer._damaged(index, f"the tree's indentation jumps {logical - level} levels "
+                           "here; lines above it are missing")
+            logical = level + 1
+        if match.lastindex is None:  # no group `operator`: not OPERATOR_START.match(rest)
+            raise lexer._error(index, content_column, "expected an operator name, found "
+                               + _quote(rest))
+        if logical != level:
+            if direct:
+                # lexer._move_into(out, level, logical, index), inline: index is a line
+                entry = ("_INDENT" if logical > level else "_DEDENT", "", numbers[index],
+                         columns[index] + 1)
+                out.extend([entry] * (logical - level if logical > level else level - logical))
+            else:
+                lexer._move_into(out, level, logical, index)
+        level = last_level = logical
+        last_adaptive = ADAPTIVE_ROOT_TEXT in rest and bool(ADAPTIVE_OPERATOR.match(rest))
+        last_glyphs_end, last_operator = content_column, index
+        # lexer._entry("OPERATOR", rest, index, content_column), inline: index is a line
+        if direct:
+            emit(("OPERATOR", rest, numbers[index], columns[index] + content_column + 1))
+        else:
+            emit(lexer._entry("OPERATOR", rest, index, content_column))
+        index += 1
+
+    if pending_stage is not None:
+        raise lexer._error(
+            min(index, len(lexer.lines) - 1), 0,
+            "expected the root operator of a plan stage, found the end of the tree",
+        )
+    if last_glyphs_end and ":" in lines[last_operator][:last_glyphs_end]:
+        # `:- ` and `:  ` say more children follow below: the text stopped before them.
+        lexer._damaged(last_operator, "the tree stops where its last line says more "
+                       "operators follow; the plan looks cut short")
+    lexer._move_into(out, level, 0, index)
+    emit(lexer._entry("_TREE_END", "", index))
+    return index
+
+
+def _detail_blocks(lexer: _LineLexer, index: int, blocks: list) -> int:
+    """`lexer._detail_block`'s blocks from `index` on, appended to `blocks`: the index of the
+    first line after them. (A function of the module: Cython gives its locals C types,
+    lexer.pxd.)"""
+    lines = lexer.lines
+    count = len(lines)
+    direct, numbers = lexer._direct, lexer._numbers
+    while True:
+        start = index
+        index += 1
+        while index < count:
+            line = lines[index]
+            if not line:
+                break
+            head = line[0]  # (a C character in Cython: lexer.pxd)
+            if head.isspace() and line.isspace() or head == "(" and DETAIL_HEADER.match(line) \
+                    or head == "=" and SUBQUERIES_HEADER.match(line):
+                break
+            index += 1
+        blocks.append((lines[start], lines[start + 1:index],
+                       numbers[start] if direct else lexer._line_number(start)))
+        following = index  # lexer._skip_blank(index), inline
+        while following < count:
+            line = lines[following]
+            if line and not (line[0].isspace() and line.isspace()):
+                break
+            following += 1
+        if following < count and lines[following][:1] == "(" and \
+                DETAIL_HEADER.match(lines[following]):
+            index = following
+            continue
+        return index
 
 
 #: The root Spark's stage headers hang under, when a pasted tree begins with one.

@@ -28,10 +28,10 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 from lark.parsers.lalr_analysis import Shift
 
 from .codegen import NO_SUBTREE_NOTE, one_query
-from .damage import check_query
+from .damage import SUBQUERY_MARKS, check_query
 from ..errors import PlanSyntaxError
 from .lexer import (
-    CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, TreeTokens, _LineLexer,
+    CURRENT_PLAN, CUT_ROOT, Damage, ExplainLexer, PlanLines, TreeTokens, _LineLexer, _new_token,
 )
 from ..plan.model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
 from ..plan.operators import name_family
@@ -81,9 +81,29 @@ class _RawNode:
     def __init__(self, op: OperatorLine):
         self.op = op
         self.node: Optional[Node] = None  # what the builder made of it
-        self.children: List[_RawNode] = []
-        self.inner: List[_RawNode] = []
-        self.stages: List[Tuple[str, _RawNode]] = []
+        # Each a list from its first entry on (most tree lines have no inner plan and no
+        # stage, a leaf no child: no list made for them).
+        self.children: "List[_RawNode] | Tuple[()]" = ()
+        self.inner: "List[_RawNode] | Tuple[()]" = ()
+        self.stages: "List[Tuple[str, _RawNode]] | Tuple[()]" = ()
+
+    def add_child(self, raw: "_RawNode") -> None:
+        if self.children:
+            self.children.append(raw)
+        else:
+            self.children = [raw]
+
+    def add_inner(self, raws: "List[_RawNode]") -> None:
+        if self.inner:
+            self.inner.extend(raws)
+        else:
+            self.inner = list(raws)
+
+    def add_stage(self, kind: str, raw: "_RawNode") -> None:
+        if self.stages:
+            self.stages.append((kind, raw))
+        else:
+            self.stages = [(kind, raw)]
 
 
 class _Body:
@@ -118,12 +138,15 @@ def _record(damage: Damage) -> None:
 
 
 def _operator_line(token: Token) -> OperatorLine:
-    if token.value == CUT_ROOT:
+    return _read_operator_line(token.value, token.line, token.column)
+
+
+def _read_operator_line(value: str, line: int, column: int) -> OperatorLine:
+    if value == CUT_ROOT:
         return OperatorLine(name=CUT_ROOT, args="", id=None, codegen_stage=None,
                             whole_stage_codegen=False, statistics=None, description=None,
-                            plain_args="", unnumbered=True, line=token.line,
-                            column=token.column)
-    return read_operator_line(token.value, token.line, token.column)
+                            plain_args="", unnumbered=True, line=line, column=column)
+    return read_operator_line(value, line, column)
 
 
 class _ToModel(Transformer):
@@ -134,11 +157,11 @@ class _ToModel(Transformer):
         raw = _RawNode(_operator_line(items[0]))
         for item in items[1:]:
             if isinstance(item, _RawNode):
-                raw.children.append(item)
+                raw.add_child(item)
             elif item[0] == "inner":
-                raw.inner.extend(item[1])
+                raw.add_inner(item[1])
             else:
-                raw.stages.append((item[1], item[2]))
+                raw.add_stage(item[1], item[2])
         return raw
 
     def inner(self, items):
@@ -294,59 +317,12 @@ class _Builder:
             if raw.inner:
                 stack.extend(reversed(raw.inner))
             stack.extend(reversed(raw.children))
-        node = self._node
         for raw in reversed(order):
-            raw.node = node(raw)
+            raw.node = _built_node(self, raw)
         return root.node
 
     def _node(self, raw: _RawNode) -> Node:
-        op = raw.op
-        formatted = self.formatted
-        block: Optional[DetailBlock] = None
-        if formatted and not op.unnumbered:
-            if op.id is None:
-                self.damage.append(Damage(op.line, f"{op.name} is printed without the operator "
-                                          "id '(N)' every formatted-plan line ends with"))
-            else:
-                block = self.details.get(op.id)
-                if block is None:
-                    self.missing.append(op)
-                else:
-                    self.used.add(op.id)
-        fields = dict(block.fields) if block else {}
-        args = op.args if formatted else op.plain_args
-        children = [child.node for child in raw.children]
-        initial: Optional[Node] = None
-        adaptive = op.name == ADAPTIVE_ROOT
-        if raw.stages:
-            kinds = [kind for kind, _ in raw.stages]
-            for kind, stage_root in raw.stages:
-                if kind == "Initial":
-                    initial = stage_root.node
-                else:
-                    children.insert(0, stage_root.node)
-            if adaptive and initial is not None and not children:
-                # A lone `== Initial Plan ==` (Databricks): the plan as it stands is the
-                # initial one.
-                children = [initial]
-            if adaptive and "Initial" not in kinds:
-                self.damage.append(Damage(op.line, f"{op.name} has its {kinds[0].lower()} plan "
-                                          "but no '== Initial Plan =='; the plan looks cut "
-                                          "short"))
-        elif adaptive and children:
-            # The single-tree form: Spark prints it when the current plan equals the initial one.
-            initial = children[0]
-        stage = op.codegen_stage if op.codegen_stage is not None else (
-            block.codegen_stage if block else None)
-        # Operator names and titles repeat in every plan: one string each, however many
-        # plans a long log holds.
-        name = intern(op.name)
-        return parsed_node(
-            name, args, op.id if formatted else None, stage, op.whole_stage_codegen,
-            intern(block.title) if block else name, fields, tuple(children),
-            tuple([child.node for child in raw.inner]) if raw.inner else (),
-            op.statistics, op.description if formatted else None, initial,
-            is_final_plan(args, fields) if adaptive else None, op.line)
+        return _built_node(self, raw)
 
     def undrawn(self, blocks: List[DetailBlock]) -> Tuple[Node, ...]:
         """The shuffle reads whose detail blocks no tree line uses (a tree elided with `...`,
@@ -390,6 +366,68 @@ class _Builder:
                 damage.append(Damage(block.line, f"detail block ({block.id}) {block.title} has "
                                      "no operator in the tree", incomplete=True))
         return damage
+
+
+def _built_node(builder: _Builder, raw: _RawNode) -> Node:
+    """`builder`'s Node of `raw`, everything under it built. (A function of the module:
+    Cython gives its locals C types, parser.pxd.)"""
+    op = raw.op
+    name, args, op_id, line = op.name, op.args, op.id, op.line
+    formatted = builder.formatted
+    block: Optional[DetailBlock] = None
+    fields: Dict[str, str]
+    if formatted and not op.unnumbered:
+        if op_id is None:
+            builder.damage.append(Damage(line, f"{name} is printed without the operator "
+                                         "id '(N)' every formatted-plan line ends with"))
+        else:
+            block = builder.details.get(op_id)
+            if block is None:
+                builder.missing.append(op)
+            else:
+                used = builder.used
+                # The block's own fields for the first node of its id (a block is read
+                # for the tree alone and never changed), a copy for any later one.
+                fields = dict(block.fields) if op_id in used else block.fields
+                used.add(op_id)
+    if block is None:
+        fields = {}
+    if not formatted:
+        args = op.plain_args
+    children = [child.node for child in raw.children]
+    initial: Optional[Node] = None
+    adaptive = name == ADAPTIVE_ROOT
+    if raw.stages:
+        kinds = [kind for kind, _ in raw.stages]
+        for kind, stage_root in raw.stages:
+            if kind == "Initial":
+                initial = stage_root.node
+            else:
+                children.insert(0, stage_root.node)
+        if adaptive and initial is not None and not children:
+            # A lone `== Initial Plan ==` (Databricks): the plan as it stands is the
+            # initial one.
+            children = [initial]
+        if adaptive and "Initial" not in kinds:
+            builder.damage.append(Damage(line, f"{name} has its {kinds[0].lower()} plan "
+                                         "but no '== Initial Plan =='; the plan looks cut "
+                                         "short"))
+    elif adaptive and children:
+        # The single-tree form: Spark prints it when the current plan equals the initial one.
+        initial = children[0]
+    stage = op.codegen_stage
+    if stage is None and block is not None:
+        stage = block.codegen_stage
+    # Operator names and titles repeat in every plan: one string each, however many
+    # plans a long log holds.
+    name = intern(name)
+    inner = raw.inner
+    return parsed_node(
+        name, args, op_id if formatted else None, stage, op.whole_stage_codegen,
+        intern(block.title) if block is not None else name, fields, tuple(children),
+        tuple([child.node for child in inner]) if inner else (),
+        op.statistics, op.description if formatted else None, initial,
+        is_final_plan(args, fields) if adaptive else None, line)
 
 
 def _grammar_text() -> str:
@@ -489,13 +527,13 @@ class _Tables:
                             # and shifted its _TREE_END: the rule `tree` is reduced by the
                             # next token, as without (and a token the grammar does not take
                             # there is refused in the same state, with the same expected).
-                            token = tree[-1]
+                            token = _new_token(Token, *tree[-1])  # its _TREE_END
                             state_stack.append(after_node[1])
                             value_stack.append(root)
                             state_stack.append(after_end[1])
                             value_stack.append(token)
                             continue
-                    pending = tree[::-1]
+                    pending = tree.tokens()[::-1]
                     token = pending.pop()
             while True:
                 row = states[state_stack[-1]]
@@ -532,8 +570,9 @@ class _Tables:
         state_stack.append(self.states[state_stack[-1]][name][1])
 
 
-def _direct_tree(tokens: List[Token]) -> Optional[_RawNode]:
-    """The value the rule `tree` has for `tokens` (an OPERATOR up to its _TREE_END), built
+def _direct_tree(tokens: TreeTokens) -> Optional[_RawNode]:
+    """The value the rule `tree` has for `tokens` (an OPERATOR up to its _TREE_END, each token
+    as its `(type, value, line, column)`), built
     without the automaton: what the rules `node`, `inner` and `stage` of the grammar make,
 
         node: OPERATOR (_INDENT (node | inner | stage)+ _DEDENT)?
@@ -548,14 +587,13 @@ def _direct_tree(tokens: List[Token]) -> Optional[_RawNode]:
     open_blocks: list = []
     root: Optional[_RawNode] = None
     previous = ""  # the type of the token before
-    stage: Optional[Token] = None  # a STAGE_HEADER waiting for its node
+    stage: Optional[str] = None  # the value of a STAGE_HEADER waiting for its node
     last: Optional[_RawNode] = None
     try:
-        for token in tokens:
-            kind = token.type
+        for kind, value, line, column in tokens:
             if kind == "OPERATOR":
-                raw = _RawNode(read_operator_line(token.value, token.line, token.column)
-                               if token.value != CUT_ROOT else _operator_line(token))
+                raw = _RawNode(read_operator_line(value, line, column)
+                               if value != CUT_ROOT else _read_operator_line(value, line, column))
                 if not open_blocks:
                     if root is not None:
                         return None
@@ -564,12 +602,12 @@ def _direct_tree(tokens: List[Token]) -> Optional[_RawNode]:
                     block = open_blocks[-1]
                     block[2] += 1
                     if stage is not None:
-                        block[0].stages.append((stage.value, raw))
+                        block[0].add_stage(stage, raw)
                         stage = None
                     elif block[1]:
-                        block[0].children.append(raw)
+                        block[0].add_child(raw)
                     else:
-                        block[0].inner.append(raw)
+                        block[0].add_inner((raw,))
                 last = raw
             elif kind == "_INDENT":
                 if previous == "OPERATOR":
@@ -588,7 +626,7 @@ def _direct_tree(tokens: List[Token]) -> Optional[_RawNode]:
             elif kind == "STAGE_HEADER":
                 if not open_blocks or not open_blocks[-1][1] or stage is not None:
                     return None
-                stage = token
+                stage = value
             elif kind == "_TREE_END":
                 if open_blocks or root is None or stage is not None:
                     return None
@@ -648,6 +686,9 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
     finally:
         CURRENT_PLAN.reset(token)
     queries = document.queries
+    # Whether a detail can hold a subquery reference (damage.check_query): every detail is
+    # read from these lines.
+    marked = SUBQUERY_MARKS[0] in text or SUBQUERY_MARKS[1] in text
     damage = sorted(dict.fromkeys(lexer.damage), key=lambda d: d.line)  # in the order seen
     notes: List[List[str]] = [[] for _ in queries]
     starts = [query.line for query in queries]  # in printed order, so sorted
@@ -657,7 +698,7 @@ def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document
     queries = tuple(
         dataclasses.replace(query, source=source, origin=origin or query.origin,
                             notes=tuple(dict.fromkeys((*query.notes, *own,
-                                                       *check_query(query, plan, last)))))
+                                                       *check_query(query, plan, last, marked)))))
         for query, own, last in zip(queries, notes, [n == len(queries) - 1
                                                      for n in range(len(queries))])
     )

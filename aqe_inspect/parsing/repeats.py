@@ -29,6 +29,10 @@ from collections import OrderedDict
 from typing import Dict, Optional, Tuple
 
 from ..plan.model import Document, Node, Query, Subquery
+from .. import native
+
+#: A Node moved to another line (`_node_c.pyx`, or its pure twin: plan.model.moved_node).
+moved_node = native.load("aqe_inspect.parsing._node").moved_node
 
 #: The most entries kept, and the most characters of text over all of them.
 MAX_ENTRIES = 64
@@ -151,12 +155,9 @@ def _move_tree(root: Node, delta: int, memo: Dict[int, Node]) -> None:
             if node.initial is not None and id(node.initial) not in memo:
                 stack.append((node.initial, False))
             continue
-        fields = _fields(node)
-        fields["line"] = node.line + delta if node.line else 0
-        if node.children:
-            fields["children"] = tuple([memo[id(child)] for child in node.children])
-        if node.inner:
-            fields["inner"] = tuple([memo[id(child)] for child in node.inner])
-        if node.initial is not None:
-            fields["initial"] = memo[id(node.initial)]
-        memo[key] = _filled(Node, fields)
+        children, inner, initial = node.children, node.inner, node.initial
+        memo[key] = moved_node(
+            node, node.line + delta if node.line else 0,
+            tuple([memo[id(child)] for child in children]) if children else children,
+            tuple([memo[id(child)] for child in inner]) if inner else inner,
+            memo[id(initial)] if initial is not None else None)

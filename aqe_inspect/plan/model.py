@@ -204,6 +204,33 @@ def parsed_node(name: str, args: str, id: Optional[int], codegen_stage: Optional
     return node
 
 
+def moved_node(node: Node, line: int, children: Tuple[Node, ...], inner: Tuple[Node, ...],
+               initial: Optional[Node]) -> Node:
+    """`dataclasses.replace(node, line=line, children=children, inner=inner,
+    initial=initial)`, every other field the very object `node` holds, set one by one in
+    order as `parsed_node` sets them (parsing/repeats.py moves a plan printed again so; the
+    parsing._node kernel has it compiled)."""
+    made = _new_object(Node)
+    _set(made, "name", node.name)
+    _set(made, "args", node.args)
+    _set(made, "id", node.id)
+    _set(made, "codegen_stage", node.codegen_stage)
+    _set(made, "whole_stage_codegen", node.whole_stage_codegen)
+    _set(made, "title", node.title)
+    _set(made, "details", node.details)
+    _set(made, "children", children)
+    _set(made, "inner", inner)
+    _set(made, "statistics", node.statistics)
+    _set(made, "description", node.description)
+    _set(made, "initial", initial)
+    _set(made, "is_final_plan", node.is_final_plan)
+    _set(made, "line", line)
+    _set(made, "plan_line", node.plan_line)
+    _set(made, "metrics", node.metrics)
+    _set(made, "spreads", node.spreads)
+    return made
+
+
 @dataclass(frozen=True)
 class Spread:
     """How one SQL metric's values spread: over the tasks that updated it (task metrics such

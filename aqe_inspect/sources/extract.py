@@ -20,8 +20,8 @@ from typing import Deque, Iterable, Iterator, List, Optional
 from ..parsing.lexer import (
     CODEGEN_FOUND, CODEGEN_SUBTREE_HEADER, COMMENT, DETAIL_HEADER, ELISION, GENERATED_CODE_START,
     LOGICAL_HEADER, OPERATOR_START, OPTIMIZED_OUT_HEADER, PHYSICAL_HEADER, STAGE_HEADER,
-    STAGE_ROOT, SUBPLAN_HEADER, SUBQUERIES_HEADER, SUBQUERY_HEADER, TREE_LINE, PlanLines,
-    looks_like_tree_root,
+    STAGE_ROOT, SUBPLAN_HEADER, SUBQUERIES_HEADER, SUBQUERY_HEADER, TREE_GLYPHS, TREE_LINE,
+    PlanLines, looks_like_tree_root,
 )
 from .lines import Line
 
@@ -102,7 +102,7 @@ def _starts_plan(line: Line, following: Optional[Line], announced: bool) -> bool
         return True
     glyph = first in "+:|"  # what TREE_LINE and STAGE_HEADER start with, blanks taken off
     tree = TREE_LINE.match(text) if glyph else None
-    if tree and OPERATOR_START.match(tree["rest"]) and (TREE_LINE.match(after) or
+    if tree and OPERATOR_START.match(tree["rest"]) and (TREE_GLYPHS.match(after) or
                                                         STAGE_HEADER.match(after)):
         return True  # a tree whose top was cut off
     if glyph and STAGE_HEADER.match(text):
@@ -185,6 +185,8 @@ def _region(stream: _Peekable, role: str, max_chars: int) -> Region:
     # a line that does not belong to the region goes back to the front of its buffer.
     buffer, pull = stream._buffer, stream._it
     kept_lines, kept_numbers, kept_columns = out.lines, out.numbers, out.columns
+    tree_glyphs = TREE_GLYPHS.match
+    chars = out.chars  # out.chars, kept here (and handed back around out.add)
     while True:
         if buffer:
             line = buffer.popleft()
@@ -204,9 +206,11 @@ def _region(stream: _Peekable, role: str, max_chars: int) -> Region:
                 break
             if not _continues_after_blank(following.text[indent:], state):
                 break
+            out.chars = chars
             out.add(buffer.popleft())
+            chars = out.chars
             continue
-        if state == "tree" and text[:1] not in SECTION_STARTS and TREE_LINE.match(text):
+        if state == "tree" and text[:1] not in SECTION_STARTS and tree_glyphs(text):
             pass  # a tree line goes on with the tree (what _continues says, asked first)
         else:
             next_state = _continues(text, state)
@@ -220,9 +224,10 @@ def _region(stream: _Peekable, role: str, max_chars: int) -> Region:
         kept_columns.append(line.column + indent)
         if line.damage:
             out.notes.append(f"line {line.number}: {line.damage}")
-        out.chars += len(text) + 1
-        if max_chars and out.chars > max_chars:
+        chars += len(text) + 1
+        if max_chars and chars > max_chars:
             out.refuse()
+    out.chars = chars
     while out.lines and not out.lines[-1].strip():
         out.lines.pop()
         out.numbers.pop()
@@ -292,9 +297,9 @@ def _continues(text: str, state: str) -> Optional[str]:
     if state == "code":
         return "code" if text.startswith(GENERATED_LINE_START) else None
     if state == "tree-next":
-        return "tree" if OPERATOR_START.match(text) or TREE_LINE.match(text) else None
+        return "tree" if OPERATOR_START.match(text) or TREE_GLYPHS.match(text) else None
     if state in ("tree", "subqueries", "codegen"):
-        if TREE_LINE.match(text) or STAGE_HEADER.match(text):
+        if TREE_GLYPHS.match(text) or STAGE_HEADER.match(text):
             return "tree"
         stripped = text.strip()
         if STAGE_ROOT.match(text) and text.startswith(" ") and OPERATOR_START.match(stripped):

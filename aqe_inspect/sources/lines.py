@@ -45,6 +45,12 @@ NUMBERED = re.compile(r"(?P<number>\d{2,6}) (?P<rest>.*)")
 #: what a log prefix, a JSON record, a rule heading, a block marker, a prompt or a numbered
 #: line starts with, and every blank character but the space.
 SLOW_FIRST = frozenset("0123456789[{=-#/>IO.s\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0")
+#: SLOW_FIRST but `I` and `O`, which begin only a PROMPT (`In [3]: `, `Out[3]: `) of what
+#: `logical_lines` does more with: a line beginning so but with none of PROMPT_START (a
+#: formatted plan's `Input [2]: ...`, `Output [3]: ...`) takes the fast path too.
+SLOW_FIRST_BUT_PROMPTS = SLOW_FIRST - {"I", "O"}
+#: How every PROMPT starting with `I` or `O` starts.
+PROMPT_START = re.compile(r"(?:In|Out)\s?\[")
 #: Whether `logical_lines` takes its fast path for plain lines (tests compare it with the
 #: steps it stands for).
 FAST_PATH = True
@@ -89,11 +95,14 @@ def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] =
     for number, text in raw:
         # Most lines of a plan need none of what follows: nothing begins there (a log prefix,
         # a JSON record, a rule heading, a block marker, a prompt, a numbered line: each
-        # starts with a character of SLOW_FIRST, or with blanks before `{"` or `...:`), and
+        # starts with a character of SLOW_FIRST, or with blanks before `{"` or `...:`; of
+        # those starting with `I` or `O`, only a PROMPT_START begins something), and
         # there is nothing to clean (plain ASCII, no carriage return, no tab). Such a line is
         # what the steps below would make of it, with no state left behind.
         first = text[:1]
-        if fast and prefix is None and not from_message and first not in SLOW_FIRST and \
+        if fast and prefix is None and not from_message and \
+                first not in SLOW_FIRST_BUT_PROMPTS and \
+                (first != "I" and first != "O" or not PROMPT_START.match(text)) and \
                 text.isascii() and "\r" not in text and "\t" not in text and \
                 (first != " " or ("...:" not in text[:12] and
                                    ('{"' not in text or text.lstrip()[:2] != '{"'))):
@@ -197,7 +206,8 @@ def is_rule_heading(line: Line) -> bool:
 
 def _watch(line: Line, runs: Optional[List[int]], rule_headings: Optional[List[int]]) -> None:
     """What `logical_lines` notes of a line of its slow path (a line of its fast path starts
-    no message and holds no rule heading: its first character is none of SLOW_FIRST's)."""
+    no message and holds no rule heading: its first character is none of SLOW_FIRST's, or
+    an `I` or `O` beginning no prompt)."""
     if runs is not None and line.message_start and line.text.startswith(APPLICATION_START):
         runs.append(line.number)
     if rule_headings is not None and is_rule_heading(line):
@@ -212,8 +222,25 @@ def message_header(text: str) -> Optional[str]:
     first = text[:1]
     if first not in SLOW_FIRST and first != " " and text.isascii() and "\r" not in text:
         return None  # what logical_lines' fast path takes: no message starts there
-    for line in logical_lines(((0, text),)):
-        return line.header if line.message_start else None
+    # The steps of logical_lines' slow path that can make a text's first line start a
+    # message (with no state before it: no block marker, no numbered line, no `Plan changed
+    # from` message; what follows them starts none).
+    if text.endswith("\r"):
+        text = text[:-1]
+    if "\r" in text:
+        text = text.rsplit("\r", 1)[1]
+    if not text.isascii() and INVISIBLE.search(text):
+        text = INVISIBLE.sub("", text)
+    stripped = text.lstrip()
+    if stripped.startswith('{"') and stripped.rstrip().endswith("}"):
+        record = _json_record(stripped)
+        if record is not None:
+            return _message(record.split("\n", 1)[0], 0, 0, "").header
+    if text.startswith("=== ") and RULE_BLOCK.match(text):
+        return text.strip()
+    log = LOG_PREFIX.match(text) if text[:1].isdigit() or text[:1] == "[" else None
+    if log and log.end() > 0:
+        return _message(text[log.end():], 0, 0, "").header
     return None
 
 
