@@ -48,14 +48,6 @@ WHOLE_MODULES: Tuple[str, ...] = (
     # what AQE did: alignment, operators; the JSON writers
     "aqe_inspect.plan.align", "aqe_inspect.plan.operators", "aqe_inspect.formats.json_writer",
     "aqe_inspect.formats.parse_json",
-    # the diff of each execution (issue 38: a third of an event log's work, in the pool)
-    "aqe_inspect.rewrites.engine", "aqe_inspect.rewrites.detectors.base",
-    "aqe_inspect.rewrites.detectors.coalesced", "aqe_inspect.rewrites.detectors.local_read",
-    "aqe_inspect.rewrites.detectors.join_switch",
-    "aqe_inspect.rewrites.detectors.logical_rules", "aqe_inspect.rewrites.detectors.dpp",
-    "aqe_inspect.rewrites.detectors.empty_relation",
-    "aqe_inspect.rewrites.detectors.skew_join", "aqe_inspect.rewrites.detectors.rebalance_skew",
-    "aqe_inspect.formats.report_json",
 )
 
 #: Kernels: NAME has NAME_c (compiled, from NAME_c.pyx) and NAME_py (its twin).
