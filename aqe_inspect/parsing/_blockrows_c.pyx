@@ -223,7 +223,8 @@ def read_blocks(str text, Py_ssize_t start, Py_ssize_t end, dict headings, dict 
     comes first), then the blocks made; any other, from `block_rows`' rows."""
     cdef const unsigned char* data
     cdef const void* found
-    cdef Py_ssize_t begin, stop, at, value_end, number, parts[3]
+    cdef Py_ssize_t begin, stop, at, value_end, number
+    cdef Py_ssize_t parts[3]
     cdef int kind
     cdef dict blocks, fields = None
     cdef object name, key, value, before, title_stage, read, heading
