@@ -138,7 +138,7 @@ def read_block(str header, list field_lines, line):
     heading = header[close + 2:].rstrip()
     if heading.endswith("]"):
         at = heading.rfind(CODEGEN_ID)
-        stage_digits = heading[at + len(CODEGEN_ID):-1] if at >= 0 else ""
+        stage_digits = heading[at + len(CODEGEN_ID):len(heading) - 1] if at >= 0 else ""
         if stage_digits.isdecimal():
             if len(stage_digits) > MAX_DIGITS:
                 return None
