@@ -321,15 +321,38 @@ def test_connect_passes_and_fails_as_classic_on_each_kind(spark, remote, name, t
             assert connect[kind] is wanted, kind
 
 
+#: How many times a pair of runs is made again when Spark itself decided differently in them.
+_SPARK_TRIES = 3
+
+
+def _final_shape(report) -> list:
+    """The final plans' operators, each as its name and its arguments with every number left
+    out (expression ids, sizes, ids differ between two sessions): equal when Spark made the
+    same decisions in two runs of one query."""
+    shape = []
+    for query_report in report.queries:
+        for node in query_report.query.final.walk(inner=True):
+            shape.append((node.name, re.sub(r"[0-9]+", "#", node.args or "")))
+    return sorted(shape)
+
+
 def test_counts_match_the_classic_plan_but_subqueries_are_noted(spark, remote, tmp_path):
     generator, session = spark
     for name in ("five_way_join", "skew_join", "multi_rewrite"):
-        counts = []
-        for df in (connect_ran(generator, remote, name, tmp_path),
-                   classic_ran(generator, session, name, tmp_path)):
-            rewrites = [w.kind for q in _report(df).queries for w in q.rewrites]
-            counts.append({kind: rewrites.count(kind) for kind in shown_kinds(generator)})
-        assert counts[0] == counts[1], name
+        for attempt in range(1, _SPARK_TRIES + 1):
+            counts, shapes = [], []
+            for df in (connect_ran(generator, remote, name, tmp_path),
+                       classic_ran(generator, session, name, tmp_path)):
+                report = _report(df)
+                rewrites = [w.kind for q in report.queries for w in q.rewrites]
+                counts.append({kind: rewrites.count(kind) for kind in shown_kinds(generator)})
+                shapes.append(_final_shape(report))
+            # Two runs of a query can re-plan differently (AQE reads run-time statistics, and a
+            # loaded machine changes which stage ends first): only runs whose final plans are
+            # alike must give the same counts; unlike ones are made again.
+            if counts[0] == counts[1] or shapes[0] == shapes[1] or attempt == _SPARK_TRIES:
+                break
+        assert counts[0] == counts[1], (name, attempt)
     report = plan_report(connect_ran(generator, remote, "scalar_subquery", tmp_path))
     notes = " ".join(note for q in report.queries for note in q.notes)
     assert "subquery plan(s)" in notes and "event_log=" in notes
