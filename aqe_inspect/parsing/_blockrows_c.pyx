@@ -19,6 +19,11 @@ cdef extern from "Python.h":
 from libc.string cimport memchr
 from sys import intern
 
+# A text that is not ASCII has its rows matched here (`_row`) and its blocks made by the
+# twin's own loop; bounds outside the text are the twin's.
+from aqe_inspect.parsing._blockrows_py import (blocks_of_rows as _twin_blocks_of_rows,
+                                               block_rows as _twin_block_rows)
+
 
 cdef inline bint _ascii_key(unsigned char c):
     return (97 <= c <= 122) or (65 <= c <= 90) or (48 <= c <= 57) or c == 32 or c == 95 \
@@ -210,9 +215,7 @@ def block_rows(str text, Py_ssize_t start, Py_ssize_t end):
 
 def BLOCK_ROW_FINDALL(text, start, end):
     """Bounds outside the text: the twin's answer (never asked by the reader)."""
-    from ._blockrows_py import block_rows as twin
-
-    return twin(text, start, end)
+    return _twin_block_rows(text, start, end)
 
 
 def read_blocks(str text, Py_ssize_t start, Py_ssize_t end, dict headings, dict keys,
@@ -233,8 +236,8 @@ def read_blocks(str text, Py_ssize_t start, Py_ssize_t end, dict headings, dict 
         end = len(text)
     if not PyUnicode_IS_ASCII(text) or start < 0 or start > end or \
             (start > 0 and text[start - 1] != u"\n"):
-        return _rows_read(block_rows(text, start, end), headings, keys, heading_of,
-                          known_max, max_digits)
+        return _twin_blocks_of_rows(block_rows(text, start, end), headings, keys,
+                                    heading_of, known_max, max_digits)
     data = <const unsigned char*>PyUnicode_DATA(text)
     begin = start
     while True:  # every line matches, or nothing is made
@@ -301,48 +304,3 @@ def read_blocks(str text, Py_ssize_t start, Py_ssize_t end, dict headings, dict 
         if stop >= end:
             return blocks, last
         begin = stop + 1
-
-
-def _rows_read(rows, dict headings, dict keys, heading_of, Py_ssize_t known_max,
-               Py_ssize_t max_digits):
-    """`read_blocks` from the rows `block_rows` gave (None: a line did not match)."""
-    cdef dict blocks = {}, fields = None
-    cdef object name, title_stage, read
-    cdef object last = -1
-    if rows is None:
-        return None
-    for block_id, heading, key, value in rows:
-        if key:
-            if fields is None:
-                return None
-            name = keys.get(key)
-            if name is None:
-                name = intern(key.rstrip())
-                if len(key) <= 100:
-                    if len(keys) >= known_max:
-                        keys.clear()
-                    keys[key] = name
-            value = value.strip()
-            before = fields.get(name)
-            fields[name] = value if before is None else f"{before}\n{value}"
-        elif block_id:
-            if len(block_id) > max_digits:
-                return None
-            title_stage = headings.get(heading)
-            if title_stage is None:
-                read = heading_of(heading)
-                if read is None:
-                    return None
-                title_stage = (intern(read[0]), read[1])
-                if len(heading) <= 1024:
-                    if len(headings) >= known_max:
-                        headings.clear()
-                    headings[heading] = title_stage
-            last = int(block_id)
-            if last in blocks:
-                return None
-            fields = {}
-            blocks[last] = (title_stage[0], title_stage[1], fields)
-        else:
-            fields = None
-    return blocks, last

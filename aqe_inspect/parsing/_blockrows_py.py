@@ -43,7 +43,15 @@ def read_blocks(text: str, start: int, end: int, headings: Dict[str, Tuple[str, 
     digits nor is printed twice; else None. `heading_of(heading)` is a header's (title,
     codegen stage), or None when it cannot be read; `headings` and `keys` keep the headings'
     and keys' readings (each emptied when it holds `known_max`)."""
-    rows = block_rows(text, start, end)
+    return blocks_of_rows(block_rows(text, start, end), headings, keys, heading_of,
+                          known_max, max_digits)
+
+
+def blocks_of_rows(rows: Optional[List[Row]], headings: Dict[str, Tuple[str, Optional[int]]],
+                   keys: Dict[str, str], heading_of: Callable[[str], Any], known_max: int,
+                   max_digits: int) -> Optional[Tuple[Dict[int, Block], int]]:
+    """`read_blocks` of the rows `block_rows` gave (None: a line did not match); the
+    compiled kernel makes a text's blocks so when the text is not ASCII, from its own rows."""
     if rows is None:
         return None
     blocks: Dict[int, Block] = {}
