@@ -190,16 +190,25 @@ def accumulable_values(items: Any, field_name: str) -> Dict[int, int]:
     for item in items if isinstance(items, list) else ():
         if not isinstance(item, dict):
             continue
-        key, value = item.get("ID"), item.get(field_name)
-        if isinstance(value, str):
-            try:
-                value = int(value)
-            except ValueError:
-                continue
-        if isinstance(key, int) and isinstance(value, int) and not isinstance(value, bool) \
-                and value >= 0:
+        key = item.get("ID")
+        value = _count(key, item.get(field_name))
+        if value is not None:
             found[key] = value
     return found
+
+
+def _count(key: Any, value: Any) -> Optional[int]:
+    """An accumulable's value as a count (a string of digits read as one), or None when it is
+    not one or its id is not an integer."""
+    if isinstance(value, str):
+        try:
+            value = int(value)
+        except ValueError:
+            return None
+    if isinstance(key, int) and isinstance(value, int) and not isinstance(value, bool) \
+            and value >= 0:
+        return value
+    return None
 
 
 ACCUMULABLES = b'"Accumulables":'
@@ -268,13 +277,8 @@ def _stage_accumulated(text: bytes) -> Optional[Dict[int, int]]:
         key, value = item.ID, item.Value
         if isinstance(value, float) or isinstance(key, float):
             return None  # as `_stage_accumulables` refuses them
-        if isinstance(value, str):
-            try:
-                value = int(value)
-            except ValueError:
-                continue
-        if isinstance(key, int) and isinstance(value, int) and not isinstance(value, bool) \
-                and value >= 0:
+        value = _count(key, value)
+        if value is not None:
             totals[key] = value
     return totals
 
