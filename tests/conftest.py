@@ -53,6 +53,19 @@ def corpus() -> Path:
     return require_corpus()
 
 
+def compiled_kernel(name: str):
+    """The compiled kernel `name` ("aqe_inspect.sources._markers_c"); skipped, with its reason,
+    where it is not built (a pure-Python install), required under CI (.ci/run builds it)."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        if IN_CI:
+            pytest.fail(f"CI=true but {name} is not built: {error}")
+        pytest.skip(f"{name} is not built (pure-Python install): {error}")
+
+
 @pytest.fixture(scope="session")
 def spark():
     """One local SparkSession for the whole test session, built by the sample generator."""

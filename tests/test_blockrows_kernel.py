@@ -11,27 +11,28 @@ be built, so the test fails instead.
 
 from __future__ import annotations
 
-import importlib
-import os
-
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aqe_inspect.parsing import _blockrows_py, formatted_plan
 from aqe_inspect.plan.model import MAX_DIGITS
 
-from .conftest import SAMPLE_PLANS
+from .conftest import SAMPLE_PLANS, compiled_kernel
 
 
 def _compiled():
-    try:
-        return importlib.import_module("aqe_inspect.parsing._blockrows_c")
-    except ImportError as error:
-        if os.environ.get("CI", "") == "true":
-            raise AssertionError(f"the compiled block-rows kernel is not built: {error}") \
-                from None
-        pytest.skip(f"the compiled block-rows kernel (_blockrows_c) is not built: {error}")
+    return compiled_kernel("aqe_inspect.parsing._blockrows_c")
+
+
+def _sample_block_runs():
+    """(text, start) of each run of detail blocks of every sample formatted plan: where a
+    block's header follows an empty line."""
+    for path in sorted(SAMPLE_PLANS.rglob("formatted*.txt")):
+        text = path.read_text("utf-8", "replace")
+        at = text.find("\n\n(")
+        while at >= 0:
+            yield text, at + 2
+            at = text.find("\n\n(", at + 2)
 
 
 #: What makes a header, a field or an empty line, and what breaks them.
@@ -62,16 +63,11 @@ def test_the_kernel_gives_the_twins_rows(text, data):
 
 def test_the_kernel_gives_the_twins_rows_over_the_sample_plans():
     checked = 0
-    for path in sorted(SAMPLE_PLANS.rglob("formatted*.txt")):
-        text = path.read_text("utf-8", "replace")
-        at = text.find("\n\n(")
-        while at >= 0:
-            start = at + 2
-            end = text.find("\n\n", start)
-            for stop in (len(text), end if end >= 0 else len(text)):
-                _same(text, start, stop)
-                checked += 1
-            at = text.find("\n\n(", start)
+    for text, start in _sample_block_runs():
+        end = text.find("\n\n", start)
+        for stop in (len(text), end if end >= 0 else len(text)):
+            _same(text, start, stop)
+            checked += 1
     assert checked > 100
 
 
@@ -112,12 +108,7 @@ def test_the_kernel_reads_the_twins_blocks(text, data):
 
 def test_the_kernel_reads_the_twins_blocks_over_the_sample_plans():
     checked = 0
-    for path in sorted(SAMPLE_PLANS.rglob("formatted*.txt")):
-        text = path.read_text("utf-8", "replace")
-        at = text.find("\n\n(")
-        while at >= 0:
-            start = at + 2
-            _same_blocks(text, start, formatted_plan._run_end(text, start))
-            checked += 1
-            at = text.find("\n\n(", start)
+    for text, start in _sample_block_runs():
+        _same_blocks(text, start, formatted_plan._run_end(text, start))
+        checked += 1
     assert checked > 100

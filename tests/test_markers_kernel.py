@@ -10,8 +10,6 @@ be built, so the test fails instead.
 
 from __future__ import annotations
 
-import importlib
-import os
 import re
 
 import pytest
@@ -21,16 +19,11 @@ from hypothesis import strategies as st
 from aqe_inspect.sources import _markers_py
 from aqe_inspect.sources import planchange, skim
 
-from .conftest import SAMPLE_PLANS
+from .conftest import SAMPLE_PLANS, compiled_kernel
 
 
 def _compiled():
-    try:
-        return importlib.import_module("aqe_inspect.sources._markers_c")
-    except ImportError as error:
-        if os.environ.get("CI", "") == "true":
-            raise AssertionError(f"the compiled marker kernel is not built: {error}") from None
-        pytest.skip(f"the compiled marker kernel (_markers_c) is not built: {error}")
+    return compiled_kernel("aqe_inspect.sources._markers_c")
 
 
 @pytest.fixture(params=["compiled", "pure"], scope="module")

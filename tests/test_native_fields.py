@@ -7,9 +7,7 @@ of the sample plans and the golden corpus) and the tree line's Node (`_node_c.py
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -17,18 +15,12 @@ from hypothesis import given, settings, strategies as st
 from aqe_inspect.parsing import _fields_py, operator_line
 from aqe_inspect.plan.model import Node, PARSED_NODE_FIELDS, parsed_node
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus" / "spark-golden"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+from .conftest import CORPUS, ROOT, compiled_kernel
+
 
 
 def _compiled(name: str = "aqe_inspect.parsing._fields_c"):
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        if IN_CI:
-            pytest.fail(f"CI=true but {name} is not built")
-        pytest.skip(f"{name} is not built (pure-Python install)")
+    return compiled_kernel(name)
 
 
 def _regex_fields(field_lines):
