@@ -354,3 +354,100 @@ def test_an_execution_without_its_end_but_with_its_final_plan_is_judged(tmp_path
     assert not forbidden.passed and not forbidden.unfinished  # found: a failure
     [query] = [q for q in api.diff_input(str(path)).queries]
     assert query.query.execution.finished is False and query.query.unfinished == ""
+
+
+# ---- a driver log that ends before its last application does ----------------------------
+
+APPLICATION_STOP = b"Successfully stopped SparkContext"
+
+
+def _driver_logs() -> List[Tuple[str, str, str]]:
+    """(line, scenario, log name) of every sample driver log that logs its application's
+    start and stop (SparkContext at INFO), a plan-change log first where a scenario has one."""
+    found = []
+    for line in LINES:
+        for folder in sorted(p for p in (SAMPLE_PLANS / line).iterdir() if p.is_dir()):
+            for name in ("driver_planchange.log", "driver.log", "driver_json.log"):
+                path = folder / name
+                if path.is_file():
+                    data = path.read_bytes()
+                    if APPLICATION_START in data and APPLICATION_STOP in data:
+                        found.append((line, folder.name, name))
+                    break
+    return found
+
+
+DRIVER_LOGS = _driver_logs()
+
+
+def _cut_before_plans(data: bytes) -> bytes:
+    """A driver log's lines up to just before its first plan: inside its plan-change log
+    (after its third rule block's heading) where it has one, else just after the line of its
+    application's start."""
+    lines = data.splitlines(keepends=True)
+    start = next(i for i, text in enumerate(lines) if APPLICATION_START in text)
+    rules = [i for i, text in enumerate(lines) if b"=== Applying Rule" in text]
+    end = rules[2] + 2 if len(rules) >= 3 else start + 1
+    cut = lines[:end]
+    assert not any(marker in text for text in cut for marker in (
+        b"== Physical Plan ==", b"Final plan:", b"Plan changed", b"AdaptiveSparkPlan")), end
+    return b"".join(cut)
+
+
+def test_driver_logs_are_found():
+    assert len(DRIVER_LOGS) >= 20 * len(LINES), DRIVER_LOGS
+
+
+@pytest.mark.parametrize("line,scenario,log_name", DRIVER_LOGS,
+                         ids=[f"{line}/{scenario}/{name}" for line, scenario, name in DRIVER_LOGS])
+def test_a_driver_log_cut_inside_its_second_application_is_no_pass(tmp_path, line, scenario,
+                                                                   log_name):
+    """One application's whole driver log, then another's cut before its first plan: what
+    the first ran is read, but the second's queries are not, so no forbid passes (the counts
+    are lower bounds: `unfinished`), and the cut is noted at the second's start. Whole, the
+    two applications' log passes as the first alone does."""
+    first = SAMPLE_PLANS / line / scenario / log_name
+    other = next(item for item in DRIVER_LOGS if item[0] == line and item[1] != scenario)
+    second = (SAMPLE_PLANS / other[0] / other[1] / other[2]).read_bytes()
+    whole = tmp_path / "whole.log"
+    whole.write_bytes(first.read_bytes() + second)
+    cut = tmp_path / "cut.log"
+    cut.write_bytes(first.read_bytes() + _cut_before_plans(second))
+    made = set(_rewrote(_truth(line, scenario))) | set(_rewrote(_truth(*other[:2])))
+    absent = next(kind for kind in REWRITE_KINDS if kind not in made)
+    alone = api.check_input(str(first), forbid=[absent])
+    assert alone.passed, alone.verdict
+    assert api.check_input(str(whole), forbid=[absent]).passed
+    result = api.check_input(str(cut), forbid=[absent])
+    assert not result.passed and result.unfinished, result.verdict
+    assert "Successfully stopped SparkContext" in result.outcomes[0].message
+    report = api.diff_input(str(cut))
+    assert len(report.queries) == len(api.diff_input(str(first)).queries)
+    start_line = first.read_bytes().count(b"\n") + 1 + next(
+        i for i, text in enumerate(second.splitlines()) if APPLICATION_START in text)
+    assert any(note.startswith(f"line {start_line}: the application started here")
+               for note in report.notes), report.notes
+    judged = api.check_input(str(cut), forbid=[absent], judge_unfinished=True)
+    assert judged.passed and not judged.unfinished
+
+
+def test_a_driver_log_cut_is_unfinished_in_the_cli_and_compare(tmp_path):
+    """The same through the command line (exit 1, `UNFINISHED`, the note) and `compare`: the
+    queries of the whole run have no partner in a run whose log ends before its last
+    application does, so they are no verdict."""
+    line, scenario, log_name = DRIVER_LOGS[0]
+    other = next(item for item in DRIVER_LOGS if item[0] == line and item[1] != scenario)
+    first = (SAMPLE_PLANS / line / scenario / log_name).read_bytes()
+    second = (SAMPLE_PLANS / other[0] / other[1] / other[2]).read_bytes()
+    whole, cut = tmp_path / "whole.log", tmp_path / "cut.log"
+    whole.write_bytes(first + second)
+    cut.write_bytes(first + _cut_before_plans(second))
+    checked = _run("check", str(cut), "--forbid", "skew-join")
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert checked.stdout.startswith("UNFINISHED forbid skew-join"), checked.stdout[:300]
+    data = json.loads(_run("diff", str(cut), "--format", "json").stdout)
+    assert any("has no end in the log" in note for note in data["notes"]), data["notes"]
+    assert _run("check", str(whole), "--forbid", "skew-join").returncode == 0
+    comparison = api.compare(str(whole), str(cut))
+    assert comparison.failed and comparison.unpartnered, comparison.verdict
+    assert not api.compare(str(whole), str(whole)).failed

@@ -92,11 +92,13 @@ class _SideReader:
 
     @property
     def not_ended(self) -> bool:
-        """The side's event log ends before its application does (read whole first)."""
+        """The side's log ends before its application does (read whole first): an event log
+        with no application end, a driver log whose last application did not stop."""
         stream = self._stream()
         application = stream.application if stream is not None else \
             getattr(self.read, "application", None)
-        return application is not None and application.ended is False
+        return application is not None and application.ended is False or \
+            getattr(self.read, "ended", None) is False
 
     def _noted(self, summary: ExecutionSummary) -> ExecutionSummary:
         """The summary, its values shared with the summaries before that hold the same (the

@@ -14,7 +14,8 @@ operators missing (`Query.incomplete`: cut short, elided) counts lower bounds: w
 settle (at least N found; more than allowed found) is judged, the rest is `unfinished` too.
 So is an event log that ends before its application does (`Application.ended` False: cut,
 still being written, a driver killed): the executions after its end could not be read, so
-its counts are lower bounds.
+its counts are lower bounds; and a driver log whose last application started and did not
+stop (`Report.ended` False).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from typing import (TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequ
 from .config import Expectation
 from ..rewrites.locations import Location, kind_location
 from ..plan.model import Application, units
-from ..rewrites.findings import QueryReport, Report, ReportStream, describe, rewrite_kinds
+from ..rewrites.findings import (QueryReport, Report, ReportStream, describe, log_not_ended,
+                                 rewrite_kinds)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..whynot.settings import Given
@@ -219,8 +221,10 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
             outcomes.append(_summed(totals[id(expectation)], index, source, selected_by,
                                     judge_unfinished, unit))
     application = report.application
-    if application is not None and application.ended is False and not judge_unfinished:
-        outcomes = _log_not_ended(outcomes, expectations, source, unit)
+    if not judge_unfinished and log_not_ended(report):
+        why = LOG_NOT_ENDED if application is not None and application.ended is False else \
+            DRIVER_LOG_NOT_ENDED
+        outcomes = _log_not_ended(outcomes, expectations, source, unit, why)
     outcomes = [_with_why(outcome, application, settings or {}, spark_version)
                 for outcome in outcomes]
     return CheckResult(tuple(outcomes), source, index, tuple(report.notes), application, unit)
@@ -230,10 +234,16 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
 LOG_NOT_ENDED = ("the log ends before its application does (no SparkListenerApplicationEnd: "
                  "cut short, still being written, or its driver was killed): executions after "
                  "its end could not be read")
+#: The same of a driver log whose last application did not stop (`Report.ended` False).
+DRIVER_LOG_NOT_ENDED = ("the driver log ends before its last application does (no 'Successfully "
+                        "stopped SparkContext' after its 'Submitted application:': cut short, "
+                        "still being written, or its driver was killed): queries run after its "
+                        "end could not be read")
 
 
 def _log_not_ended(outcomes: List[Outcome], expectations: Sequence[Expectation],
-                   source: str, unit: str = "execution") -> List[Outcome]:
+                   source: str, unit: str = "execution", why: str = LOG_NOT_ENDED
+                   ) -> List[Outcome]:
     """The outcomes of a log whose application has no end: what its counts, lower bounds,
     settle stands (at least N found; more than allowed found); the rest is `unfinished`. An
     expectation held query by query (`each`) stands for the queries read, and is `unfinished`
@@ -251,7 +261,7 @@ def _log_not_ended(outcomes: List[Outcome], expectations: Sequence[Expectation],
             continue
         found.append(dataclasses.replace(
             outcome, passed=False, unfinished=True,
-            message=f"unfinished: {outcome.message}, so far; {LOG_NOT_ENDED}",
+            message=f"unfinished: {outcome.message}, so far; {why}",
             location=outcome.location or (Location(source) if source else None)))
     for expectation in expectations:
         mine = [o for o in found if o.expectation is expectation]
@@ -259,7 +269,7 @@ def _log_not_ended(outcomes: List[Outcome], expectations: Sequence[Expectation],
             found.append(Outcome(
                 expectation, 0, False, f"unfinished: {expectation.wants} in "
                 f"{expectation.scope_words(unit)}, beyond the {units(len(mine), unit)} "
-                f"read: {LOG_NOT_ENDED}", 0, location=Location(source) if source else None,
+                f"read: {why}", 0, location=Location(source) if source else None,
                 unfinished=True, unit=unit))
     return found
 

@@ -536,3 +536,8 @@ class Document:
     notes: Tuple[str, ...] = ()
     #: The application, when read from an event log or the History Server.
     application: Optional[Application] = None
+    #: Whether a driver log holds the end of its last application (SparkContext's stop after
+    #: its start): False for one cut short, still being written or left by a driver that was
+    #: killed, whose later queries could not be read; None where the text does not say (an
+    #: explain output, a log at WARN level). An event log says it in `application.ended`.
+    ended: Optional[bool] = field(default=None, compare=False)

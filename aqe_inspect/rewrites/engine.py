@@ -121,7 +121,8 @@ def diff_built(query: Query, query_id: str, source: str) -> QueryReport:
 
 def diff_document(document: Document) -> Report:
     return Report(queries=tuple(diff_queries(document.queries)), source=document.source,
-                  notes=document.notes, application=document.application)
+                  notes=document.notes, application=document.application,
+                  ended=document.ended)
 
 
 def diff_queries(queries: Iterable[Query]) -> Iterator[QueryReport]:

@@ -62,6 +62,17 @@ class Report:
     notes: Tuple[str, ...] = ()
     #: The application, when read from an event log or the History Server.
     application: Optional[Application] = None
+    #: Whether a driver log holds the end of its last application (`Document.ended`).
+    ended: Optional[bool] = None
+
+
+def log_not_ended(report) -> bool:
+    """Whether the input of `report` (a Report, a ReportStream) ends before its application
+    does: an event log with no application end, a driver log whose last application did not
+    stop. Read whole first: a stream knows it at its end."""
+    application = report.application
+    return application is not None and application.ended is False or \
+        getattr(report, "ended", None) is False
 
 
 def read_whole(report: Union[Report, "ReportStream"]) -> Report:
@@ -69,7 +80,8 @@ def read_whole(report: Union[Report, "ReportStream"]) -> Report:
     if isinstance(report, Report):
         return report
     queries = tuple(report.queries)
-    return Report(queries, report.source, tuple(report.notes), report.application)
+    return Report(queries, report.source, tuple(report.notes), report.application,
+                  getattr(report, "ended", None))
 
 
 class ReportStream:

@@ -28,7 +28,7 @@ from ..errors import InspectError, PlanSyntaxError
 from ..plan.model import Document, Query
 from .assemble import assemble
 from .extract import ORIGIN, find_plans
-from .lines import APPLICATION_START, is_rule_heading, logical_lines, raw_lines
+from .lines import APPLICATION_START, APPLICATION_STOP, is_rule_heading, logical_lines, raw_lines
 from .reading import DEFAULT_MAX_SIZE, STDIN, InputReader
 
 __all__ = ["DEFAULT_MAX_SIZE", "STDIN", "LOG_HINT", "read_document", "read_text_document"]
@@ -103,6 +103,7 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
 
     damaged: List[str] = []
     runs: List[int] = []  # the lines where an application starts
+    stops: List[int] = []  # and where one stops
 
     def counted(lines):
         nonlocal nonblank, messages
@@ -113,6 +114,8 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
                 messages += 1
                 if line.text.startswith(APPLICATION_START):
                     runs.append(line.number)
+                elif line.text.startswith(APPLICATION_STOP):
+                    stops.append(line.number)
             if line.damage:
                 damaged.append(f"line {line.number}: {line.damage}")
             if rule_headings is not None and is_rule_heading(line):
@@ -123,7 +126,7 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
     # damaged lines (and the rule headings handed on) are needed from this reading, not the
     # counts.
     if skimmed:
-        lines = logical_lines(raw, damaged, runs, rule_headings)
+        lines = logical_lines(raw, damaged, runs, rule_headings, stops)
     else:
         lines = counted(logical_lines(raw))
     try:
@@ -179,7 +182,26 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
     queries = assemble(items, runs)
     said = {note for query in queries for note in query.notes}
     notes.extend(note for note in dict.fromkeys(damaged) if note not in said)
-    return Document(queries=tuple(queries), source=name, notes=tuple(notes))
+    ended = application_ended(runs, stops)
+    if ended is False:
+        notes.append(f"line {runs[-1]}: {APPLICATION_NOT_STOPPED}")
+    return Document(queries=tuple(queries), source=name, notes=tuple(notes), ended=ended)
+
+
+#: The note on a driver log whose last application has no stop (`application_ended`).
+APPLICATION_NOT_STOPPED = (
+    f"the application started here ('{APPLICATION_START.strip()}') has no end in the log (no "
+    f"'{APPLICATION_STOP}' after it): the log is cut short, still being written, or its "
+    f"driver was killed; queries run after the log's end could not be read")
+
+
+def application_ended(runs: List[int], stops: List[int]) -> Optional[bool]:
+    """Whether a driver log holds the end of its last application: the lines where one
+    starts (`runs`) and where one stops (`stops`), in order. None when it says neither (a
+    log at WARN level, an explain output): nothing tells."""
+    if not runs:
+        return True if stops else None
+    return bool(stops) and stops[-1] > runs[-1]
 
 
 def _with_notes(query: Query, notes: List[str]) -> Query:

@@ -79,14 +79,15 @@ def raw_lines(text: str, first: int = 1) -> Iterator[Tuple[int, str]]:
 
 
 def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] = None,
-                  runs: Optional[List[int]] = None, rule_headings: Optional[List[int]] = None
-                  ) -> Iterator[Line]:
+                  runs: Optional[List[int]] = None, rule_headings: Optional[List[int]] = None,
+                  stops: Optional[List[int]] = None) -> Iterator[Line]:
     """The lines of a text, cleaned; JSON log records become the lines of their message.
     `damaged`, when given, gets a note `line N: ...` for each line with `damage` (once for
     the lines of one JSON record); `runs`, the number of each line starting a log message
     `Submitted application: ...` (APPLICATION_START); `rule_headings`, that of each line
-    holding a plan-change rule block's heading (`is_rule_heading`)."""
-    watched = runs is not None or rule_headings is not None
+    holding a plan-change rule block's heading (`is_rule_heading`); `stops`, that of each line
+    starting a log message `Successfully stopped SparkContext` (APPLICATION_STOP)."""
+    watched = runs is not None or rule_headings is not None or stops is not None
     prefix: Optional[str] = None
     numbered: Optional[int] = None
     from_message = False  # inside a `Plan changed from` message, where ` to ` starts a plan
@@ -131,7 +132,7 @@ def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] =
                     else:
                         line = Line(message_line.rstrip(), number, 0, damage=damage)
                     if watched:
-                        _watch(line, runs, rule_headings)
+                        _watch(line, runs, rule_headings, stops)
                     yield line
                 prefix, numbered, from_message = None, None, False
                 continue
@@ -142,7 +143,7 @@ def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] =
             prefix, numbered, from_message = None, None, False
             line = Line("", number, 0, True, text.strip(), damage)
             if watched:
-                _watch(line, runs, rule_headings)
+                _watch(line, runs, rule_headings, stops)
             yield line
             continue
         log = LOG_PREFIX.match(text) if text[:1].isdigit() or text[:1] == "[" else None
@@ -151,7 +152,7 @@ def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] =
             line = _message(text[log.end():], number, log.end(), damage)
             from_message = line.header == "Plan changed from"
             if watched:
-                _watch(line, runs, rule_headings)
+                _watch(line, runs, rule_headings, stops)
             yield line
             continue
         # Block markers: once a block's first line shows one, the block's lines carry it.
@@ -189,13 +190,18 @@ def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] =
         else:
             line = Line(text.rstrip(), number, column, damage=damage)
         if watched:
-            _watch(line, runs, rule_headings)
+            _watch(line, runs, rule_headings, stops)
         yield line
 
 
 #: The message SparkContext logs as an application starts: plans on either side of it are
 #: never one execution (two runs' driver logs joined number their plans alike).
 APPLICATION_START = "Submitted application: "
+#: The message SparkContext logs as its application stops (at the end of `stop()`, which the
+#: driver's shutdown hook calls too): a driver log whose last application started but did not
+#: stop ends before that application does (cut short, still being written, or its driver was
+#: killed), and the queries it ran after the log's end could not be read.
+APPLICATION_STOP = "Successfully stopped SparkContext"
 RULE_HEADING = "=== Applying Rule"
 
 
@@ -204,12 +210,15 @@ def is_rule_heading(line: Line) -> bool:
     return line.header.startswith(RULE_HEADING) or line.text.startswith(RULE_HEADING)
 
 
-def _watch(line: Line, runs: Optional[List[int]], rule_headings: Optional[List[int]]) -> None:
+def _watch(line: Line, runs: Optional[List[int]], rule_headings: Optional[List[int]],
+           stops: Optional[List[int]]) -> None:
     """What `logical_lines` notes of a line of its slow path (a line of its fast path starts
     no message and holds no rule heading: its first character is none of SLOW_FIRST's, or
     an `I` or `O` beginning no prompt)."""
     if runs is not None and line.message_start and line.text.startswith(APPLICATION_START):
         runs.append(line.number)
+    if stops is not None and line.message_start and line.text.startswith(APPLICATION_STOP):
+        stops.append(line.number)
     if rule_headings is not None and is_rule_heading(line):
         rule_headings.append(line.number)
 

@@ -38,10 +38,12 @@ from .reading import CHUNK, InputReader, over_max_size
 #: What any line that starts a plan holds (extract.find_plans, lines.logical_lines), as
 #: bytes: tree lines and stage headers; explain, logical, codegen-subtree and plan-change rule
 #: headers; AQE's messages; codegen's count of subtrees; a JSON escape of an ASCII character
-#: (which could spell any of these inside a JSON log record); and the message that starts an
-#: application (sources.APPLICATION_START: no plan, but where one application's plans end).
+#: (which could spell any of these inside a JSON log record); and the messages that start and
+#: stop an application (lines.APPLICATION_START, APPLICATION_STOP: no plan, but where one
+#: application's plans end, and whether the log holds its end).
 MARKERS = (b"+- ", b":- ", b"== ", b"Plan changed", b"Final plan:", b"Transformed Plan:",
-           b"WholeStageCodegen subtree", b"\\u00", b"Submitted application: ")
+           b"WholeStageCodegen subtree", b"\\u00", b"Submitted application: ",
+           b"Successfully stopped SparkContext")
 #: What makes extract.find_plans stop stepping over a plan-change rule's block: an explain
 #: section's header.
 SECTION_MARKERS = (b"== Physical Plan ==", b"Logical Plan ==", b"WholeStageCodegen subtree")
@@ -54,8 +56,9 @@ MARKER_PATTERNS = ((b"*", re.compile(rb"\*(?:\(\d+\) | ?)[A-Za-z_]")),
                    (b"^", re.compile(rb"\^(?:\(\d+\) | ?)[A-Za-z_]")),
                    (b" (", re.compile(rb" \(\d{1,9}\)")))
 #: Where in each of MARKERS the two bytes the compiled search stops at begin (`_markers_c`: a
-#: pair rare in a log's ordinary lines, `n:` of `Final plan:`, not `Fi` of `Finished task`).
-MARKER_ANCHORS = (0, 0, 1, 0, 9, 12, 0, 0, 2)
+#: pair rare in a log's ordinary lines, `n:` of `Final plan:`, not `Fi` of `Finished task`;
+#: `kC` of `SparkContext`).
+MARKER_ANCHORS = (0, 0, 1, 0, 9, 12, 0, 0, 2, 25)
 #: What every log holding the plan-change log holds (planchange.SIGNATURE).
 PLAN_CHANGE_LOG = b"=== Applying Rule "
 #: Read this much before searching it.

@@ -177,7 +177,8 @@ def selected(report: Report, query: Optional[str]) -> Report:
     if not chosen:
         raise AssertionError(f"no SQL execution of the session matches query={query!r}; "
                              f"recorded: {_listing(report)}")
-    return Report(chosen, report.source, report.notes, report.application)
+    return Report(chosen, report.source, report.notes, report.application,
+                  getattr(report, "ended", None))
 
 
 def dataframe_plan_text(df: Any) -> str:
