@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -34,14 +35,21 @@ def _run(argv, **kwargs) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> dict:
-    """The sdist, and the wheel built from it, as `python -m build` makes them for a release."""
+    """The sdist, and the wheel built from it, as `python -m build` makes them for a release:
+    those .ci/run built from this checkout and tests (AQE_DIST, its dist/ folder: the same
+    command, so not built twice), else built here."""
     if not (ROOT / "pyproject.toml").is_file():
         pytest.skip("no checkout to build from")
-    out = tmp_path_factory.mktemp("dist")
-    built = _run([sys.executable, "-m", "build", "--outdir", out, ROOT], timeout=1200)
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    given = os.environ.get("AQE_DIST")
+    if given:
+        out = Path(given)
+    else:
+        out = tmp_path_factory.mktemp("dist")
+        built = _run([sys.executable, "-m", "build", "--outdir", out, ROOT], timeout=1200)
+        assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     wheels, sdists = list(out.glob("aqe_inspect-*.whl")), list(out.glob("aqe_inspect-*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, sorted(p.name for p in out.iterdir())
+    assert sdists[0].name == f"aqe_inspect-{_source_version()}.tar.gz", (given, sdists)
     # The release's fallback for platforms with no compiled wheel: the pure one, from the sdist.
     pure_out = tmp_path_factory.mktemp("dist-pure")
     env = {**os.environ, "AQE_INSPECT_PURE_PYTHON": "1"}
