@@ -46,6 +46,7 @@ from ...signals import hold as _hold_signals
 from ...signals import release as _release_signals
 from ...plan.model import Application, Execution, Query
 from ..reading import DEFAULT_MAX_SIZE, over_max_size
+from ... import native
 from . import files
 from .planinfo import adaptive_tree, attach_metrics, build_tree, info_carriers, read_description
 from .connect_labels import PREFIX as CONNECT_PREFIX, connect_description
@@ -199,6 +200,10 @@ LINE_HEAD = b'{"Event":"'
 #: each marker over every byte (about 0.2 s a gigabyte a marker).
 WALK_SAMPLE = 256
 WALK_LINE_BYTES = 1024
+
+#: The walk of a buffer's lines to those of kept events (`_eventlines_c.pyx`, or its twin
+#: `_eventlines_py.py`).
+_event_lines = native.load("aqe_inspect.sources.eventlog._eventlines").event_lines
 
 #: Past this many lines in one span, `count_newlines` counts the rest byte by byte.
 HOPS = 64
@@ -660,45 +665,41 @@ class Scanner:
         """Handle the kept events among the whole lines of buffer[begin:end + 1] (`end` is a
         newline); returns the number of the line after them.
 
-        The lines are walked from newline to newline (the C library's vectorised search) and
-        each is told by its head, `{"Event":"<name>"`, which Spark writes first on every
-        event's line: an event log's lines are mostly long (task, stage and SQL events of
-        kilobytes), and this reads a gigabyte in a third of the time that searching for
-        each marker over every byte and counting the newlines takes. A line that does not
-        begin that way is searched for the markers anywhere in it, as `_marker_lines` does.
-        Where the lines turn out short (under WALK_LINE_BYTES on average over the first
-        WALK_SAMPLE lines: a log of small events, or lines that are not events), the rest is
-        searched marker by marker instead."""
+        The lines are walked from newline to newline and each is told by its head,
+        `{"Event":"<name>"`, which Spark writes first on every event's line: an event log's
+        lines are mostly long (task, stage and SQL events of kilobytes), and this reads a
+        gigabyte in a third of the time that searching for each marker over every byte and
+        counting the newlines takes. The walk is the kernel `_eventlines` (`memchr` and a
+        comparison of each line's head in C; its twin `_eventlines_py.py`): only the lines of
+        kept events come back to Python. A line that does not begin that way is searched for
+        the markers anywhere in it, as `_marker_lines` does. Where the lines turn out short
+        (under WALK_LINE_BYTES on average over the first WALK_SAMPLE lines: a log of small
+        events, or lines that are not events), the rest is searched marker by marker
+        instead."""
         markers = (*self._markers, *self._app_events)
-        find = buffer.find
-        starts = buffer.startswith
-        at = begin
-        walked = 0
-        while at <= end:
-            stop = find(b"\n", at, end + 1)
-            if starts(LINE_HEAD, at):
-                if starts(markers, at + 1):
-                    marker = SQL_EVENT if starts(SQL_EVENT, at + 1) else \
-                        next(m for m in markers if starts(m, at + 1))
-                    if stop - at > self.max_size:  # only when max_size is below the chunk
-                        self._too_long(_event_name(buffer, at + 1), part, line)
-                    else:
-                        text = buffer[at:stop]
-                        if text.endswith(b"\r"):
-                            text = text[:-1]
-                        self._text_at = None if self._base is None else self._base + at
-                        ended = self._event(text, marker, 1, part, line)
-                        self._text_at = None
-                        if ended:
-                            yield from ended
-                line += 1
-            else:
-                line = yield from self._marker_lines(buffer, at, stop, part, line)
-            at = stop + 1
-            walked += 1
-            if walked == WALK_SAMPLE and at <= end and \
-                    at - begin < WALK_SAMPLE * WALK_LINE_BYTES:
-                return (yield from self._marker_lines(buffer, at, end, part, line))
+        entries, walked, rest = _event_lines(buffer, begin, end, markers, WALK_SAMPLE,
+                                             WALK_LINE_BYTES)
+        first = line
+        max_size = self.max_size
+        for number, at, stop, kind in entries:
+            line = first + number
+            if kind < 0:
+                yield from self._marker_lines(buffer, at, stop, part, line)
+                continue
+            if stop - at > max_size:  # only when max_size is below the chunk
+                self._too_long(_event_name(buffer, at + 1), part, line)
+                continue
+            text = buffer[at:stop]
+            if text.endswith(b"\r"):
+                text = text[:-1]
+            self._text_at = None if self._base is None else self._base + at
+            ended = self._event(text, markers[kind], 1, part, line)
+            self._text_at = None
+            if ended:
+                yield from ended
+        line = first + walked
+        if rest >= 0:
+            return (yield from self._marker_lines(buffer, rest, end, part, line))
         return line
 
     def _marker_lines(self, buffer: bytes, begin: int, end: int, part: Any, line: int
