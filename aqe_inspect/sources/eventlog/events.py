@@ -201,6 +201,8 @@ LINE_HEAD = b'{"Event":"'
 WALK_SAMPLE = 256
 WALK_LINE_BYTES = 1024
 
+#: How an update's line begins (`Scanner._update_in_place`).
+_UPDATE_HEAD = b"{" + SQL_EVENT + UPDATE
 #: The walk of a buffer's lines to those of kept events (`_eventlines_c.pyx`, or its twin
 #: `_eventlines_py.py`).
 _event_lines = native.load("aqe_inspect.sources.eventlog._eventlines").event_lines
@@ -689,6 +691,14 @@ class Scanner:
             if stop - at > max_size:  # only when max_size is below the chunk
                 self._too_long(_event_name(buffer, at + 1), part, line)
                 continue
+            if kind == 0 and self._base is not None and not self.keep_replans and \
+                    buffer.startswith(_UPDATE_HEAD, at):
+                # An update of a file read in place: kept as a span, its bytes not copied.
+                ended = self._update_in_place(buffer, at, stop - 1 if buffer[stop - 1] == 13
+                                              else stop, part, line)
+                if ended:
+                    yield from ended
+                continue
             text = buffer[at:stop]
             if text.endswith(b"\r"):
                 text = text[:-1]
@@ -765,6 +775,39 @@ class Scanner:
         if len(self._open) > MAX_OPEN or self._held > self.max_size:
             ended.extend(self._let_go_oldest())
         return ended
+
+    def _update_in_place(self, buffer: bytes, at: int, stop: int, part: Any, line: int
+                         ) -> List[RawExecution]:
+        """`_event` of the SQLAdaptiveExecutionUpdate at buffer[at:stop] (its line, without
+        its newline or a `\r` before it) of a file read in place, without copying its bytes:
+        only its head is read (its execution id, where Spark writes it second) and kept, with
+        where it stands (`Span`). An update whose head holds no id is read the general way."""
+        match = EXECUTION_ID.search(buffer, at, min(at + ID_WINDOW, stop))
+        if match is None:
+            self._text_at = self._base + at  # type: ignore[operator]
+            try:
+                return self._event(buffer[at:stop], SQL_EVENT, 1, part, line)
+            finally:
+                self._text_at = None
+        self.events += 1
+        number = int(match.group(1))
+        raw = self._open.get(number)
+        if raw is None:
+            if number in self._let_go:
+                self._late += 1
+                return []
+            raw = self._open[number] = RawExecution(number, _part_name(part))
+        size = stop - at
+        grown = size - _length(raw.update)
+        raw.update = Span(part.path, self._base + at, size,  # type: ignore[operator]
+                          self._identities.get(part.path),
+                          buffer[at:at + SPAN_HEAD if size > SPAN_HEAD else stop])
+        raw.update_line = line
+        raw.updates += 1
+        self._hold(raw, grown)
+        if len(self._open) > MAX_OPEN or self._held > self.max_size:
+            return list(self._let_go_oldest())
+        return []
 
     def _read_event(self, text: bytes, marker: bytes, at: int, part: Any, line: int
                     ) -> Optional[RawExecution]:
