@@ -101,7 +101,8 @@ def _updates_read(path, spans: bool):
 
     notes: list = []
     scanner = Scanner(find_event_logs(str(path))[0], notes, spans=spans)
-    kept = [(raw.execution_id, raw.update, raw.update_line, raw.updates, raw.held, raw.finished)
+    kept = [(raw.start, raw.execution_id, raw.update, raw.update_line, raw.updates, raw.held,
+             raw.finished, raw.start_line, raw.runtime.completed, raw.runtime.task_counts)
             for raw in map(resolved, scanner.executions())]
     return kept, notes, scanner.events
 
@@ -117,17 +118,20 @@ def test_updates_kept_in_place_are_the_updates_read_as_bytes(tmp_path, ending):
     sample = Path(__file__).resolve().parents[1] / "sample_plans" / "spark-3.5.9" / \
         "local_read" / "eventlog.json"
     lines = sample.read_bytes().splitlines()
-    moved = 0
+    moved = set()
     for at, line in enumerate(lines):
-        if b"SQLAdaptiveExecutionUpdate" in line[:120] and moved == 0:
+        kind = next((kind for kind in (b"SQLAdaptiveExecutionUpdate", b"SQLExecutionStart")
+                     if kind in line[:120]), None)
+        if kind is not None and kind not in moved:
             event = json.loads(line)
             number = event.pop("executionId")
             event["executionId"] = number  # written last: past the head's window
             lines[at] = json.dumps(event, separators=(",", ":")).encode()
-            moved += 1
-    assert moved == 1
+            moved.add(kind)
+    assert len(moved) == 2
     path = tmp_path / "eventlog.json"
     path.write_bytes(ending.join(lines) + ending)
     in_place = _updates_read(path, spans=True)
     assert in_place == _updates_read(path, spans=False)
-    assert sum(updates for _, _, _, updates, _, _ in in_place[0]) >= 3
+    assert all(start for start, *_ in in_place[0])
+    assert sum(kept[4] for kept in in_place[0]) >= 3 and in_place[0][0][8]

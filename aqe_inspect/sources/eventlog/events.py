@@ -201,7 +201,8 @@ LINE_HEAD = b'{"Event":"'
 WALK_SAMPLE = 256
 WALK_LINE_BYTES = 1024
 
-#: How an update's line begins (`Scanner._update_in_place`).
+#: How a start's and an update's lines begin (`Scanner._sql_in_place`).
+_START_HEAD = b"{" + SQL_EVENT + START
 _UPDATE_HEAD = b"{" + SQL_EVENT + UPDATE
 #: The walk of a buffer's lines to those of kept events (`_eventlines_c.pyx`, or its twin
 #: `_eventlines_py.py`).
@@ -691,11 +692,18 @@ class Scanner:
             if stop - at > max_size:  # only when max_size is below the chunk
                 self._too_long(_event_name(buffer, at + 1), part, line)
                 continue
-            if kind == 0 and self._base is not None and not self.keep_replans and \
-                    buffer.startswith(_UPDATE_HEAD, at):
-                # An update of a file read in place: kept as a span, its bytes not copied.
-                ended = self._update_in_place(buffer, at, stop - 1 if buffer[stop - 1] == 13
-                                              else stop, part, line)
+            if kind == 1:  # a stage's event: read where it stands, its bytes not copied
+                self._stage(buffer, at, stop - 1 if buffer[stop - 1] == 13 else stop, at + 1,
+                            part, line, None if self._base is None else self._base + at)
+                if len(self._open) > MAX_OPEN or self._held > max_size:
+                    yield from list(self._let_go_oldest())
+                continue
+            if kind == 0 and self._base is not None and (
+                    buffer.startswith(_START_HEAD, at) or (
+                        not self.keep_replans and buffer.startswith(_UPDATE_HEAD, at))):
+                # A start or update of a file read in place: kept as a span, not copied.
+                ended = self._sql_in_place(buffer, at, stop - 1 if buffer[stop - 1] == 13
+                                           else stop, part, line)
                 if ended:
                     yield from ended
                 continue
@@ -776,12 +784,13 @@ class Scanner:
             ended.extend(self._let_go_oldest())
         return ended
 
-    def _update_in_place(self, buffer: bytes, at: int, stop: int, part: Any, line: int
-                         ) -> List[RawExecution]:
-        """`_event` of the SQLAdaptiveExecutionUpdate at buffer[at:stop] (its line, without
-        its newline or a `\r` before it) of a file read in place, without copying its bytes:
-        only its head is read (its execution id, where Spark writes it second) and kept, with
-        where it stands (`Span`). An update whose head holds no id is read the general way."""
+    def _sql_in_place(self, buffer: bytes, at: int, stop: int, part: Any, line: int
+                      ) -> List[RawExecution]:
+        """`_event` of the SQLExecutionStart or SQLAdaptiveExecutionUpdate at buffer[at:stop]
+        (its line, without its newline or a `\r` before it) of a file read in place, without
+        copying its bytes: only its head is read (its execution id, where Spark writes it
+        second) and kept, with where it stands (`Span`). An event whose head holds no id is
+        read the general way."""
         match = EXECUTION_ID.search(buffer, at, min(at + ID_WINDOW, stop))
         if match is None:
             self._text_at = self._base + at  # type: ignore[operator]
@@ -792,22 +801,31 @@ class Scanner:
         self.events += 1
         number = int(match.group(1))
         raw = self._open.get(number)
-        if raw is None:
-            if number in self._let_go:
-                self._late += 1
-                return []
-            raw = self._open[number] = RawExecution(number, _part_name(part))
         size = stop - at
-        grown = size - _length(raw.update)
-        raw.update = Span(part.path, self._base + at, size,  # type: ignore[operator]
-                          self._identities.get(part.path),
-                          buffer[at:at + SPAN_HEAD if size > SPAN_HEAD else stop])
-        raw.update_line = line
-        raw.updates += 1
-        self._hold(raw, grown)
+        span = Span(part.path, self._base + at, size,  # type: ignore[operator]
+                    self._identities.get(part.path),
+                    buffer[at:at + SPAN_HEAD if size > SPAN_HEAD else stop])
+        ended = []
+        if buffer.startswith(_START_HEAD, at):
+            if raw is not None:  # the same id started again: the earlier one never ended
+                ended.append(self._close(number))
+            self._let_go.discard(number)
+            raw = self._open[number] = RawExecution(number, _part_name(part), start=span,
+                                                    start_line=line)
+            self._hold(raw, size)
+        else:
+            if raw is None:
+                if number in self._let_go:
+                    self._late += 1
+                    return []
+                raw = self._open[number] = RawExecution(number, _part_name(part))
+            grown = size - _length(raw.update)
+            raw.update, raw.update_line = span, line
+            raw.updates += 1
+            self._hold(raw, grown)
         if len(self._open) > MAX_OPEN or self._held > self.max_size:
-            return list(self._let_go_oldest())
-        return []
+            ended.extend(self._let_go_oldest())
+        return ended
 
     def _read_event(self, text: bytes, marker: bytes, at: int, part: Any, line: int
                     ) -> Optional[RawExecution]:
@@ -926,25 +944,12 @@ class Scanner:
         """A stage's submission (whose execution it is), its completion (kept raw, for its
         metric totals) or, with task metrics, a task's end (its metric updates)."""
         if marker is STAGE_EVENT:
-            kind = text[at + len(STAGE_EVENT):at + len(STAGE_EVENT) + 12]
-            if kind.startswith(SUBMITTED):
-                found = submitted_stage(text)
-                if found is not None and found[1] in self._open:
-                    stage, number, tasks = found
-                    self._stage_owner[stage] = number
-                    self._open[number].runtime.submitted(stage, tasks)
-                    self._hold(self._open[number], HELD_PER_VALUE)
-                return
-            if not kind.startswith(COMPLETED):
-                return  # SparkListenerStageExecutorMetrics
+            self._stage(text, 0, len(text), at, part, line, self._text_at)
+            return
         stage, attempt = stage_head(text)
         number = self._stage_owner.get(stage) if stage is not None else None
         raw = self._open.get(number) if number is not None else None
         if raw is None:
-            return
-        if marker is STAGE_EVENT:
-            raw.runtime.completed.append((line, self._kept(text, part)))
-            self._hold(raw, len(text))
             return
         try:
             result = task_result(text)
@@ -954,6 +959,38 @@ class Scanner:
         if result is not None:
             raw.runtime.stage(stage).add(attempt, *result)
             self._hold(raw, HELD_PER_TASK + HELD_PER_VALUE * len(result[1]))
+
+    def _stage(self, buffer: bytes, begin: int, stop: int, at: int, part: Any, line: int,
+               file_at: Optional[int]) -> None:
+        """A stage's submission or completion: the event at buffer[begin:stop] (its line,
+        without its newline or a `\r` before it), its marker at buffer[at], read where it
+        stands. A completion is kept as a `Span` where it stands in its file (`file_at`), else
+        as its bytes."""
+        kind = at + len(STAGE_EVENT)
+        if buffer.startswith(SUBMITTED, kind):
+            found = submitted_stage(buffer, begin, stop)
+            if found is not None and found[1] in self._open:
+                stage, number, tasks = found
+                self._stage_owner[stage] = number
+                self._open[number].runtime.submitted(stage, tasks)
+                self._hold(self._open[number], HELD_PER_VALUE)
+            return
+        if not buffer.startswith(COMPLETED, kind):
+            return  # SparkListenerStageExecutorMetrics
+        stage, _ = stage_head(buffer, begin, stop)
+        number = self._stage_owner.get(stage) if stage is not None else None
+        raw = self._open.get(number) if number is not None else None
+        if raw is None:
+            return
+        size = stop - begin
+        if file_at is not None:
+            kept: Union[bytes, Span] = Span(
+                part.path, file_at, size, self._identities.get(part.path),
+                buffer[begin:begin + SPAN_HEAD if size > SPAN_HEAD else stop])
+        else:
+            kept = buffer if begin == 0 and stop == len(buffer) else buffer[begin:stop]
+        raw.runtime.completed.append((line, kept))
+        self._hold(raw, size)
 
     def _execution_id(self, text: bytes, part: Any, line: int) -> Optional[int]:
         match = EXECUTION_ID.search(text, 0, ID_WINDOW)
