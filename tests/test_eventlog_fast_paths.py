@@ -135,3 +135,28 @@ def test_updates_kept_in_place_are_the_updates_read_as_bytes(tmp_path, ending):
     assert in_place == _updates_read(path, spans=False)
     assert all(start for start, *_ in in_place[0])
     assert sum(kept[4] for kept in in_place[0]) >= 3 and in_place[0][0][8]
+
+
+def test_a_formatted_plan_without_unknown_operators_names_none_by_its_line():
+    """`read_description` does not walk a formatted plan's trees for operators named by their
+    line when its text never prints `(unknown)`: the only operators without an id there. Held
+    over every sample formatted plan, those with `(unknown)` operators among them."""
+    from pathlib import Path
+
+    from aqe_inspect.parsing.formatted_plan import parse_formatted
+    from aqe_inspect.sources.eventlog import planinfo
+
+    samples = Path(__file__).resolve().parents[1] / "sample_plans"
+    read = unknown = 0
+    for path in sorted(samples.rglob("formatted*.txt")):
+        text = path.read_text("utf-8", "replace")
+        query = parse_formatted(text, "x")
+        if query is None:
+            continue
+        read += 1
+        if "unknown" in text:
+            unknown += planinfo._named_by_line(query)
+        else:
+            assert not planinfo._named_by_line(query), path
+        assert planinfo.read_description(text, "x", "", "")[0] == planinfo.with_plan_lines(query)
+    assert read > 100 and unknown > 0
