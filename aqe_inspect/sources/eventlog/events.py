@@ -2,12 +2,13 @@
 
 An event log is one JSON object a line; almost all of its bytes are task and stage events
 this reader never needs. So lines are not split or decoded: each chunk is walked from newline
-to newline with `bytes.find` (the C library's vectorised search), each line told by its head,
-`{"Event":"<name>"`, which Spark writes first (a line that does not begin so is searched for
-the kept events' markers anywhere in it, and where lines are short the whole rest of the chunk
-is), and only the lines of the few events kept (SQL events, stages, the application's start,
-version and properties) are decoded as JSON. Two events glued on one line are, as to Spark's
-own reader, the one line its head names.
+to newline with the C library's vectorised search (the kernel `_eventlines`, or its twin's
+`bytes.find`), each line told by its head, `{"Event":"<name>"`, which Spark writes first (a
+line that does not begin so is searched for the kept events' markers anywhere in it, and
+where lines are short the whole rest of the chunk is), and only the lines of the few events
+kept (SQL events, stages, the application's start, version and properties) are read: the
+ids of starts, updates and stages where they stand in the chunk, the rest decoded as JSON.
+Two events glued on one line are, as to Spark's own reader, the one line its head names.
 
 Per open execution only the start event and the LAST `SparkListenerSQLAdaptiveExecutionUpdate`
 are kept, as raw bytes, with the count of updates (AQE's re-plans), the driver-side metric
