@@ -91,3 +91,72 @@ def test_json_text_of_a_real_report_is_json_dumps():
     assert json_text(report) == json.dumps(report, indent=2, ensure_ascii=False)
     assert json_text({"f": 1e16}) == json.dumps({"f": 1e16}, indent=2)  # written by iter_json
     assert json_text({"s": "\ud800"}, 2) == "".join(iter_json({"s": "\ud800"}, base=2))
+
+
+def _updates_read(path, spans: bool):
+    """What the scanner keeps of each execution's updates reading `path` (as spans read back,
+    or as bytes), with its notes."""
+    from aqe_inspect.sources.eventlog.events import Scanner, resolved
+    from aqe_inspect.sources.eventlog.files import find_event_logs
+
+    notes: list = []
+    scanner = Scanner(find_event_logs(str(path))[0], notes, spans=spans)
+    kept = [(raw.start, raw.execution_id, raw.update, raw.update_line, raw.updates, raw.held,
+             raw.finished, raw.start_line, raw.runtime.completed, raw.runtime.task_counts)
+            for raw in map(resolved, scanner.executions())]
+    return kept, notes, scanner.events
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n"])
+def test_updates_kept_in_place_are_the_updates_read_as_bytes(tmp_path, ending):
+    """An update of a plain file is kept where it stands, its bytes not copied
+    (`Scanner._update_in_place`): read back, it is what the scanner keeps reading bytes, with
+    a `\\r` before its newline, and where its execution id is past the head (read the general
+    way)."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[1] / "sample_plans" / "spark-3.5.9" / \
+        "local_read" / "eventlog.json"
+    lines = sample.read_bytes().splitlines()
+    moved = set()
+    for at, line in enumerate(lines):
+        kind = next((kind for kind in (b"SQLAdaptiveExecutionUpdate", b"SQLExecutionStart")
+                     if kind in line[:120]), None)
+        if kind is not None and kind not in moved:
+            event = json.loads(line)
+            number = event.pop("executionId")
+            event["executionId"] = number  # written last: past the head's window
+            lines[at] = json.dumps(event, separators=(",", ":")).encode()
+            moved.add(kind)
+    assert len(moved) == 2
+    path = tmp_path / "eventlog.json"
+    path.write_bytes(ending.join(lines) + ending)
+    in_place = _updates_read(path, spans=True)
+    assert in_place == _updates_read(path, spans=False)
+    assert all(start for start, *_ in in_place[0])
+    assert sum(kept[4] for kept in in_place[0]) >= 3 and in_place[0][0][8]
+
+
+def test_a_formatted_plan_without_unknown_operators_names_none_by_its_line():
+    """`read_description` does not walk a formatted plan's trees for operators named by their
+    line when its text never prints `(unknown)`: the only operators without an id there. Held
+    over every sample formatted plan, those with `(unknown)` operators among them."""
+    from pathlib import Path
+
+    from aqe_inspect.parsing.formatted_plan import parse_formatted
+    from aqe_inspect.sources.eventlog import planinfo
+
+    samples = Path(__file__).resolve().parents[1] / "sample_plans"
+    read = unknown = 0
+    for path in sorted(samples.rglob("formatted*.txt")):
+        text = path.read_text("utf-8", "replace")
+        query = parse_formatted(text, "x")
+        if query is None:
+            continue
+        read += 1
+        if "unknown" in text:
+            unknown += planinfo._named_by_line(query)
+        else:
+            assert not planinfo._named_by_line(query), path
+        assert planinfo.read_description(text, "x", "", "")[0] == planinfo.with_plan_lines(query)
+    assert read > 100 and unknown > 0

@@ -3,6 +3,7 @@
     files.py     a path -> each application's log and its parts (file, rolling, Databricks)
     codecs.py    a part -> its decompressed bytes in chunks (zstd, lz4, snappy, lzf, gzip, plain)
     events.py    chunks -> SQL executions (raw events), streamed; one execution -> Query
+    _eventlines_c.pyx, _eventlines_py.py  a buffer's lines -> those of the kept events (kernel)
     runtime.py   stage and task events -> SQL metric totals and spreads (Node.spreads)
     planinfo.py  sparkPlanInfo -> Node trees; run-time SQL metrics onto parsed trees
     connect_labels.py  a Spark Connect server's executions labelled by tags, not protobuf

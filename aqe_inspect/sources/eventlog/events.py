@@ -2,12 +2,13 @@
 
 An event log is one JSON object a line; almost all of its bytes are task and stage events
 this reader never needs. So lines are not split or decoded: each chunk is walked from newline
-to newline with `bytes.find` (the C library's vectorised search), each line told by its head,
-`{"Event":"<name>"`, which Spark writes first (a line that does not begin so is searched for
-the kept events' markers anywhere in it, and where lines are short the whole rest of the chunk
-is), and only the lines of the few events kept (SQL events, stages, the application's start,
-version and properties) are decoded as JSON. Two events glued on one line are, as to Spark's
-own reader, the one line its head names.
+to newline with the C library's vectorised search (the kernel `_eventlines`, or its twin's
+`bytes.find`), each line told by its head, `{"Event":"<name>"`, which Spark writes first (a
+line that does not begin so is searched for the kept events' markers anywhere in it, and
+where lines are short the whole rest of the chunk is), and only the lines of the few events
+kept (SQL events, stages, the application's start, version and properties) are read: the
+ids of starts, updates and stages where they stand in the chunk, the rest decoded as JSON.
+Two events glued on one line are, as to Spark's own reader, the one line its head names.
 
 Per open execution only the start event and the LAST `SparkListenerSQLAdaptiveExecutionUpdate`
 are kept, as raw bytes, with the count of updates (AQE's re-plans), the driver-side metric
@@ -46,6 +47,7 @@ from ...signals import hold as _hold_signals
 from ...signals import release as _release_signals
 from ...plan.model import Application, Execution, Query
 from ..reading import DEFAULT_MAX_SIZE, over_max_size
+from ... import native
 from . import files
 from .planinfo import adaptive_tree, attach_metrics, build_tree, info_carriers, read_description
 from .connect_labels import PREFIX as CONNECT_PREFIX, connect_description
@@ -199,6 +201,13 @@ LINE_HEAD = b'{"Event":"'
 #: each marker over every byte (about 0.2 s a gigabyte a marker).
 WALK_SAMPLE = 256
 WALK_LINE_BYTES = 1024
+
+#: How a start's and an update's lines begin (`Scanner._sql_in_place`).
+_START_HEAD = b"{" + SQL_EVENT + START
+_UPDATE_HEAD = b"{" + SQL_EVENT + UPDATE
+#: The walk of a buffer's lines to those of kept events (`_eventlines_c.pyx`, or its twin
+#: `_eventlines_py.py`).
+_event_lines = native.load("aqe_inspect.sources.eventlog._eventlines").event_lines
 
 #: Past this many lines in one span, `count_newlines` counts the rest byte by byte.
 HOPS = 64
@@ -660,45 +669,56 @@ class Scanner:
         """Handle the kept events among the whole lines of buffer[begin:end + 1] (`end` is a
         newline); returns the number of the line after them.
 
-        The lines are walked from newline to newline (the C library's vectorised search) and
-        each is told by its head, `{"Event":"<name>"`, which Spark writes first on every
-        event's line: an event log's lines are mostly long (task, stage and SQL events of
-        kilobytes), and this reads a gigabyte in a third of the time that searching for
-        each marker over every byte and counting the newlines takes. A line that does not
-        begin that way is searched for the markers anywhere in it, as `_marker_lines` does.
-        Where the lines turn out short (under WALK_LINE_BYTES on average over the first
-        WALK_SAMPLE lines: a log of small events, or lines that are not events), the rest is
-        searched marker by marker instead."""
+        The lines are walked from newline to newline and each is told by its head,
+        `{"Event":"<name>"`, which Spark writes first on every event's line: an event log's
+        lines are mostly long (task, stage and SQL events of kilobytes), and this reads a
+        gigabyte in a third of the time that searching for each marker over every byte and
+        counting the newlines takes. The walk is the kernel `_eventlines` (`memchr` and a
+        comparison of each line's head in C; its twin `_eventlines_py.py`): only the lines of
+        kept events come back to Python. A line that does not begin that way is searched for
+        the markers anywhere in it, as `_marker_lines` does. Where the lines turn out short
+        (under WALK_LINE_BYTES on average over the first WALK_SAMPLE lines: a log of small
+        events, or lines that are not events), the rest is searched marker by marker
+        instead."""
         markers = (*self._markers, *self._app_events)
-        find = buffer.find
-        starts = buffer.startswith
-        at = begin
-        walked = 0
-        while at <= end:
-            stop = find(b"\n", at, end + 1)
-            if starts(LINE_HEAD, at):
-                if starts(markers, at + 1):
-                    marker = SQL_EVENT if starts(SQL_EVENT, at + 1) else \
-                        next(m for m in markers if starts(m, at + 1))
-                    if stop - at > self.max_size:  # only when max_size is below the chunk
-                        self._too_long(_event_name(buffer, at + 1), part, line)
-                    else:
-                        text = buffer[at:stop]
-                        if text.endswith(b"\r"):
-                            text = text[:-1]
-                        self._text_at = None if self._base is None else self._base + at
-                        ended = self._event(text, marker, 1, part, line)
-                        self._text_at = None
-                        if ended:
-                            yield from ended
-                line += 1
-            else:
-                line = yield from self._marker_lines(buffer, at, stop, part, line)
-            at = stop + 1
-            walked += 1
-            if walked == WALK_SAMPLE and at <= end and \
-                    at - begin < WALK_SAMPLE * WALK_LINE_BYTES:
-                return (yield from self._marker_lines(buffer, at, end, part, line))
+        entries, walked, rest = _event_lines(buffer, begin, end, markers, WALK_SAMPLE,
+                                             WALK_LINE_BYTES)
+        first = line
+        max_size = self.max_size
+        for number, at, stop, kind in entries:
+            line = first + number
+            if kind < 0:
+                yield from self._marker_lines(buffer, at, stop, part, line)
+                continue
+            if stop - at > max_size:  # only when max_size is below the chunk
+                self._too_long(_event_name(buffer, at + 1), part, line)
+                continue
+            if kind == 1:  # a stage's event: read where it stands, its bytes not copied
+                self._stage(buffer, at, stop - 1 if buffer[stop - 1] == 13 else stop, at + 1,
+                            part, line, None if self._base is None else self._base + at)
+                if len(self._open) > MAX_OPEN or self._held > max_size:
+                    yield from list(self._let_go_oldest())
+                continue
+            if kind == 0 and self._base is not None and (
+                    buffer.startswith(_START_HEAD, at) or (
+                        not self.keep_replans and buffer.startswith(_UPDATE_HEAD, at))):
+                # A start or update of a file read in place: kept as a span, not copied.
+                ended = self._sql_in_place(buffer, at, stop - 1 if buffer[stop - 1] == 13
+                                           else stop, part, line)
+                if ended:
+                    yield from ended
+                continue
+            text = buffer[at:stop]
+            if text.endswith(b"\r"):
+                text = text[:-1]
+            self._text_at = None if self._base is None else self._base + at
+            ended = self._event(text, markers[kind], 1, part, line)
+            self._text_at = None
+            if ended:
+                yield from ended
+        line = first + walked
+        if rest >= 0:
+            return (yield from self._marker_lines(buffer, rest, end, part, line))
         return line
 
     def _marker_lines(self, buffer: bytes, begin: int, end: int, part: Any, line: int
@@ -761,6 +781,49 @@ class Scanner:
         generator, since the scanner reads some hundred thousand events a gigabyte."""
         closed = self._read_event(text, marker, at, part, line)
         ended = [closed] if closed is not None else []
+        if len(self._open) > MAX_OPEN or self._held > self.max_size:
+            ended.extend(self._let_go_oldest())
+        return ended
+
+    def _sql_in_place(self, buffer: bytes, at: int, stop: int, part: Any, line: int
+                      ) -> List[RawExecution]:
+        """`_event` of the SQLExecutionStart or SQLAdaptiveExecutionUpdate at buffer[at:stop]
+        (its line, without its newline or a `\r` before it) of a file read in place, without
+        copying its bytes: only its head is read (its execution id, where Spark writes it
+        second) and kept, with where it stands (`Span`). An event whose head holds no id is
+        read the general way."""
+        match = EXECUTION_ID.search(buffer, at, min(at + ID_WINDOW, stop))
+        if match is None:
+            self._text_at = self._base + at  # type: ignore[operator]
+            try:
+                return self._event(buffer[at:stop], SQL_EVENT, 1, part, line)
+            finally:
+                self._text_at = None
+        self.events += 1
+        number = int(match.group(1))
+        raw = self._open.get(number)
+        size = stop - at
+        span = Span(part.path, self._base + at, size,  # type: ignore[operator]
+                    self._identities.get(part.path),
+                    buffer[at:at + SPAN_HEAD if size > SPAN_HEAD else stop])
+        ended = []
+        if buffer.startswith(_START_HEAD, at):
+            if raw is not None:  # the same id started again: the earlier one never ended
+                ended.append(self._close(number))
+            self._let_go.discard(number)
+            raw = self._open[number] = RawExecution(number, _part_name(part), start=span,
+                                                    start_line=line)
+            self._hold(raw, size)
+        else:
+            if raw is None:
+                if number in self._let_go:
+                    self._late += 1
+                    return []
+                raw = self._open[number] = RawExecution(number, _part_name(part))
+            grown = size - _length(raw.update)
+            raw.update, raw.update_line = span, line
+            raw.updates += 1
+            self._hold(raw, grown)
         if len(self._open) > MAX_OPEN or self._held > self.max_size:
             ended.extend(self._let_go_oldest())
         return ended
@@ -882,25 +945,12 @@ class Scanner:
         """A stage's submission (whose execution it is), its completion (kept raw, for its
         metric totals) or, with task metrics, a task's end (its metric updates)."""
         if marker is STAGE_EVENT:
-            kind = text[at + len(STAGE_EVENT):at + len(STAGE_EVENT) + 12]
-            if kind.startswith(SUBMITTED):
-                found = submitted_stage(text)
-                if found is not None and found[1] in self._open:
-                    stage, number, tasks = found
-                    self._stage_owner[stage] = number
-                    self._open[number].runtime.submitted(stage, tasks)
-                    self._hold(self._open[number], HELD_PER_VALUE)
-                return
-            if not kind.startswith(COMPLETED):
-                return  # SparkListenerStageExecutorMetrics
+            self._stage(text, 0, len(text), at, part, line, self._text_at)
+            return
         stage, attempt = stage_head(text)
         number = self._stage_owner.get(stage) if stage is not None else None
         raw = self._open.get(number) if number is not None else None
         if raw is None:
-            return
-        if marker is STAGE_EVENT:
-            raw.runtime.completed.append((line, self._kept(text, part)))
-            self._hold(raw, len(text))
             return
         try:
             result = task_result(text)
@@ -910,6 +960,38 @@ class Scanner:
         if result is not None:
             raw.runtime.stage(stage).add(attempt, *result)
             self._hold(raw, HELD_PER_TASK + HELD_PER_VALUE * len(result[1]))
+
+    def _stage(self, buffer: bytes, begin: int, stop: int, at: int, part: Any, line: int,
+               file_at: Optional[int]) -> None:
+        """A stage's submission or completion: the event at buffer[begin:stop] (its line,
+        without its newline or a `\r` before it), its marker at buffer[at], read where it
+        stands. A completion is kept as a `Span` where it stands in its file (`file_at`), else
+        as its bytes."""
+        kind = at + len(STAGE_EVENT)
+        if buffer.startswith(SUBMITTED, kind):
+            found = submitted_stage(buffer, begin, stop)
+            if found is not None and found[1] in self._open:
+                stage, number, tasks = found
+                self._stage_owner[stage] = number
+                self._open[number].runtime.submitted(stage, tasks)
+                self._hold(self._open[number], HELD_PER_VALUE)
+            return
+        if not buffer.startswith(COMPLETED, kind):
+            return  # SparkListenerStageExecutorMetrics
+        stage, _ = stage_head(buffer, begin, stop)
+        number = self._stage_owner.get(stage) if stage is not None else None
+        raw = self._open.get(number) if number is not None else None
+        if raw is None:
+            return
+        size = stop - begin
+        if file_at is not None:
+            kept: Union[bytes, Span] = Span(
+                part.path, file_at, size, self._identities.get(part.path),
+                buffer[begin:begin + SPAN_HEAD if size > SPAN_HEAD else stop])
+        else:
+            kept = buffer if begin == 0 and stop == len(buffer) else buffer[begin:stop]
+        raw.runtime.completed.append((line, kept))
+        self._hold(raw, size)
 
     def _execution_id(self, text: bytes, part: Any, line: int) -> Optional[int]:
         match = EXECUTION_ID.search(text, 0, ID_WINDOW)

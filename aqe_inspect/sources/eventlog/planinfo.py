@@ -62,16 +62,18 @@ def usable_description(text: Optional[str]) -> bool:
 _DAMAGE_NOTE = re.compile(r"line \d+: ")
 
 
-def with_plan_lines(query: Query) -> Query:
+def with_plan_lines(query: Query, by_line: Optional[bool] = None) -> Query:
     """The query with its notes' and operators' lines said to be lines of its plan string
     (`plan line N: ...`; `Node.plan_line`), where an operator is named by its line (no id: a simple-mode description,
     spark.sql.ui.explainMode=simple); the same query otherwise (an id names each operator).
-    Every tree is rebuilt once, without recursion, operators met twice kept shared."""
+    Every tree is rebuilt once, without recursion, operators met twice kept shared.
+    `by_line`: whether an operator is named by its line (`_named_by_line`), when the caller
+    knows; else the trees are walked to tell."""
     if any(note.startswith("line ") for note in query.notes):
         # The parser's notes on damage (`Damage.note`: `line N: ...`) are of the plan string.
         query = dataclasses.replace(query, notes=tuple(
             "plan " + note if _DAMAGE_NOTE.match(note) else note for note in query.notes))
-    if not _named_by_line(query):
+    if not (_named_by_line(query) if by_line is None else by_line):
         return query
     built: Dict[int, Node] = {}
 
@@ -134,7 +136,9 @@ def read_description(text: Any, source: str, what: str, fallback: str
     if usable_description(text):
         query = parse_formatted(text, source)  # the plain shape, without the grammar
         if query is not None:
-            return with_plan_lines(query), None
+            # Its operators have no id only where printed `(unknown)` (`_operator`): without
+            # that word in the text, none is named by its line.
+            return with_plan_lines(query, None if "unknown" in text else False), None
         try:
             document = parse_text(text, source)
         except PlanSyntaxError as error:

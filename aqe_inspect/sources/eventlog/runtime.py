@@ -139,35 +139,44 @@ class RunTime:
 
 # ---- reading the events ------------------------------------------------------------------------
 
-def stage_head(text: bytes) -> Tuple[Optional[int], int]:
-    """(stage id, attempt) of a stage or task event, read from its first bytes."""
-    match = STAGE_ID.search(text, 0, HEAD_WINDOW)
-    attempt = STAGE_ATTEMPT.search(text, 0, HEAD_WINDOW)
+def stage_head(text: bytes, begin: int = 0, end: Optional[int] = None
+               ) -> Tuple[Optional[int], int]:
+    """(stage id, attempt) of a stage or task event, read from its first bytes. The event is
+    text[begin:end] (the whole text by default): read where it stands in a buffer."""
+    top = begin + HEAD_WINDOW
+    if end is not None and end < top:
+        top = end
+    match = STAGE_ID.search(text, begin, top)
+    attempt = STAGE_ATTEMPT.search(text, begin, top)
     return (int(match.group(1)) if match else None), (int(attempt.group(1)) if attempt else 0)
 
 
-def submitted_stage(text: bytes) -> Optional[Tuple[int, int, int]]:
-    """(stage id, its SQL execution's id, number of tasks) of a `StageSubmitted` event, None
-    when it names no execution (a job run outside SQL)."""
-    stage, _ = stage_head(text)
-    execution = _searched(EXECUTION_PROPERTY, EXECUTION_KEY, text)
+def submitted_stage(text: bytes, begin: int = 0, end: Optional[int] = None
+                    ) -> Optional[Tuple[int, int, int]]:
+    """(stage id, its SQL execution's id, number of tasks) of a `StageSubmitted` event
+    (text[begin:end], as `stage_head`), None when it names no execution (a job run outside
+    SQL)."""
+    if end is None:
+        end = len(text)
+    stage, _ = stage_head(text, begin, end)
+    execution = _searched(EXECUTION_PROPERTY, EXECUTION_KEY, text, begin, end)
     if stage is None or execution is None:
         return None
-    tasks = _searched(NUMBER_OF_TASKS, TASKS_KEY, text)
+    tasks = _searched(NUMBER_OF_TASKS, TASKS_KEY, text, begin, end)
     return stage, int(execution.group(1)), int(tasks.group(1)) if tasks else 0
 
 
-def _searched(pattern: Any, key: bytes, text: bytes) -> Any:
-    """`pattern.search(text)` for a pattern that begins with the literal `key`: each place
-    of the key is found by `bytes.find` (the C library's vectorised search; the regex engine
-    steps byte by byte through the kilobytes before a stage's properties) and the pattern
-    matched there, until it matches."""
-    at = text.find(key)
+def _searched(pattern: Any, key: bytes, text: bytes, begin: int, end: int) -> Any:
+    """`pattern.search(text, begin, end)` for a pattern that begins with the literal `key`:
+    each place of the key is found by `bytes.find` (the C library's vectorised search; the
+    regex engine steps byte by byte through the kilobytes before a stage's properties) and
+    the pattern matched there, until it matches."""
+    at = text.find(key, begin, end)
     while at >= 0:
-        match = pattern.match(text, at)
+        match = pattern.match(text, at, end)
         if match is not None:
             return match
-        at = text.find(key, at + 1)
+        at = text.find(key, at + 1, end)
     return None
 
 
