@@ -1,8 +1,9 @@
-# cython: language_level=3
+# cython: language_level=3, boundscheck=False, wraparound=False
 """The fields of formatted-mode detail blocks, read: `_fields_py.py` in typed Cython (the same
 function, equal results). `FIELD` is matched by hand over the line's characters; a line the
 hand-written match cannot judge alone (one holding a newline, where `.` and `$` of the regex
-say otherwise) is asked of the regex."""
+say otherwise) is asked of the regex. A key is found among the keys read before (`_key`) with
+no string made for it, when it is one of them."""
 
 from sys import intern
 
@@ -77,6 +78,33 @@ cdef inline void fields_value(str text, Py_ssize_t start, Py_ssize_t *first,
     end[0] = stop
 
 
+#: The interned keys read lately, by a hash of their characters (`_key`): a block's keys are
+#: a few dozen names (`Input`, `Output`, `Arguments`, ...) repeated in every block.
+cdef list _keys = [None] * 256
+#: Keys longer than this are interned without being remembered.
+cdef Py_ssize_t _LONGEST_KEY = 64
+
+
+cdef str _key(str text, Py_ssize_t end):
+    """`intern(text[:end])`, without making the string when a key read lately is it."""
+    cdef Py_ssize_t i
+    cdef size_t h = <size_t>end
+    cdef str key
+    if end > _LONGEST_KEY:
+        return intern(text[:end])
+    for i in range(end):
+        h = h * 31 + <size_t>text[i]
+    h &= 255
+    slot = _keys[h]
+    if slot is not None:
+        key = <str>slot
+        if len(key) == end and text.startswith(key):
+            return key
+    key = intern(text[:end])
+    _keys[h] = key
+    return key
+
+
 def read_fields(list field_lines):
     """A detail block's fields by key (see _fields_py.read_fields)."""
     cdef dict fields = {}
@@ -99,7 +127,7 @@ def read_fields(list field_lines):
                 # only blank character is the space)
                 while text[key_end - 1] == ' ':  # (a key starts with a letter)
                     key_end -= 1
-                key = intern(text[:key_end])
+                key = _key(text, key_end)
                 fields_value(text, value_start, &value_start, &value_end)
                 value = text[value_start:value_end] if value_start >= 0 else ""
             elif text.startswith("Location ["):
