@@ -56,6 +56,7 @@ KERNELS: Tuple[str, ...] = (
     "aqe_inspect.parsing._fields",  # a detail block's fields (operator_line)
     "aqe_inspect.parsing._node",  # a parsed node made without its constructor (parser)
     "aqe_inspect.parsing._blockrows",  # the lines of plain detail blocks (formatted_plan)
+    "aqe_inspect.parsing._treescan",  # tree lines, detail headers, subquery marks (lexer)
 )
 
 
