@@ -107,6 +107,10 @@ cdef str _key(str text, Py_ssize_t end):
 
 def read_fields(list field_lines):
     """A detail block's fields by key (see _fields_py.read_fields)."""
+    return _read_fields(field_lines)
+
+
+cdef dict _read_fields(list field_lines):
     cdef dict fields = {}
     cdef object last_key = None
     cdef Py_ssize_t key_end, value_start, value_end
@@ -153,6 +157,7 @@ def read_block(str header, list field_lines, line):
     """`(id, title, codegen stage, fields, line)` of a detail block, or None (see
     _fields_py.read_block)."""
     cdef Py_ssize_t close, n = len(header), i, at
+    cdef long long number
     cdef Py_UCS4 c
     if n < 4 or header[0] != '(':
         return None
@@ -162,7 +167,10 @@ def read_block(str header, list field_lines, line):
     if close == 1 or close - 1 > MAX_DIGITS or close + 1 >= n or header[close] != ')' or \
             header[close + 1] != ' ':
         return None
-    digits = header[1:close]
+    # the id's digits are ASCII and at most MAX_DIGITS (18): int(digits), in C
+    number = 0
+    for i in range(1, close):
+        number = number * 10 + (<long long>header[i] - 48)
     heading = header[close + 2:].rstrip()
     if heading.endswith("]"):
         at = heading.rfind(CODEGEN_ID)
@@ -170,6 +178,6 @@ def read_block(str header, list field_lines, line):
         if stage_digits.isdecimal():
             if len(stage_digits) > MAX_DIGITS:
                 return None
-            return (int(digits), heading[:at].strip(), int(stage_digits),
-                    read_fields(field_lines), line)
-    return int(digits), heading.strip(), None, read_fields(field_lines), line
+            return (number, heading[:at].strip(), int(stage_digits),
+                    _read_fields(field_lines), line)
+    return number, heading.strip(), None, _read_fields(field_lines), line

@@ -148,13 +148,15 @@ def _walked(query: Query) -> List[Node]:
 
 
 def _leaves(nodes: List[Node]) -> Iterator[Damage]:
-    rules = leaf_rules
+    known = _LEAF_RULES
     for node in nodes:
         name = node.name
         if node.is_final_plan is None and name == ADAPTIVE_ROOT:
             yield Damage(node.line, f"{node.name} without a readable isFinalPlan flag; the "
                          "plan looks cut short")
-        needs_child, join = rules(name)  # family(node) in NEEDS_CHILD, is_join(node)
+        # family(node) in NEEDS_CHILD, is_join(node): leaf_rules(name), its cache asked here
+        rules = known.get(name)
+        needs_child, join = rules if rules is not None else leaf_rules(name)
         if node.children:
             if len(node.children) == 1 and join:
                 yield Damage(node.line, f"the join {node.name} has one input where it "
