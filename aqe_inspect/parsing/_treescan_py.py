@@ -3,8 +3,8 @@ the damage walk asks of every detail: the pure Python twin of `_treescan_c.pyx` 
 functions, equal results; aqe_inspect.native.load). Here each is the regex or the search it
 stands for; the compiled twin reads the characters by hand.
 
-May import: nothing of the package but its twin's patterns' sources (it is loaded by the
-lexer).
+May import: nothing of the package (the lexer and damage load it; tests hold its patterns
+equal to theirs).
 """
 
 from __future__ import annotations
