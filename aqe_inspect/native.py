@@ -57,6 +57,7 @@ KERNELS: Tuple[str, ...] = (
     "aqe_inspect.parsing._node",  # a parsed node made without its constructor (parser)
     "aqe_inspect.parsing._blockrows",  # the lines of plain detail blocks (formatted_plan)
     "aqe_inspect.sources.eventlog._eventlines",  # the kept events' lines (eventlog.events)
+    "aqe_inspect.parsing._treescan",  # tree lines, detail headers, subquery marks (lexer)
 )
 
 

@@ -1,8 +1,9 @@
-# cython: language_level=3
+# cython: language_level=3, boundscheck=False, wraparound=False
 """The fields of formatted-mode detail blocks, read: `_fields_py.py` in typed Cython (the same
 function, equal results). `FIELD` is matched by hand over the line's characters; a line the
 hand-written match cannot judge alone (one holding a newline, where `.` and `$` of the regex
-say otherwise) is asked of the regex."""
+say otherwise) is asked of the regex. A key is found among the keys read before (`_key`) with
+no string made for it, when it is one of them."""
 
 from sys import intern
 
@@ -77,8 +78,39 @@ cdef inline void fields_value(str text, Py_ssize_t start, Py_ssize_t *first,
     end[0] = stop
 
 
+#: The interned keys read lately, by a hash of their characters (`_key`): a block's keys are
+#: a few dozen names (`Input`, `Output`, `Arguments`, ...) repeated in every block.
+cdef list _keys = [None] * 256
+#: Keys longer than this are interned without being remembered.
+cdef Py_ssize_t _LONGEST_KEY = 64
+
+
+cdef str _key(str text, Py_ssize_t end):
+    """`intern(text[:end])`, without making the string when a key read lately is it."""
+    cdef Py_ssize_t i
+    cdef size_t h = <size_t>end
+    cdef str key
+    if end > _LONGEST_KEY:
+        return intern(text[:end])
+    for i in range(end):
+        h = h * 31 + <size_t>text[i]
+    h &= 255
+    slot = _keys[h]
+    if slot is not None:
+        key = <str>slot
+        if len(key) == end and text.startswith(key):
+            return key
+    key = intern(text[:end])
+    _keys[h] = key
+    return key
+
+
 def read_fields(list field_lines):
     """A detail block's fields by key (see _fields_py.read_fields)."""
+    return _read_fields(field_lines)
+
+
+cdef dict _read_fields(list field_lines):
     cdef dict fields = {}
     cdef object last_key = None
     cdef Py_ssize_t key_end, value_start, value_end
@@ -99,7 +131,7 @@ def read_fields(list field_lines):
                 # only blank character is the space)
                 while text[key_end - 1] == ' ':  # (a key starts with a letter)
                     key_end -= 1
-                key = intern(text[:key_end])
+                key = _key(text, key_end)
                 fields_value(text, value_start, &value_start, &value_end)
                 value = text[value_start:value_end] if value_start >= 0 else ""
             elif text.startswith("Location ["):
@@ -125,6 +157,7 @@ def read_block(str header, list field_lines, line):
     """`(id, title, codegen stage, fields, line)` of a detail block, or None (see
     _fields_py.read_block)."""
     cdef Py_ssize_t close, n = len(header), i, at
+    cdef long long number
     cdef Py_UCS4 c
     if n < 4 or header[0] != '(':
         return None
@@ -134,7 +167,10 @@ def read_block(str header, list field_lines, line):
     if close == 1 or close - 1 > MAX_DIGITS or close + 1 >= n or header[close] != ')' or \
             header[close + 1] != ' ':
         return None
-    digits = header[1:close]
+    # the id's digits are ASCII and at most MAX_DIGITS (18): int(digits), in C
+    number = 0
+    for i in range(1, close):
+        number = number * 10 + (<long long>header[i] - 48)
     heading = header[close + 2:].rstrip()
     if heading.endswith("]"):
         at = heading.rfind(CODEGEN_ID)
@@ -142,6 +178,6 @@ def read_block(str header, list field_lines, line):
         if stage_digits.isdecimal():
             if len(stage_digits) > MAX_DIGITS:
                 return None
-            return (int(digits), heading[:at].strip(), int(stage_digits),
-                    read_fields(field_lines), line)
-    return int(digits), heading.strip(), None, read_fields(field_lines), line
+            return (number, heading[:at].strip(), int(stage_digits),
+                    _read_fields(field_lines), line)
+    return number, heading.strip(), None, _read_fields(field_lines), line

@@ -8,5 +8,5 @@ import cython
 cpdef list _walked(query)
 
 
-@cython.locals(hosted=set, first_mark=str, second_mark=str, value=str)
+@cython.locals(hosted=set, value=str)
 cpdef list _subquery_entries(query)

@@ -23,6 +23,7 @@ import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from .lexer import DETAIL_HEADER, Damage, PlanLines
+from .. import native
 from ..plan.model import ADAPTIVE_ROOT, Node, Query
 from ..plan.operators import JOINS, family, name_family
 
@@ -85,6 +86,9 @@ BRACKETS = {")": "(", "]": "[", "}": "{"}
 NOT_BRACKETS = re.compile(r"[^][(){}]+")
 #: What every SUBQUERY_REFERENCE holds: a text without them refers to no subquery.
 SUBQUERY_MARKS = ("uery#", "pruning#")
+#: Whether a text holds either of SUBQUERY_MARKS (`_treescan_c.pyx`, in one pass; or its pure
+#: twin `_treescan_py.py`, the two searches).
+holds_subquery_mark = native.load("aqe_inspect.parsing._treescan").holds_subquery_mark
 
 
 def check_query(query: Query, plan: PlanLines, last: bool = True,
@@ -144,13 +148,15 @@ def _walked(query: Query) -> List[Node]:
 
 
 def _leaves(nodes: List[Node]) -> Iterator[Damage]:
-    rules = leaf_rules
+    known = _LEAF_RULES
     for node in nodes:
         name = node.name
         if node.is_final_plan is None and name == ADAPTIVE_ROOT:
             yield Damage(node.line, f"{node.name} without a readable isFinalPlan flag; the "
                          "plan looks cut short")
-        needs_child, join = rules(name)  # family(node) in NEEDS_CHILD, is_join(node)
+        # family(node) in NEEDS_CHILD, is_join(node): leaf_rules(name), its cache asked here
+        rules = known.get(name)
+        needs_child, join = rules if rules is not None else leaf_rules(name)
         if node.children:
             if len(node.children) == 1 and join:
                 yield Damage(node.line, f"the join {node.name} has one input where it "
@@ -301,14 +307,14 @@ def _subquery_entries(query: Query) -> List[Damage]:
     for subquery in query.subqueries:
         for number in SUBQUERY_REFERENCE.findall(subquery.hosting_expression):
             hosted.add((subquery.hosting_operator_id, number))
-    first_mark, second_mark = SUBQUERY_MARKS
+    holds_mark = holds_subquery_mark
     for tree in (query.root, *query.subquery_trees(), *query.optimized_out):  # _trees(query)
         # the final plan's operators host; initial ones share them (walked(): walk() listed)
         for node in tree.walked():
             if node.id is None:
                 continue
             for value in node.details.values():
-                if first_mark not in value and second_mark not in value:
+                if not holds_mark(value):
                     continue  # what every SUBQUERY_REFERENCE holds, found without a regex
                 for number in SUBQUERY_REFERENCE.findall(value):
                     if (node.id, number) not in hosted:

@@ -9,7 +9,7 @@ import cython
                pre=cython.Py_ssize_t, raw=cython.Py_ssize_t, logical=cython.Py_ssize_t,
                content_column=cython.Py_ssize_t, last_glyphs_end=cython.Py_ssize_t,
                last_operator=cython.Py_ssize_t, last_level=cython.Py_ssize_t,
-               root_column=cython.Py_ssize_t, last_adaptive=cython.bint, cut_top=cython.bint,
+               root_column=cython.Py_ssize_t, last_adaptive=cython.bint, glyphs_end=cython.Py_ssize_t, cut_top=cython.bint,
                direct=cython.bint, line=str, rest=str, root=str, first=str, frames=list)
 cpdef _tree_tokens(lexer, Py_ssize_t index, out)
 

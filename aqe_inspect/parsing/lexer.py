@@ -41,6 +41,7 @@ from typing import Iterator, List, Optional, Sequence
 from lark.lexer import Lexer, Token
 
 from ..errors import PlanSyntaxError
+from .. import native
 from ..plan.model import INCOMPLETE_TAIL
 
 #: What an operator line starts with: an optional codegen marker (`*(3) ` simple, `* `
@@ -72,6 +73,10 @@ OPERATOR_START = re.compile(CODEGEN_MARKER + r"?[A-Za-z_][\w$]*")
 ADAPTIVE_OPERATOR = re.compile(CODEGEN_MARKER + r"?AdaptiveSparkPlan\b")
 #: A line an author put in place of operators they left out: `...`, `…`, `(...)`, `[...]`.
 ELISION = re.compile(r"(?:\.{3,}|\u2026|\(\.{3,}\)|\[\.{3,}\])(?: .{0,80})?$")
+#: TREE_OPERATOR and DETAIL_HEADER asked of a line without a match object (`_treescan_c.pyx`,
+#: or its pure twin `_treescan_py.py`, which holds the same patterns).
+_treescan = native.load("aqe_inspect.parsing._treescan")
+_tree_operator, _is_detail_header = _treescan.tree_operator, _treescan.is_detail_header
 #: A comment line an author inserted: `// ...`, `-- ...`, `# ...`, `<-- ...`.
 COMMENT = re.compile(r"(?://|--|#+|<--)")
 #: The first characters an ELISION or a COMMENT can have (after blank space): a tree line
@@ -446,7 +451,7 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
     last_glyphs_end = 0
     last_operator = index
     lines = lexer.lines
-    tree_operator = TREE_OPERATOR.match
+    tree_operator = _tree_operator  # TREE_OPERATOR.match, as where it ends
     direct, numbers, columns = lexer._direct, lexer._numbers, lexer._columns
     while index < len(lines):
         line = lines[index]
@@ -499,16 +504,18 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
             index += 1
             continue
 
-        match = tree_operator(line)
-        if not match:
+        # Where TREE_OPERATOR's match ends (minus that without the group `operator`; -1
+        # without a match): TREE_LINE's groups, by where they end, are `pre`, the connector
+        # (3 characters), `rest`
+        glyphs_end = tree_operator(line)
+        if glyphs_end == -1:
             content = line.strip()
             if content and (ELISION.match(content) or COMMENT.match(content)):
                 lexer._skip_inserted(index, content)
                 index += 1
                 continue
             break  # a blank line or anything else ends the tree
-        # TREE_LINE's groups, by where they end: `pre`, the connector (3 characters), `rest`
-        content_column = match.end()
+        content_column = glyphs_end if glyphs_end > 0 else -glyphs_end
         rest = line[content_column:]
         first = rest[:1]
         if (first in INSERTED_STARTS or first.isspace()) and (
@@ -531,7 +538,7 @@ def _tree_tokens(lexer: _LineLexer, index: int, out: List[Token]) -> int:
             lexer._damaged(index, f"the tree's indentation jumps {logical - level} levels "
                            "here; lines above it are missing")
             logical = level + 1
-        if match.lastindex is None:  # no group `operator`: not OPERATOR_START.match(rest)
+        if glyphs_end < 0:  # no group `operator`: not OPERATOR_START.match(rest)
             raise lexer._error(index, content_column, "expected an operator name, found "
                                + _quote(rest))
         if logical != level:
@@ -581,7 +588,7 @@ def _detail_blocks(lexer: _LineLexer, index: int, blocks: list) -> int:
             if not line:
                 break
             head = line[0]  # (a C character in Cython: lexer.pxd)
-            if head.isspace() and line.isspace() or head == "(" and DETAIL_HEADER.match(line) \
+            if head.isspace() and line.isspace() or head == "(" and _is_detail_header(line) \
                     or head == "=" and SUBQUERIES_HEADER.match(line):
                 break
             index += 1
@@ -594,7 +601,7 @@ def _detail_blocks(lexer: _LineLexer, index: int, blocks: list) -> int:
                 break
             following += 1
         if following < count and lines[following][:1] == "(" and \
-                DETAIL_HEADER.match(lines[following]):
+                _is_detail_header(lines[following]):
             index = following
             continue
         return index

@@ -186,6 +186,17 @@ class DetailBlock(NamedTuple):
     line: int
 
 
+def read_detail_blocks(blocks: list, into: list) -> list:
+    """`read_detail_block(header, field_lines, line)` of each of `blocks` appended to `into`
+    (a lexer's run of blocks, `lexer.BlockToken.blocks`); `into`."""
+    append = into.append
+    for header, field_lines, line in blocks:
+        parts = _read_block(header, field_lines, line)
+        append(_new_tuple(DetailBlock, parts) if parts is not None else
+               read_detail_block(header, field_lines, line))
+    return into
+
+
 def read_detail_block(header: str, field_lines: List[str], line: int) -> DetailBlock:
     parts = _read_block(header, field_lines, line)
     if parts is not None:

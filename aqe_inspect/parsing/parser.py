@@ -36,7 +36,7 @@ from .lexer import (
 from ..plan.model import ADAPTIVE_ROOT, Document, Node, Query, Subquery
 from ..plan.operators import name_family
 from .operator_line import (
-    DetailBlock, OperatorLine, is_final_plan, read_detail_block, read_operator_line,
+    DetailBlock, OperatorLine, is_final_plan, read_detail_blocks, read_operator_line,
 )
 from .. import native
 
@@ -176,7 +176,7 @@ class _ToModel(Transformer):
     # ---- formatted-mode sections -------------------------------------------------------------
     def detail_block(self, items):
         # A BlockToken: the lexer hands a run of blocks over as one token.
-        return _BlockRun(read_detail_block(*block) for block in items[0].blocks)
+        return read_detail_blocks(items[0].blocks, _BlockRun())
 
     def subquery(self, items):
         header = items[0]
@@ -655,14 +655,20 @@ def _tables() -> Optional[_Tables]:
 
 def parse_text(text: str, source: str = "") -> Document:
     """Parse the whole of an explain output; raise PlanSyntaxError naming `source`."""
-    return parse_lines(PlanLines.from_text(text), source)
+    plan = PlanLines.from_text(text)
+    # The lines joined are the text itself unless a line ended with "\r" (dropped).
+    return _parse(plan, text if "\r" not in text else "\n".join(plan.lines), source, "")
 
 
 def parse_lines(plan: PlanLines, source: str = "", origin: str = "") -> Document:
     """Parse one plan's lines (each knowing its line in the original file) into a Document
     whose queries carry notes on any damage read through; raise PlanSyntaxError naming
     `source` when the text cannot be read as a plan."""
-    text = "\n".join(plan.lines)
+    return _parse(plan, "\n".join(plan.lines), source, origin)
+
+
+def _parse(plan: PlanLines, text: str, source: str, origin: str) -> Document:
+    """`parse_lines(plan, source, origin)`, `text` being the plan's lines joined."""
     if "\x00" in text:
         index = text.index("\x00")
         row = text.count("\n", 0, index)
