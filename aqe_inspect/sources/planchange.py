@@ -731,11 +731,17 @@ def _read_block(data, start: int, event: _Event) -> None:
     marked = [text[:1] == "!" for text in lines]
     operator = _operator
     before = [operator(side) for side in lefts]
-    after = [operator(side) for side in rights]
-    named_after = Counter(filter(None, after))
-    named_before = Counter(filter(None, before))
-    came = named_after - named_before
-    went = named_before - named_after
+    # A line the rule left as it was shows the same text on both sides: its operator is
+    # the left one's (most lines of most blocks).
+    after = [name if left == right else operator(right)
+             for name, left, right in zip(before, lefts, rights)]
+    if before == after:  # the same operators on both sides: none came or went
+        came = went = Counter()
+    else:
+        named_after = Counter(filter(None, after))
+        named_before = Counter(filter(None, before))
+        came = named_after - named_before
+        went = named_before - named_after
     event.added = tuple(sorted(came.elements()))
     event.removed = tuple(sorted(went.elements()))
     if not came and not went:

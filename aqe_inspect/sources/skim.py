@@ -248,10 +248,10 @@ class Skimmer:
         failure: Optional[InspectError] = None
         every_line = False
         while True:
-            parts: List[bytes] = [buffer]
+            parts: List[bytes] = [buffer] if buffer else []
             size = len(buffer)
             # Where the line being read began (for the --max-size check, made after each
-            # CHUNK read as InputReader does) and its number.
+            # read, over every line it ended) and its number.
             last_newline = buffer.rfind(b"\n")
             ended = False
             # At least one more chunk each time round, and twice what is kept: a message (or
@@ -259,7 +259,9 @@ class Skimmer:
             # rounds must grow geometrically for the searches to add up to linear time.
             target = max(BUFFER, size + CHUNK, 2 * size)
             while size < target:
-                chunk = handle.read(CHUNK)
+                # What the buffer lacks, in one read where the file has it (a buffer of one
+                # piece is not copied to be joined).
+                chunk = handle.read(target - size)
                 if not chunk:
                     ended = True
                     break
