@@ -291,9 +291,12 @@ class Stream:
         self._tail: Optional[Tuple[int, bytes]] = None  # the bytes of a heading not read yet
         self.size = 0  # the bytes seen: the end of the last buffer
 
-    def feed(self, buffer: bytes, base: int, final: bool) -> None:
+    def feed(self, buffer: bytes, base: int, final: bool, scan=None) -> None:
         """The log's bytes from offset `base` (a line's start) on; `final`: to its end. Each
-        buffer begins at or before the start of the line last not whole."""
+        buffer begins at or before the start of the line last not whole. `scan`: the
+        marker kernel's Scan of `buffer` whose markers from its split on are those of
+        HEADINGS (skim.py: the pass that finds its own markers finds the headings), used
+        instead of a search of its own."""
         self.size = base + len(buffer)
         if self.state == "waiting":
             if base:
@@ -318,11 +321,17 @@ class Stream:
         start = self._scanned - data_base
         pending = self._pending
         if upto > start:
-            kernel, table = _heading_kernel()
-            hits, newlines = kernel.find_all(data, start, upto, table)
+            if scan is not None and scan.buffer is buffer and self._scanned >= base:
+                # (The bytes searched are the buffer's: data ends where it ends.)
+                hits, newlines = scan.headings(self._scanned - base, data_base + upto - base)
+                hits_base = base
+            else:
+                kernel, table = _heading_kernel()
+                hits, newlines = kernel.find_all(data, start, upto, table)
+                hits_base = data_base
             line = self._line
             kinds = _KINDS
-            pending.extend([(data_base + at, kinds[index], line + before)
+            pending.extend([(hits_base + at, kinds[index], line + before)
                             for at, index, before in hits])
             self._line = line + newlines
             self._scanned = data_base + upto
