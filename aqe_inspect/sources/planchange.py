@@ -703,7 +703,8 @@ def _block_end(data, start: int) -> int:
 
 
 def _ids(piece: bytes) -> FrozenSet[str]:
-    return frozenset(map(bytes.decode, _EXPRESSION_ID.findall(piece)))
+    # Each id decoded once (a plan's ids stand on both sides, and many times on each).
+    return frozenset(map(bytes.decode, set(_EXPRESSION_ID.findall(piece))))
 
 
 def _read_block(data, start: int, event: _Event) -> None:
