@@ -155,9 +155,7 @@ class NulGaps:
     """The bytes of `raw` without the gaps a copy-truncate leaves: each run of NUL bytes that
     begins a line (the file's start, or after a newline) and is followed by text
     (`_text_follows`) or by the file's end. `read(size)` gives a piece of the rest (at most
-    one read of `raw`, of `size` bytes or CHUNK when that is more, never empty before the
-    end: a reader that wants a large buffer has it in one piece, not joined from chunks);
-    what was taken out is counted:
+    one chunk read from `raw`, never empty before the end); what was taken out is counted:
     `leading` (at the file's start), `gaps`, `gap_bytes`, `first_gap` (the later runs, by
     their offset in the file). A run followed by anything else is handed on as it is."""
 
@@ -169,10 +167,8 @@ class NulGaps:
         self.gap_bytes = 0
         self.first_gap: Optional[int] = None
         self.handed_on = 0  # bytes handed on
-        self._want = CHUNK  # the size of the next read of `raw`
 
     def read(self, size: int = -1) -> bytes:
-        self._want = size if size > CHUNK else CHUNK
         piece = next(self._pieces, b"")
         self.handed_on += len(piece)
         return piece
@@ -210,7 +206,7 @@ class NulGaps:
         line_start = True  # the next byte begins a line
         run = run_at = 0  # a run that begins a line, reaching the end of the chunk before
         while True:
-            chunk = raw.read(self._want)
+            chunk = raw.read(CHUNK)
             if not chunk:
                 break
             base, offset = offset, offset + len(chunk)

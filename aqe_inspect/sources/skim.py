@@ -252,10 +252,10 @@ class Skimmer:
         failure: Optional[InspectError] = None
         every_line = False
         while True:
-            parts: List[bytes] = [buffer] if buffer else []
+            parts: List[bytes] = [buffer]
             size = len(buffer)
             # Where the line being read began (for the --max-size check, made after each
-            # read, over every line it ended) and its number.
+            # CHUNK read as InputReader does) and its number.
             last_newline = buffer.rfind(b"\n")
             ended = False
             # At least one more chunk each time round, and twice what is kept: a message (or
@@ -263,14 +263,10 @@ class Skimmer:
             # rounds must grow geometrically for the searches to add up to linear time.
             target = max(BUFFER, size + CHUNK, 2 * size)
             while size < target:
-                # What the buffer lacks, in one read where the file has it (a buffer of one
-                # piece is not copied to be joined); no more than a chunk past what takes the
-                # line being read over --max-size (refused as soon as it was before).
-                want = target - size
-                room = reader.max_size - (size - last_newline - 1) + 1
-                if room < want:
-                    want = max(CHUNK, room)
-                chunk = handle.read(want)
+                # (A chunk at a time: pieces of a chunk are reused by the allocator as they
+                # are freed; a fresh buffer of megabytes read whole costs a page fault for
+                # each of its pages.)
+                chunk = handle.read(CHUNK)
                 if not chunk:
                     ended = True
                     break
