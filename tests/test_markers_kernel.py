@@ -127,6 +127,72 @@ def test_any_markers_are_found_alike_overlapping_ones_too(buffer, markers, data)
     assert compiled.find_all(buffer, start, end, compiled.Table(markers, anchors)) == expected
 
 
+#: The skim's markers and patterns, then the plan-change headings: the table of one Scan.
+BOTH = (skim.MARKERS + tuple(HEADINGS[0]), skim.MARKER_ANCHORS + tuple(HEADINGS[1]),
+        skim.MARKER_PATTERNS)
+#: Buffers of several of the Scan's blocks of 64 bytes, markers across their edges.
+long_buffers = st.lists(st.one_of(buffers, st.sampled_from([b"x" * 61, b" " * 63, b"\n" * 64])),
+                        max_size=8).map(b"".join)
+
+
+def _scan_hits(scan, steps):
+    pos, out = 0, []
+    for step in steps:
+        at = scan.next(pos)
+        out.append(at)
+        if at < 0:
+            break
+        pos = at + step
+    return out
+
+
+@SETTINGS
+@given(buffer=long_buffers, steps=st.lists(st.integers(0, 90), min_size=1, max_size=60),
+       start=st.integers(0, 900), end=st.integers(0, 900))
+def test_one_scan_finds_the_skims_hits_and_the_headings_alike(buffer, steps, start, end):
+    """A Scan gives the skim's Finder's hits (`next`) and find_all's headings with their
+    lines (`headings`), compiled and pure alike, from any position and over any span."""
+    split = len(skim.MARKERS)
+    compiled = _compiled()
+    end = min(end, len(buffer))
+    start = min(start, end)
+    for kernel in (compiled, _markers_py):
+        scan = kernel.Scan(buffer, kernel.Table(*BOTH), split)
+        assert scan.buffer is buffer
+        assert _scan_hits(scan, steps) == _hits(_markers_py, buffer, steps)
+        assert scan.headings(start, end) == _markers_py.find_all(
+            buffer, start, end, _markers_py.Table(*HEADINGS))
+    scan = compiled.Scan(buffer, compiled.Table(*BOTH), split)
+    for pos in range(0, len(buffer) + 2, 7):  # any position asked, in any order
+        assert scan.next(pos) == _defined_next(buffer, pos)
+    assert scan.next(len(buffer) - 3) == _defined_next(buffer, max(0, len(buffer) - 3))
+
+
+@SETTINGS
+@given(buffer=long_buffers, markers=st.lists(st.binary(min_size=2, max_size=5), min_size=2,
+                                             max_size=8, unique=True), data=st.data())
+def test_a_scan_of_any_markers_splits_them_alike(buffer, markers, data):
+    """Any markers, split anywhere: the first part's next hits as a Finder's, the rest's
+    every position as find_all's, markers overlapping across the split too."""
+    compiled = _compiled()
+    anchors = [data.draw(st.integers(0, len(marker) - 2)) for marker in markers]
+    split = data.draw(st.integers(0, len(markers)))
+    buffer = buffer + b"".join(markers) + buffer[:70]
+    end = data.draw(st.integers(0, len(buffer)))
+    start = data.draw(st.integers(0, end))
+    first = _markers_py.Table(markers[:split], anchors[:split])
+    rest = _markers_py.Table(markers[split:], anchors[split:])
+    expected = _markers_py.find_all(buffer, start, end, rest)
+    for kernel in (compiled, _markers_py):
+        scan = kernel.Scan(buffer, kernel.Table(markers, anchors), split)
+        assert scan.headings(start, end) == expected
+        finder = _markers_py.Finder(buffer, first)
+        for pos in range(0, len(buffer) + 1, 5):
+            assert scan.next(pos) == finder.next(pos)
+    with pytest.raises(ValueError):
+        compiled.Scan(buffer, compiled.Table(markers, anchors), len(markers) + 1)
+
+
 @SETTINGS
 @given(buffer=st.binary(max_size=2000).map(lambda b: b.replace(b"\x01", b"\n")),
        start=st.integers(-5, 2100), stop=st.integers(-5, 2100))

@@ -2,9 +2,11 @@
 """Byte searches for markers over a buffer (skim.py, planchange.py), compiled: one pass over
 the bytes, stopping only where two bytes are a marker's anchor pair (a table of 65,536
 pairs: a rare pair stops far less often than a rare byte), where each marker anchored on
-the pair's first byte is compared whole. Its pure-Python twin is `_markers_py.py`
+the pair's first byte is compared whole. `Scan` serves the skim and the plan-change
+headings from one such pass. Its pure-Python twin is `_markers_py.py`
 (the same functions and results; tests/test_markers_kernel.py holds them equal)."""
 
+from libc.stdlib cimport calloc, free
 from libc.string cimport memcmp
 from libc.stdint cimport uint32_t, uint64_t
 
@@ -196,6 +198,169 @@ cdef class Finder:
     def next(self, Py_ssize_t pos):
         cdef const unsigned char* p = self._buffer
         return _next(self._table, p, len(self._buffer), pos)
+
+
+cdef inline void _mark(uint64_t* blocks, Py_ssize_t s) noexcept nogil:
+    blocks[s >> 12] |= (<uint64_t>1) << ((s >> 6) & 63)
+
+
+cdef Py_ssize_t _first_in(Table table, const unsigned char* p, Py_ssize_t n, Py_ssize_t lo,
+                          Py_ssize_t hi, int split) noexcept nogil:
+    """The first start in [lo, hi) of a marker of `table` before `split`, or of a pattern;
+    -1 when none (their anchors lie at most `reach` bytes after their starts)."""
+    cdef Py_ssize_t i = lo, best = -1, limit = hi + table.reach + 1, s
+    cdef const unsigned char* stop = table.stop
+    cdef uint32_t bits
+    cdef int index
+    cdef unsigned char c
+    while True:
+        i = _skip(stop, p, i, limit, n)
+        if i >= limit or i >= n - 1:
+            return best
+        c = p[i]
+        bits = table.by_byte[c]
+        index = 0
+        while bits and index < split:
+            if bits & 1:
+                s = i - table.offset[index]
+                if lo <= s < hi and (best < 0 or s < best) and s + table.length[index] <= n and \
+                        memcmp(p + s, table.text[index], table.length[index]) == 0:
+                    best = s
+            bits >>= 1
+            index += 1
+        if c == 42:
+            if table.glyph and i < hi and (best < 0 or i < best) and _glyph_at(p, i, n):
+                best = i
+        elif c == 94:
+            if table.caret and i < hi and (best < 0 or i < best) and _glyph_at(p, i, n):
+                best = i
+        elif c == 40:
+            if table.ids and lo <= i - 1 < hi and (best < 0 or i - 1 < best) and \
+                    _id_at(p, i - 1, n):
+                best = i - 1
+        i += 1
+
+
+cdef class Scan:
+    """One pass over `buffer` for two searches at once: the markers of `table` before
+    `split` and its patterns (the skim's: `next`, as Finder's) and the markers from `split`
+    on (the plan-change headings: `headings`, as find_all's with a table of them alone).
+    The pass notes which blocks of 64 bytes hold a start of the first kind (a bit each: its
+    memory is a 512th of the buffer's), and every start of the second; `next` looks again
+    only at the blocks noted."""
+
+    cdef readonly bytes buffer
+    cdef Table _table
+    cdef int _split
+    cdef Py_ssize_t _blocks_count
+    cdef uint64_t* _blocks
+    cdef list _found  # (start, heading index), in order
+
+    def __cinit__(self):
+        self._blocks = NULL
+
+    def __dealloc__(self):
+        free(self._blocks)
+
+    def __init__(self, bytes buffer, Table table, int split):
+        cdef const unsigned char* p = buffer
+        cdef Py_ssize_t n = len(buffer), i = 0, s
+        cdef const unsigned char* stop = table.stop
+        cdef uint32_t bits
+        cdef int index
+        cdef unsigned char c
+        cdef list found = []
+        if not 0 <= split <= table.count:
+            raise ValueError("split: at most the table's markers")
+        self.buffer, self._table, self._split = buffer, table, split
+        self._blocks_count = (n + 63) >> 6
+        free(self._blocks)
+        self._blocks = <uint64_t*>calloc((n >> 12) + 1, sizeof(uint64_t))
+        if self._blocks == NULL:
+            raise MemoryError()
+        cdef uint64_t* blocks = self._blocks
+        while True:
+            i = _skip(stop, p, i, n, n)
+            if i >= n - 1:
+                break
+            c = p[i]
+            bits = table.by_byte[c]
+            index = 0
+            while bits:
+                if bits & 1:
+                    s = i - table.offset[index]
+                    if s >= 0 and s + table.length[index] <= n and \
+                            memcmp(p + s, table.text[index], table.length[index]) == 0:
+                        if index < split:
+                            _mark(blocks, s)
+                        else:
+                            found.append((s, index - split))
+                bits >>= 1
+                index += 1
+            if c == 42:
+                if table.glyph and _glyph_at(p, i, n):
+                    _mark(blocks, i)
+            elif c == 94:
+                if table.caret and _glyph_at(p, i, n):
+                    _mark(blocks, i)
+            elif c == 40:
+                if table.ids and i >= 1 and _id_at(p, i - 1, n):
+                    _mark(blocks, i - 1)
+            i += 1
+        found.sort()
+        self._found = found
+
+    def next(self, Py_ssize_t pos):
+        """Where the first marker before `split`, or pattern, at or after `pos` begins
+        (-1 when none): Finder(buffer, table).next(pos) with the markers before `split`."""
+        cdef const unsigned char* p = self.buffer
+        cdef Py_ssize_t n = len(self.buffer), block, lo, hi, s
+        cdef uint64_t word
+        if pos < 0:
+            pos = 0
+        block = pos >> 6
+        while block < self._blocks_count:
+            word = self._blocks[block >> 6] >> (block & 63)
+            if word == 0:
+                block = ((block >> 6) + 1) << 6
+                continue
+            while not (word & 1):
+                word >>= 1
+                block += 1
+            lo = block << 6
+            if lo < pos:
+                lo = pos
+            hi = (block + 1) << 6
+            if hi > n:
+                hi = n
+            s = _first_in(self._table, p, n, lo, hi, self._split)
+            if s >= 0:
+                return s
+            block += 1
+        return -1
+
+    def headings(self, Py_ssize_t start, Py_ssize_t end):
+        """find_all(buffer, start, end, TABLE) where TABLE holds the markers from `split` on
+        (their indexes counted from `split`)."""
+        cdef const unsigned char* p = self.buffer
+        cdef Py_ssize_t n = len(self.buffer), s, counted, line = 0
+        if end > n:
+            end = n
+        if start < 0:
+            start = 0
+        if end < start:
+            end = start
+        counted = start
+        hits = []
+        for s, index in self._found:
+            if s < start:
+                continue
+            if s >= end:
+                break
+            line += _count(p, counted, s)
+            counted = s
+            hits.append((s, index, line))
+        return hits, line + _count(p, counted, end)
 
 
 def find_all(bytes buffer, Py_ssize_t start, Py_ssize_t end, Table table):

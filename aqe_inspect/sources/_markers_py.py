@@ -2,7 +2,8 @@
 `_markers_c.pyx`, with the same functions and results (tests/test_markers_kernel.py holds
 them equal). Each marker is searched with `bytes.find` (a pattern with its regex), the
 next occurrence of each kept until passed: the C kernel instead reads the bytes once, stopping
-at each marker's anchor pair (`anchors`: where in it; this twin ignores them)."""
+at each marker's anchor pair (`anchors`: where in it; this twin ignores them), and serves
+the skim and the plan-change headings from one pass (`Scan`)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,30 @@ class Finder:
             if hit < 0 or at < hit:
                 hit = at
         return hit
+
+
+class Scan:
+    """Two searches over `buffer`: the markers of `table` before `split` and its patterns
+    (the skim's: `next`, as Finder's) and the markers from `split` on (the plan-change
+    headings: `headings`, as find_all's with a table of them alone). The compiled kernel
+    serves both from one pass; this twin runs the two searches apart."""
+
+    def __init__(self, buffer: bytes, table: Table, split: int):
+        if not 0 <= split <= len(table.markers):
+            raise ValueError("split: at most the table's markers")
+        self.buffer = buffer
+        self._finder = Finder(buffer, Table(table.markers[:split], table.anchors[:split],
+                                            table.patterns))
+        self._headings = Table(table.markers[split:], table.anchors[split:])
+
+    def next(self, pos: int) -> int:
+        """Finder(buffer, table).next(pos) with the markers before `split`."""
+        return self._finder.next(pos)
+
+    def headings(self, start: int, end: int) -> Tuple[List[Tuple[int, int, int]], int]:
+        """find_all(buffer, start, end, TABLE) where TABLE holds the markers from `split` on
+        (their indexes counted from `split`)."""
+        return find_all(self.buffer, start, end, self._headings)
 
 
 def find_all(buffer: bytes, start: int, end: int, table: Table

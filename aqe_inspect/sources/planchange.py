@@ -291,9 +291,12 @@ class Stream:
         self._tail: Optional[Tuple[int, bytes]] = None  # the bytes of a heading not read yet
         self.size = 0  # the bytes seen: the end of the last buffer
 
-    def feed(self, buffer: bytes, base: int, final: bool) -> None:
+    def feed(self, buffer: bytes, base: int, final: bool, scan=None) -> None:
         """The log's bytes from offset `base` (a line's start) on; `final`: to its end. Each
-        buffer begins at or before the start of the line last not whole."""
+        buffer begins at or before the start of the line last not whole. `scan`: the
+        marker kernel's Scan of `buffer` whose markers from its split on are those of
+        HEADINGS (skim.py: the pass that finds its own markers finds the headings), used
+        instead of a search of its own."""
         self.size = base + len(buffer)
         if self.state == "waiting":
             if base:
@@ -318,11 +321,17 @@ class Stream:
         start = self._scanned - data_base
         pending = self._pending
         if upto > start:
-            kernel, table = _heading_kernel()
-            hits, newlines = kernel.find_all(data, start, upto, table)
+            if scan is not None and scan.buffer is buffer and self._scanned >= base:
+                # (The bytes searched are the buffer's: data ends where it ends.)
+                hits, newlines = scan.headings(self._scanned - base, data_base + upto - base)
+                hits_base = base
+            else:
+                kernel, table = _heading_kernel()
+                hits, newlines = kernel.find_all(data, start, upto, table)
+                hits_base = data_base
             line = self._line
             kinds = _KINDS
-            pending.extend([(data_base + at, kinds[index], line + before)
+            pending.extend([(hits_base + at, kinds[index], line + before)
                             for at, index, before in hits])
             self._line = line + newlines
             self._scanned = data_base + upto
@@ -694,7 +703,8 @@ def _block_end(data, start: int) -> int:
 
 
 def _ids(piece: bytes) -> FrozenSet[str]:
-    return frozenset(map(bytes.decode, _EXPRESSION_ID.findall(piece)))
+    # Each id decoded once (a plan's ids stand on both sides, and many times on each).
+    return frozenset(map(bytes.decode, set(_EXPRESSION_ID.findall(piece))))
 
 
 def _read_block(data, start: int, event: _Event) -> None:
@@ -731,11 +741,17 @@ def _read_block(data, start: int, event: _Event) -> None:
     marked = [text[:1] == "!" for text in lines]
     operator = _operator
     before = [operator(side) for side in lefts]
-    after = [operator(side) for side in rights]
-    named_after = Counter(filter(None, after))
-    named_before = Counter(filter(None, before))
-    came = named_after - named_before
-    went = named_before - named_after
+    # A line the rule left as it was shows the same text on both sides: its operator is
+    # the left one's (most lines of most blocks).
+    after = [name if left == right else operator(right)
+             for name, left, right in zip(before, lefts, rights)]
+    if before == after:  # the same operators on both sides: none came or went
+        came = went = Counter()
+    else:
+        named_after = Counter(filter(None, after))
+        named_before = Counter(filter(None, before))
+        came = named_after - named_before
+        went = named_before - named_after
     event.added = tuple(sorted(came.elements()))
     event.removed = tuple(sorted(went.elements()))
     if not came and not went:

@@ -149,6 +149,10 @@ class Skimmer:
         self.sink = None
         self.plan_changes = False
         self.bom = False  # the file began with a byte-order mark (taken off)
+        # The Scan of the buffer being searched, when the plan-change log is read from it
+        # (`_scan_of`: it serves `_search` too), and the table it searches for.
+        self._scan = None
+        self._both = None
 
     def _is_start(self, line: bytes) -> bool:
         if not _may_start_message(line):
@@ -262,6 +266,9 @@ class Skimmer:
             # rounds must grow geometrically for the searches to add up to linear time.
             target = max(BUFFER, size + CHUNK, 2 * size)
             while size < target:
+                # (A chunk at a time: pieces of a chunk are reused by the allocator as they
+                # are freed; a fresh buffer of megabytes read whole costs a page fault for
+                # each of its pages.)
                 chunk = handle.read(CHUNK)
                 if not chunk:
                     ended = True
@@ -309,12 +316,18 @@ class Skimmer:
 
                     sink = self.sink = Stream()
                     wanted = False
+            # While the plan-change log is read from these buffers, one pass over each
+            # serves both the skim's markers and the plan-change headings.
+            self._scan = None
+            if sink is not None and sink.state != "off":
+                self._scan = self._scan_of(buffer)
             if sink is not None:
-                sink.feed(buffer, offset, ended)
+                sink.feed(buffer, offset, ended, self._scan)
             if ended:
                 yield from search(buffer, number, True)
                 return
             keep, number = yield from search(buffer, number, False)
+            self._scan = None  # (with it the buffer searched: not kept past its round)
             if keep == 0 and len(buffer) > NOT_A_LOG and not every_line:
                 # No message start in so much text: not a log; every line is handed on, from
                 # this buffer's on (only the line not whole yet is kept).
@@ -322,6 +335,17 @@ class Skimmer:
                 keep, number = yield from self._every_line(buffer, number, False)
             buffer = buffer[keep:]
             offset += keep
+
+    def _scan_of(self, buffer: bytes):
+        """The kernel's Scan of `buffer` for MARKERS and MARKER_PATTERNS (`next`) and the
+        plan-change headings (planchange.HEADINGS: `headings`); its table made once."""
+        if self._both is None:
+            from .planchange import HEADING_ANCHORS, HEADINGS
+
+            self._both = self._kernel.Table(
+                MARKERS + tuple(marker for marker, _ in HEADINGS),
+                MARKER_ANCHORS + tuple(HEADING_ANCHORS), MARKER_PATTERNS)
+        return self._kernel.Scan(buffer, self._both, len(MARKERS))
 
     def _lines_in(self, number: int, parts: Sequence[bytes]) -> int:
         """The number of the line after the text `parts` (its first line is line `number`)."""
@@ -338,8 +362,11 @@ class Skimmer:
         pos = 0  # handled up to here: a message start (or the buffer's start)
         line = number  # the number of the line at pos
         # Where the next marker or pattern at or after a position begins (the compiled
-        # kernel reads the bytes once; its twin keeps each marker's next occurrence).
-        finder = self._kernel.Finder(buffer, self._table)
+        # kernel reads the bytes once; its twin keeps each marker's next occurrence): the
+        # buffer's Scan when the plan-change headings were searched with it.
+        scan = self._scan
+        finder = scan if scan is not None and scan.buffer is buffer else \
+            self._kernel.Finder(buffer, self._table)
         while True:
             hit = finder.next(pos)
             if hit < 0:
