@@ -61,15 +61,7 @@ def _defined_next(buffer: bytes, pos: int) -> int:
 
 
 def _hits(kernel, buffer: bytes, steps):
-    finder = kernel.Finder(buffer, kernel.Table(*SKIM))
-    pos, out = 0, []
-    for step in steps:
-        at = finder.next(pos)
-        out.append(at)
-        if at < 0:
-            break
-        pos = at + step  # the skim asks again past the hit (a message's end)
-    return out
+    return _scan_hits(kernel.Finder(buffer, kernel.Table(*SKIM)), steps)
 
 
 SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -136,6 +128,8 @@ long_buffers = st.lists(st.one_of(buffers, st.sampled_from([b"x" * 61, b" " * 63
 
 
 def _scan_hits(scan, steps):
+    """Where a Finder's or a Scan's `next` stops, asked again `step` past each hit (as the
+    skim asks again past a message's end)."""
     pos, out = 0, []
     for step in steps:
         at = scan.next(pos)

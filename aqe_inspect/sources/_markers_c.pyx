@@ -52,6 +52,18 @@ cdef inline bint _id_at(const unsigned char* p, Py_ssize_t s, Py_ssize_t n) noex
     return j > s + 2 and j - (s + 2) <= 9 and j < n and p[j] == 41
 
 
+cdef inline (Py_ssize_t, Py_ssize_t) _span(Py_ssize_t start, Py_ssize_t end,
+                                         Py_ssize_t n) noexcept:
+    """start and end within a buffer of n bytes, end not before start."""
+    if end > n:
+        end = n
+    if start < 0:
+        start = 0
+    if end < start:
+        end = start
+    return start, end
+
+
 cdef class Table:
     """What to search for: `markers` (bytes), each found by its byte at `anchors[i]`;
     `patterns`: skim.MARKER_PATTERNS (first bytes, compiled regex), matched by hand."""
@@ -344,12 +356,7 @@ cdef class Scan:
         (their indexes counted from `split`)."""
         cdef const unsigned char* p = self.buffer
         cdef Py_ssize_t n = len(self.buffer), s, counted, line = 0
-        if end > n:
-            end = n
-        if start < 0:
-            start = 0
-        if end < start:
-            end = start
+        start, end = _span(start, end, n)
         counted = start
         hits = []
         for s, index in self._found:
@@ -374,12 +381,7 @@ def find_all(bytes buffer, Py_ssize_t start, Py_ssize_t end, Table table):
     cdef uint32_t bits
     cdef int index
     cdef list found = []
-    if end > n:
-        end = n
-    if start < 0:
-        start = 0
-    if end < start:
-        end = start
+    start, end = _span(start, end, n)
     i = counted = start
     # Anchors up to `reach` bytes past `end` can still begin a marker before it.
     cdef Py_ssize_t limit = end + table.reach if end + table.reach < n else n
