@@ -94,11 +94,10 @@ class _SideReader:
     def not_ended(self) -> bool:
         """The side's log ends before its application does (read whole first): an event log
         with no application end, a driver log whose last application did not stop."""
+        from ..rewrites.findings import log_not_ended
+
         stream = self._stream()
-        application = stream.application if stream is not None else \
-            getattr(self.read, "application", None)
-        return application is not None and application.ended is False or \
-            getattr(self.read, "ended", None) is False
+        return log_not_ended(stream if stream is not None else self.read)
 
     def _noted(self, summary: ExecutionSummary) -> ExecutionSummary:
         """The summary, its values shared with the summaries before that hold the same (the

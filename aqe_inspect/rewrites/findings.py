@@ -66,13 +66,14 @@ class Report:
     ended: Optional[bool] = None
 
 
-def log_not_ended(report) -> bool:
-    """Whether the input of `report` (a Report, a ReportStream) ends before its application
-    does: an event log with no application end, a driver log whose last application did not
-    stop. Read whole first: a stream knows it at its end."""
-    application = report.application
+def log_not_ended(read) -> bool:
+    """Whether the input `read` came from (a Report, a ReportStream, a Document, an event
+    log's stream) ends before its application does: an event log with no application end,
+    a driver log whose last application did not stop. Read whole first: a stream knows it at
+    its end."""
+    application = getattr(read, "application", None)
     return application is not None and application.ended is False or \
-        getattr(report, "ended", None) is False
+        getattr(read, "ended", None) is False
 
 
 def read_whole(report: Union[Report, "ReportStream"]) -> Report:

@@ -28,7 +28,7 @@ from ..errors import InspectError, PlanSyntaxError
 from ..plan.model import Document, Query
 from .assemble import assemble
 from .extract import ORIGIN, find_plans
-from .lines import APPLICATION_START, APPLICATION_STOP, is_rule_heading, logical_lines, raw_lines
+from .lines import APPLICATION_START, APPLICATION_STOP, logical_lines, raw_lines
 from .reading import DEFAULT_MAX_SIZE, STDIN, InputReader
 
 __all__ = ["DEFAULT_MAX_SIZE", "STDIN", "LOG_HINT", "read_document", "read_text_document"]
@@ -112,14 +112,8 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
                 nonblank += 1
             if line.message_start:
                 messages += 1
-                if line.text.startswith(APPLICATION_START):
-                    runs.append(line.number)
-                elif line.text.startswith(APPLICATION_STOP):
-                    stops.append(line.number)
             if line.damage:
                 damaged.append(f"line {line.number}: {line.damage}")
-            if rule_headings is not None and is_rule_heading(line):
-                rule_headings.append(line.number)
             yield line
 
     # Read skimmed, a text with no plan is read again whole for its error: only the notes on
@@ -128,7 +122,7 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
     if skimmed:
         lines = logical_lines(raw, damaged, runs, rule_headings, stops)
     else:
-        lines = counted(logical_lines(raw))
+        lines = counted(logical_lines(raw, None, runs, rule_headings, stops))
     try:
         for region in find_plans(lines, max_chars=max_size):
             if not region.plan.lines:
