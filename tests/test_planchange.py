@@ -606,3 +606,24 @@ def test_the_right_column_of_every_sample_block_is_the_intervals_definition():
                 block = []
         for block in blocks:
             assert right_column(block) == _right_column_by_intervals(block), path
+
+
+def test_the_operators_remembered_are_bounded_and_the_same_as_read_afresh():
+    """The operator of a plan line is remembered (a query's rule blocks repeat their plan's
+    lines), never more than OPERATORS_KEPT lines, none longer than OPERATOR_LINE, and what is
+    remembered is what matching the line again gives."""
+    from aqe_inspect.sources import planchange
+
+    planchange._operators.clear()
+    lines = [f"   +- Project [c{i}#{i}L]" for i in range(planchange.OPERATORS_KEPT + 50)]
+    assert [planchange._operator(line) for line in lines] == ["Project"] * len(lines)
+    assert 0 < len(planchange._operators) <= planchange.OPERATORS_KEPT
+    long_line = "*(2) HashAggregate(keys=[" + "x#1, " * planchange.OPERATOR_LINE + "])"
+    assert planchange._operator(long_line) == "HashAggregate"
+    assert long_line not in planchange._operators
+    for line in (":  +- Exchange hashpartitioning(a#1, 200)", "!+- AQEShuffleRead coalesced",
+                 "   ", "+- *(3) Sort [a#1 ASC]"):
+        first = planchange._operator(line)
+        assert planchange._operator(line) == first
+        match = planchange._OPERATOR.match(line)
+        assert first == ("" if match is None else match.group(1) + match.group(2))

@@ -757,12 +757,13 @@ def _read_block(data, start: int, event: _Event) -> None:
     if not came and not went:
         event.altered = tuple(dict.fromkeys(name for name, mark in zip(after, marked)
                                             if name and mark))
-    right_heads: Sequence[str] = ()
+    right_heads: Optional[_Heads] = None
     if came:
-        right_heads = _heads(rights)
+        right_heads = _Heads(rights)
         # The lines added: those of an added operator's name with no line of that name and
         # the same first line below it on the left (the others only moved down).
-        left_heads = Counter((name, head) for name, head in zip(before, _heads(lefts))
+        left = _Heads(lefts)
+        left_heads = Counter((name, left[index]) for index, name in enumerate(before)
                              if name in came)
         wanted = []
         for index, name in enumerate(after):
@@ -775,10 +776,10 @@ def _read_block(data, start: int, event: _Event) -> None:
     elif not went:
         wanted = [index for index, name in enumerate(after) if name and marked[index]]
         if wanted:
-            right_heads = _heads(rights)
+            right_heads = _Heads(rights)
     else:
         wanted = []
-    event.touched = tuple((after[i], right_heads[i], _subtree_ids(rights, i))
+    event.touched = tuple((after[i], right_heads[i], _subtree_ids(right_heads, i))
                           for i in wanted[:MAX_TOUCHED])
     if b"Hint=" in piece:  # (else neither side holds a hint)
         gained = Counter(_hints(rights)) - Counter(_hints(lefts))
@@ -802,33 +803,56 @@ def _depth(text: str) -> int:
     return len(text) - len(text.lstrip(" :|+-"))
 
 
-def _heads(sides: Sequence[str]) -> List[str]:
-    """For each line of one plan, the text of the first line at or below it naming an
-    expression id (`_head`; "" for none): one pass from the bottom up."""
-    depth = [_depth(text) for text in sides]
-    heads: List[str] = ["" for _ in sides]
-    stack: List[int] = []  # lines whose subtree is open, deepest last
-    for index in range(len(sides) - 1, -1, -1):
-        child_head = ""
-        while stack and depth[stack[-1]] > depth[index]:
-            child = stack.pop()
-            child_head = heads[child] or child_head  # the first child's, printed first
-        text = sides[index]
-        heads[index] = _head(text) if "#" in text and _EXPRESSION_ID.search(
-            text.encode("utf-8", "replace")) else child_head
-        stack.append(index)
-    return heads
+class _Heads:
+    """`heads[i]`: for line i of one plan, the text of the first line at or below it naming
+    an expression id (`_head`; "" for none). Which line that is, is found for every line in
+    one pass from the bottom up; its text is made only for the lines asked for, once each."""
+
+    __slots__ = ("sides", "depth", "lines", "made", "ids")
+
+    def __init__(self, sides: Sequence[str]):
+        self.sides = sides
+        self.depth = depth = [_depth(text) for text in sides]
+        lines: List[int] = [-1] * len(sides)  # the line whose _head is line i's; -1: none
+        stack: List[int] = []  # lines whose subtree is open, deepest last
+        for index in range(len(sides) - 1, -1, -1):
+            child_line = -1
+            while stack and depth[stack[-1]] > depth[index]:
+                child = stack.pop()
+                if lines[child] >= 0:  # the first child's, printed first
+                    child_line = lines[child]
+            text = sides[index]
+            lines[index] = index if "#" in text and _EXPRESSION_ID.search(
+                text.encode("utf-8", "replace")) else child_line
+            stack.append(index)
+        self.lines = lines
+        self.made: Dict[int, str] = {}
+        self.ids: Dict[int, List[bytes]] = {}  # the ids each line names (_subtree_ids)
+
+    def __getitem__(self, index: int) -> str:
+        line = self.lines[index]
+        if line < 0:
+            return ""
+        head = self.made.get(line)
+        if head is None:
+            head = self.made[line] = _head(self.sides[line])
+        return head
 
 
-def _subtree_ids(sides: Sequence[str], index: int) -> FrozenSet[str]:
+def _subtree_ids(heads: _Heads, index: int) -> FrozenSet[str]:
     """The expression ids of a plan's line and of the lines below it (deeper indented, up to
-    the first that is not)."""
-    top = _depth(sides[index])
+    the first that is not); `heads`: that plan's lines, their depths, each line's ids (read
+    once for all the lines asked about)."""
+    sides, depth, read = heads.sides, heads.depth, heads.ids
+    top = depth[index]
     ids = set()
     for at in range(index, len(sides)):
-        if at > index and _depth(sides[at]) <= top:
+        if at > index and depth[at] <= top:
             break
-        ids.update(_EXPRESSION_ID.findall(sides[at].encode("utf-8", "replace")))
+        found = read.get(at)
+        if found is None:
+            found = read[at] = _EXPRESSION_ID.findall(sides[at].encode("utf-8", "replace"))
+        ids.update(found)
     return frozenset(found.decode() for found in ids)
 
 
@@ -866,11 +890,25 @@ def right_column(lines: Sequence[str]) -> Optional[int]:
     return column if column < longest else longest + 3
 
 
+#: The operator of each plan line read lately (`_operator`), lines of up to OPERATOR_LINE
+#: characters: a query's rule blocks print its plan again and again, mostly the same lines.
+#: Emptied when it holds OPERATORS_KEPT (a few megabytes at most).
+_operators: Dict[str, str] = {}
+OPERATORS_KEPT = 1 << 13
+OPERATOR_LINE = 256
+
+
 def _operator(side: str) -> str:
+    known = _operators.get(side)
+    if known is not None:
+        return known
     match = _OPERATOR.match(side)  # (a match holds a name: the side is not blank)
-    if match is None:
-        return ""
-    return match.group(1) + match.group(2)
+    name = "" if match is None else match.group(1) + match.group(2)
+    if len(side) <= OPERATOR_LINE:
+        if len(_operators) >= OPERATORS_KEPT:
+            _operators.clear()
+        _operators[side] = name
+    return name
 
 
 def _simple(name: str) -> str:
