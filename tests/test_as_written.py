@@ -178,13 +178,20 @@ def _ci_job_commands(kind: str) -> list:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("kind", ["github", "gitlab"])
-def test_the_ci_jobs_install_run_and_check_as_written(kind, tmp_path):
-    """A fresh venv first on PATH (as setup-python or the python image give), the job's
+def test_the_ci_jobs_install_run_and_check_as_written(tmp_path):
+    """A fresh venv first on PATH (as setup-python or the python image give), each job's
     commands in the checkout, in order: install aqe-inspect and PySpark, run the Spark job,
-    check its event log."""
+    check its event log. The two jobs share their first commands (the same install, the
+    same Spark job), which then run once, in one checkout, each job's own check after them;
+    a command one job writes differently runs for that job."""
     if not IN_CI:
         pytest.importorskip("pyspark", reason="the 'spark' extra is not installed")
+    jobs = {kind: _ci_job_commands(kind) for kind in ("github", "gitlab")}
+    shared = 0
+    while all(shared < len(commands) - 1 for commands in jobs.values()) and \
+            len({commands[shared] for commands in jobs.values()}) == 1:
+        shared += 1
+    assert shared >= 2, f"the jobs no longer share their install and Spark job: {jobs}"
     clone = _checkout(tmp_path / "checkout")
     venv_dir = tmp_path / "python"
     made = subprocess.run([sys.executable, "-m", "venv", venv_dir], capture_output=True,
@@ -192,18 +199,24 @@ def test_the_ci_jobs_install_run_and_check_as_written(kind, tmp_path):
     assert made.returncode == 0, made.stderr
     env = _clean_env(tmp_path)
     env["PATH"] = f"{venv_dir / 'bin'}{os.pathsep}{env['PATH']}"
-    for command in _ci_job_commands(kind):
-        ran = _bash(command, clone, env)
-        assert ran.returncode == 0, f"{command}\n{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}"
+
+    def run(commands: list) -> subprocess.CompletedProcess:
+        for command in commands:
+            ran = _bash(command, clone, env)
+            assert ran.returncode == 0, \
+                f"{command}\n{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}"
+        return ran
+
+    run(jobs["github"][:shared])
     installed = subprocess.run([venv_dir / "bin" / "python", "-c",
                                 "import aqe_inspect; print(aqe_inspect.__file__)"],
                                cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert "site-packages" in installed.stdout, installed
-    if kind == "github":
-        assert "::error" not in ran.stdout, ran.stdout
-    else:
-        report = (clone / "aqe-junit.xml").read_text("utf-8")
-        assert 'failures="0"' in report and "<testcase" in report
+    checked = run(jobs["github"][shared:])
+    assert "::error" not in checked.stdout, checked.stdout
+    run(jobs["gitlab"][shared:])
+    report = (clone / "aqe-junit.xml").read_text("utf-8")
+    assert 'failures="0"' in report and "<testcase" in report
 
 
 # -- the reusable action -------------------------------------------------------------------------

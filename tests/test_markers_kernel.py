@@ -188,11 +188,23 @@ def test_a_scan_of_any_markers_splits_them_alike(buffer, markers, data):
 
 
 @SETTINGS
-@given(buffer=st.binary(max_size=2000).map(lambda b: b.replace(b"\x01", b"\n")),
-       start=st.integers(-5, 2100), stop=st.integers(-5, 2100))
+@given(buffer=st.tuples(st.binary(max_size=400), st.integers(1, 40)).map(
+           lambda piece: (piece[0] * piece[1]).replace(b"\x01", b"\n")),
+       start=st.integers(-5, 16100), stop=st.integers(-5, 16100))
 def test_newlines_are_counted_alike(buffer, start, stop, kernel):
+    """Buffers of up to 16,000 bytes: the compiled count works in rows of 4,080 bytes (255
+    rows of 16, a byte's count per lane), then byte by byte; newlines up to every byte."""
     start, stop = max(start, 0), max(0, min(stop, len(buffer)))  # (as the callers ask)
     assert kernel.count_newlines(buffer, start, stop) == buffer.count(b"\n", start, stop)
+
+
+def test_a_buffer_of_newlines_only_is_counted_past_a_lane_count():
+    """Every byte a newline: each lane counts 255, the most its byte holds."""
+    compiled = _compiled()
+    for size in (4079, 4080, 4081, 8160, 8161, 100_000):
+        buffer = b"\n" * size
+        assert compiled.count_newlines(buffer, 0, size) == size
+        assert compiled.count_newlines(buffer, 3, size - 5) == max(size - 8, 0)
 
 
 def test_a_pattern_the_kernel_cannot_match_is_refused():

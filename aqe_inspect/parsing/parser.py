@@ -16,10 +16,10 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import functools
+import importlib.util
 import os
 import re
 import tempfile
-from importlib import resources
 from sys import intern
 from typing import Dict, Iterator, List, Optional, Tuple
 
@@ -434,13 +434,25 @@ def _grammar_text() -> str:
     """The grammar: `aqe_inspect.grammars` in a wheel, the checkout's grammars/ otherwise.
 
     An editable install maps the package `aqe_inspect` to the checkout's folder, where no
-    `grammars` subpackage exists (the wheel alone maps the top-level grammars/ into it)."""
+    `grammars` subpackage exists (the wheel alone maps the top-level grammars/ into it).
+    An installed package's folder is read as a folder (importlib.resources, a tenth of a
+    small parse's start-up to import, only where the package is not one: a zip)."""
     try:
-        return resources.files("aqe_inspect.grammars").joinpath("explain.lark").read_text("utf-8")
+        spec = importlib.util.find_spec("aqe_inspect.grammars")
     except ModuleNotFoundError:
+        spec = None
+    if spec is None:
         checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         with open(os.path.join(checkout, "grammars", "explain.lark"), encoding="utf-8") as f:
             return f.read()
+    for folder in spec.submodule_search_locations or ():
+        path = os.path.join(folder, "explain.lark")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+    from importlib import resources
+
+    return resources.files("aqe_inspect.grammars").joinpath("explain.lark").read_text("utf-8")
 
 
 def _cache_file() -> "str | bool":

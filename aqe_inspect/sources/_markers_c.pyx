@@ -410,18 +410,26 @@ def find_all(bytes buffer, Py_ssize_t start, Py_ssize_t end, Table table):
 
 
 cdef Py_ssize_t _count(const unsigned char* p, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
-    """The newlines of p[start:stop], in blocks the compiler vectorizes."""
-    cdef Py_ssize_t total = 0, i = start, j, top
-    cdef unsigned int part
+    """The newlines of p[start:stop], written for the compiler to vectorize: sixteen byte
+    counters, one per lane, each counting at most 255 rows of sixteen bytes before they are
+    added up."""
+    cdef Py_ssize_t total = 0, i = start, j
+    cdef unsigned char lanes[16]
+    cdef int k
+    while i + 4080 <= stop:  # 255 rows of 16
+        for k in range(16):
+            lanes[k] = 0
+        j = 0
+        while j < 4080:
+            for k in range(16):
+                lanes[k] += p[i + j + k] == 10
+            j += 16
+        for k in range(16):
+            total += lanes[k]
+        i += 4080
     while i < stop:
-        top = i + 255 if i + 255 < stop else stop
-        part = 0
-        j = i
-        while j < top:
-            part += p[j] == 10
-            j += 1
-        total += part
-        i = top
+        total += p[i] == 10
+        i += 1
     return total
 
 
