@@ -266,3 +266,65 @@ def test_the_section_markers_are_found_in_spans_alike(kernel_name):
         assert kernel.holds(text, 5, 5 + len(marker), table)
         assert not kernel.holds(text, 5, 4 + len(marker), table)
         assert not kernel.holds(text, 6, 8 + len(marker), table)
+
+
+@pytest.fixture(scope="module")
+def scanned_in_halves():
+    """The compiled kernel with its two-core threshold lowered to a few bytes, so that every
+    Scan of the tests below is read in two halves, on two threads (where the process may
+    run on two cores; on one, the whole in one pass: the results are those either way)."""
+    compiled = _compiled()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compiled, "PARALLEL_SCAN", 16)
+        yield compiled
+
+
+@SETTINGS
+@given(buffer=long_buffers, steps=st.lists(st.integers(0, 90), min_size=1, max_size=60),
+       start=st.integers(0, 900), end=st.integers(0, 900))
+def test_a_scan_read_in_halves_finds_what_one_pass_finds(scanned_in_halves, buffer, steps,
+                                                         start, end):
+    """Cut at its middle, wherever that falls (inside a marker, between a pattern's bytes),
+    a Scan's halves together give the twin's hits and headings."""
+    compiled = scanned_in_halves
+    end = min(end, len(buffer))
+    start = min(start, end)
+    scan = compiled.Scan(buffer, compiled.Table(*BOTH), len(skim.MARKERS))
+    assert _scan_hits(scan, steps) == _hits(_markers_py, buffer, steps)
+    assert scan.headings(start, end) == _markers_py.find_all(
+        buffer, start, end, _markers_py.Table(*HEADINGS))
+
+
+def test_a_long_buffer_is_scanned_on_two_cores_alike():
+    """A buffer past PARALLEL_SCAN (the skim's are 4 MB) with markers and headings across
+    its middle: the compiled Scan (both halves) and the twin agree; a process forked after
+    a scan scans too (the scanning thread stays with its parent: the child makes its own)."""
+    import multiprocessing
+
+    compiled = _compiled()
+    size = compiled.PARALLEL_SCAN * 2 + 12_345
+    half = size // 2
+    filler = b"26/11/23 12:35:45 INFO TaskSetManager: Finished task 1.0 in stage 2.0\n"
+    buffer = bytearray(filler * (size // len(filler) + 1))[:size]
+    for at in range(half - 40, half + 40, 13):  # markers on and about the cut
+        piece = b"\n+- *(3) Project (12)\n=== Applying Rule x ===\nFinal plan:"
+        buffer[at:at + len(piece)] = piece
+    buffer = bytes(buffer)
+    scan = compiled.Scan(buffer, compiled.Table(*BOTH), len(skim.MARKERS))
+    twin = _markers_py.Scan(buffer, _markers_py.Table(*BOTH), len(skim.MARKERS))
+    assert scan.headings(0, size) == twin.headings(0, size)
+    assert scan.headings(half - 100, half + 100)[0], "no heading across the middle"
+    for pos in [0, *range(half - 120, half + 120), size - 1, size]:  # (the twin's in order)
+        assert scan.next(pos) == twin.next(pos), pos
+    assert scan.next(0) == _defined_next(buffer, 0) > 0
+    if "fork" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("fork")
+        with context.Pool(1) as pool:
+            result = pool.apply_async(_scan_headings, (buffer,))
+            assert result.get(timeout=60) == twin.headings(0, size)
+
+
+def _scan_headings(buffer: bytes):
+    compiled = _compiled()
+    return compiled.Scan(buffer, compiled.Table(*BOTH), len(skim.MARKERS)).headings(
+        0, len(buffer))

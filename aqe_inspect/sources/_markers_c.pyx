@@ -6,7 +6,7 @@ the pair's first byte is compared whole. `Scan` serves the skim and the plan-cha
 headings from one such pass. Its pure-Python twin is `_markers_py.py`
 (the same functions and results; tests/test_markers_kernel.py holds them equal)."""
 
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, realloc
 from libc.string cimport memcmp
 from libc.stdint cimport uint32_t, uint64_t
 
@@ -253,6 +253,137 @@ cdef Py_ssize_t _first_in(Table table, const unsigned char* p, Py_ssize_t n, Py_
         i += 1
 
 
+#: A buffer this long is scanned on two cores, when the process has two (`_pool`).
+PARALLEL_SCAN = 1 << 20
+
+
+cdef struct _Found:
+    Py_ssize_t* items  # (start, heading index) pairs, two items each
+    Py_ssize_t count
+    Py_ssize_t capacity
+
+
+cdef int _found_add(_Found* found, Py_ssize_t s, Py_ssize_t index) noexcept nogil:
+    cdef Py_ssize_t* grown
+    cdef Py_ssize_t capacity
+    if found.count == found.capacity:
+        capacity = found.capacity * 2 if found.capacity else 64
+        grown = <Py_ssize_t*>realloc(found.items, capacity * 2 * sizeof(Py_ssize_t))
+        if grown == NULL:
+            return -1
+        found.items = grown
+        found.capacity = capacity
+    found.items[2 * found.count] = s
+    found.items[2 * found.count + 1] = index
+    found.count += 1
+    return 0
+
+
+cdef int _scan_range(Table table, const unsigned char* p, Py_ssize_t n, Py_ssize_t lo,
+                     Py_ssize_t hi, int split, uint64_t* blocks, _Found* found) noexcept nogil:
+    """Scan's pass over the anchors at lo <= i < hi (a marker starts before its anchor, so
+    the ranges of a buffer cut anywhere find, together, what one pass finds): the blocks of
+    the starts of markers before `split` and patterns noted in `blocks`, the other markers'
+    starts added to `found`. -1 when memory runs out."""
+    cdef Py_ssize_t i = lo, s
+    cdef const unsigned char* stop = table.stop
+    cdef uint32_t bits
+    cdef int index
+    cdef unsigned char c
+    while True:
+        i = _skip(stop, p, i, hi, n)
+        if i >= hi or i >= n - 1:
+            return 0
+        c = p[i]
+        bits = table.by_byte[c]
+        index = 0
+        while bits:
+            if bits & 1:
+                s = i - table.offset[index]
+                if s >= 0 and s + table.length[index] <= n and \
+                        memcmp(p + s, table.text[index], table.length[index]) == 0:
+                    if index < split:
+                        _mark(blocks, s)
+                    elif _found_add(found, s, index - split):
+                        return -1
+            bits >>= 1
+            index += 1
+        if c == 42:
+            if table.glyph and _glyph_at(p, i, n):
+                _mark(blocks, i)
+        elif c == 94:
+            if table.caret and _glyph_at(p, i, n):
+                _mark(blocks, i)
+        elif c == 40:
+            if table.ids and i >= 1 and _id_at(p, i - 1, n):
+                _mark(blocks, i - 1)
+        i += 1
+
+
+cdef class _RangeScan:
+    """`run()`: _scan_range over buffer[lo:hi]'s anchors, into bits and starts of its own
+    (another thread's part of a Scan; the GIL let go while it reads)."""
+
+    cdef bytes buffer
+    cdef Table table
+    cdef int split
+    cdef Py_ssize_t lo, hi
+    cdef uint64_t* blocks
+    cdef _Found found
+    cdef int failed
+
+    def __cinit__(self):
+        self.blocks = NULL
+        self.found.items = NULL
+        self.found.count = self.found.capacity = 0
+
+    def __init__(self, bytes buffer, Table table, int split, Py_ssize_t lo, Py_ssize_t hi):
+        self.buffer, self.table, self.split, self.lo, self.hi = buffer, table, split, lo, hi
+        self.blocks = <uint64_t*>calloc((len(buffer) >> 12) + 1, sizeof(uint64_t))
+        if self.blocks == NULL:
+            raise MemoryError()
+        self.failed = 0
+
+    def __dealloc__(self):
+        free(self.blocks)
+        free(self.found.items)
+
+    def run(self):
+        cdef const unsigned char* p = self.buffer
+        cdef Py_ssize_t n = len(self.buffer)
+        cdef Table table = self.table
+        with nogil:
+            self.failed = _scan_range(table, p, n, self.lo, self.hi, self.split, self.blocks,
+                                      &self.found)
+
+
+_scan_pool = None
+_scan_pool_pid = 0
+
+
+def _pool():
+    """A thread of its own for the second half of long buffers' scans, made at the first
+    (again in a process forked since: the thread stayed with the parent); None where the
+    process has one core to run on."""
+    global _scan_pool, _scan_pool_pid
+    import os
+
+    pid = os.getpid()
+    if _scan_pool is None or _scan_pool_pid != pid:
+        _scan_pool_pid = pid
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):  # (not Linux)
+            cores = os.cpu_count() or 1
+        if cores < 2:
+            _scan_pool = False
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _scan_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aqe-scan")
+    return _scan_pool or None
+
+
 cdef class Scan:
     """One pass over `buffer` for two searches at once: the markers of `table` before
     `split` and its patterns (the skim's: `next`, as Finder's) and the markers from `split`
@@ -276,12 +407,10 @@ cdef class Scan:
 
     def __init__(self, bytes buffer, Table table, int split):
         cdef const unsigned char* p = buffer
-        cdef Py_ssize_t n = len(buffer), i = 0, s
-        cdef const unsigned char* stop = table.stop
-        cdef uint32_t bits
-        cdef int index
-        cdef unsigned char c
-        cdef list found = []
+        cdef Py_ssize_t n = len(buffer), k, index
+        cdef _Found found
+        cdef int failed
+        cdef _RangeScan second = None
         if not 0 <= split <= table.count:
             raise ValueError("split: at most the table's markers")
         self.buffer, self._table, self._split = buffer, table, split
@@ -291,36 +420,41 @@ cdef class Scan:
         if self._blocks == NULL:
             raise MemoryError()
         cdef uint64_t* blocks = self._blocks
-        while True:
-            i = _skip(stop, p, i, n, n)
-            if i >= n - 1:
-                break
-            c = p[i]
-            bits = table.by_byte[c]
-            index = 0
-            while bits:
-                if bits & 1:
-                    s = i - table.offset[index]
-                    if s >= 0 and s + table.length[index] <= n and \
-                            memcmp(p + s, table.text[index], table.length[index]) == 0:
-                        if index < split:
-                            _mark(blocks, s)
-                        else:
-                            found.append((s, index - split))
-                bits >>= 1
-                index += 1
-            if c == 42:
-                if table.glyph and _glyph_at(p, i, n):
-                    _mark(blocks, i)
-            elif c == 94:
-                if table.caret and _glyph_at(p, i, n):
-                    _mark(blocks, i)
-            elif c == 40:
-                if table.ids and i >= 1 and _id_at(p, i - 1, n):
-                    _mark(blocks, i - 1)
-            i += 1
-        found.sort()
-        self._found = found
+        cdef Py_ssize_t middle = n
+        pool = _pool() if n >= PARALLEL_SCAN else None
+        if pool is not None:
+            # The second half's anchors on another core (its own bits, OR-ed in after),
+            # while this thread reads the first half's.
+            middle = n >> 1
+            second = _RangeScan(buffer, table, split, middle, n)
+            try:
+                job = pool.submit(second.run)
+            except RuntimeError:  # (the interpreter is shutting down) read here, after
+                job = None
+        found.items = NULL
+        found.count = found.capacity = 0
+        try:
+            with nogil:
+                failed = _scan_range(table, p, n, 0, middle, split, blocks, &found)
+            if failed:
+                raise MemoryError()
+            if second is not None:
+                if job is None:
+                    second.run()
+                else:
+                    job.result()
+                if second.failed:
+                    raise MemoryError()
+                for k in range((n >> 12) + 1):
+                    blocks[k] |= second.blocks[k]
+            hits = [(found.items[2 * k], found.items[2 * k + 1]) for k in range(found.count)]
+            if second is not None:
+                hits.extend([(second.found.items[2 * k], second.found.items[2 * k + 1])
+                             for k in range(second.found.count)])
+        finally:
+            free(found.items)
+        hits.sort()
+        self._found = hits
 
     def next(self, Py_ssize_t pos):
         """Where the first marker before `split`, or pattern, at or after `pos` begins
