@@ -26,7 +26,7 @@ from aqe_inspect.sources import skim as skim_module
 from aqe_inspect.sources.reading import InputReader
 from aqe_inspect.sources.skim import Skimmer
 
-from .growth import LINEAR, cpu
+from .growth import LINEAR, paired
 from .test_skim import DRIVER_LOGS, every_line, skimmed
 
 LOG = next(p for p in DRIVER_LOGS if p.parent.name == "skew_join" and p.name == "driver.log")
@@ -77,8 +77,8 @@ def test_a_message_never_ended_costs_linear_time(tmp_path, small_buffers, body):
     for size in (1_000_000, 4_000_000):
         paths[size] = tmp_path / f"unended-{size}.log"
         paths[size].write_bytes(unended(BODIES[body], size))
-    small = cpu(lambda: skim(paths[1_000_000]), runs=5)
-    large = cpu(lambda: skim(paths[4_000_000]), runs=5)
+    small, large = paired(lambda: skim(paths[1_000_000]), lambda: skim(paths[4_000_000]),
+                          runs=5)
     assert large / max(small, 1e-3) < LINEAR, (small, large)
 
 
@@ -101,8 +101,7 @@ def test_a_line_over_max_size_costs_linear_time(tmp_path, monkeypatch):
     path = tmp_path / "long.log"
     log = LOG.read_bytes()
     path.write_bytes(log + b"x" * (161 << 20) + b"\n" + log)
-    small = cpu(lambda: skim(path, 40 << 20))
-    large = cpu(lambda: skim(path, 160 << 20))
+    small, large = paired(lambda: skim(path, 40 << 20), lambda: skim(path, 160 << 20))
     assert large / max(small, 1e-3) < LINEAR, (small, large)
 
 
