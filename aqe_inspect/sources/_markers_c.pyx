@@ -390,7 +390,8 @@ cdef class Scan:
     on (the plan-change headings: `headings`, as find_all's with a table of them alone).
     The pass notes which blocks of 64 bytes hold a start of the first kind (a bit each: its
     memory is a 512th of the buffer's), and every start of the second; `next` looks again
-    only at the blocks noted."""
+    only at the blocks noted. A buffer of PARALLEL_SCAN bytes or more is passed over in two
+    halves at once (`_RangeScan`, on `_pool`'s thread), where the process has two cores."""
 
     cdef readonly bytes buffer
     cdef Table _table
