@@ -356,6 +356,12 @@ cdef class _RangeScan:
             self.failed = _scan_range(table, p, n, self.lo, self.hi, self.split, self.blocks,
                                       &self.found)
 
+    cdef list hits(self):
+        """The heading starts found, as (start, heading index)."""
+        cdef Py_ssize_t k
+        return [(self.found.items[2 * k], self.found.items[2 * k + 1])
+                for k in range(self.found.count)]
+
 
 _scan_pool = None
 _scan_pool_pid = 0
@@ -407,53 +413,39 @@ cdef class Scan:
         free(self._blocks)
 
     def __init__(self, bytes buffer, Table table, int split):
-        cdef const unsigned char* p = buffer
-        cdef Py_ssize_t n = len(buffer), k, index
-        cdef _Found found
-        cdef int failed
-        cdef _RangeScan second = None
+        cdef Py_ssize_t n = len(buffer), k
+        cdef _RangeScan first, second = None
         if not 0 <= split <= table.count:
             raise ValueError("split: at most the table's markers")
         self.buffer, self._table, self._split = buffer, table, split
         self._blocks_count = (n + 63) >> 6
-        free(self._blocks)
-        self._blocks = <uint64_t*>calloc((n >> 12) + 1, sizeof(uint64_t))
-        if self._blocks == NULL:
-            raise MemoryError()
-        cdef uint64_t* blocks = self._blocks
-        cdef Py_ssize_t middle = n
+        first = _RangeScan(buffer, table, split, 0, n)
         pool = _pool() if n >= PARALLEL_SCAN else None
         if pool is not None:
             # The second half's anchors on another core (its own bits, OR-ed in after),
             # while this thread reads the first half's.
-            middle = n >> 1
-            second = _RangeScan(buffer, table, split, middle, n)
+            first.hi = n >> 1
+            second = _RangeScan(buffer, table, split, first.hi, n)
             try:
                 job = pool.submit(second.run)
             except RuntimeError:  # (the interpreter is shutting down) read here, after
                 job = None
-        found.items = NULL
-        found.count = found.capacity = 0
-        try:
-            with nogil:
-                failed = _scan_range(table, p, n, 0, middle, split, blocks, &found)
-            if failed:
-                raise MemoryError()
-            if second is not None:
-                if job is None:
-                    second.run()
-                else:
-                    job.result()
-                if second.failed:
-                    raise MemoryError()
-                for k in range((n >> 12) + 1):
-                    blocks[k] |= second.blocks[k]
-            hits = [(found.items[2 * k], found.items[2 * k + 1]) for k in range(found.count)]
-            if second is not None:
-                hits.extend([(second.found.items[2 * k], second.found.items[2 * k + 1])
-                             for k in range(second.found.count)])
-        finally:
-            free(found.items)
+        first.run()
+        if second is not None:
+            if job is None:
+                second.run()
+            else:
+                job.result()
+        if first.failed or (second is not None and second.failed):
+            raise MemoryError()
+        free(self._blocks)  # (the first part's bits become the Scan's)
+        self._blocks = first.blocks
+        first.blocks = NULL
+        hits = first.hits()
+        if second is not None:
+            for k in range((n >> 12) + 1):
+                self._blocks[k] |= second.blocks[k]
+            hits.extend(second.hits())
         hits.sort()
         self._found = hits
 
