@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 import time
-from typing import Callable, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 #: 4x the input may cost at most this many times the work (linear: 4; quadratic: 16).
 LINEAR = 6.0
@@ -30,15 +30,18 @@ def cpu(work: Callable[[], object], runs: int = 3) -> float:
     return best
 
 
-def paired(small: Callable[[], object], large: Callable[[], object], runs: int = 3
-           ) -> Tuple[float, float]:
+def paired(small: Any, large: Any, runs: int = 3,
+           measure: Optional[Callable[[Any], float]] = None) -> Tuple[float, float]:
     """The least CPU time of `small` and of `large`, their runs taken in turn: a spell of
     load from outside (another process's burst on a 2-core machine slows this one's memory
-    too) then falls on both, not on all the runs of one."""
+    too) then falls on both, not on all the runs of one. `measure` times one run of either
+    (by default `cpu` of it, a callable, once)."""
+    if measure is None:
+        measure = lambda work: cpu(work, runs=1)  # noqa: E731
     best_small = best_large = float("inf")
     for _ in range(runs):
-        best_large = min(best_large, cpu(large, runs=1))
-        best_small = min(best_small, cpu(small, runs=1))
+        best_large = min(best_large, measure(large))
+        best_small = min(best_small, measure(small))
     return best_small, best_large
 
 

@@ -35,6 +35,7 @@ from aqe_inspect.rewrites.detectors.base import plan_pairs
 from aqe_inspect.rewrites.engine import diff_query
 from aqe_inspect.rewrites.findings import Report
 
+from .growth import paired
 from .test_robustness import chain
 from .wide_plans import union_of_copies, wide_union
 
@@ -64,15 +65,11 @@ def cpu(prepare: Callable[[], object], work: Callable[[object], object], runs: i
 def ratio(make: Callable[[int], Callable[[], object]], work: Callable[[object], object],
           n: int, runs: int = 5) -> float:
     """The least CPU time of `work` at 4n against that at n, the two sizes' runs taken in
-    turn: a spell of load from outside (another process's burst on a 2-core machine, which
-    slows this one's memory too) then falls on both sizes, not on all the runs of one (at the
-    end of a whole suite the HTML ratio read 6.0 and 6.2 run by size, 4.1-4.4 alone)."""
-    large, small = make(4 * n), make(n)
-    best_large = best_small = float("inf")
-    for _ in range(runs):
-        best_large = min(best_large, cpu(large, work, runs=1))
-        best_small = min(best_small, cpu(small, work, runs=1))
-    return best_large / max(best_small, 1e-3)
+    turn (growth.paired; at the end of a whole suite the HTML ratio read 6.0 and 6.2 run size
+    by size, 4.1-4.4 alone)."""
+    small, large = paired(make(n), make(4 * n), runs,
+                          measure=lambda prepare: cpu(prepare, work, runs=1))
+    return large / max(small, 1e-3)
 
 
 def written(view_or_format: str) -> Callable[[object], str]:
