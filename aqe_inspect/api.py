@@ -633,6 +633,18 @@ def write(result: Result, format: Union[str, "Format", None] = None,
     _emit(output, writer, json, summary)
 
 
+def rendered(result: Result, format: Union[str, "Format", None] = None, *,
+             width: Optional[int] = None) -> str:
+    """What `write` would write of `result` in `format`, as a string (the MCP server's
+    answers: the JSON contracts the command line prints, byte for byte)."""
+    import io
+
+    writer, _ = _writer(result, format, _width(width))
+    buffer = io.StringIO()
+    writer(buffer)
+    return buffer.getvalue()
+
+
 def _writer(result: Result, format: Union[str, "Format", None], width: Optional[int] = None
             ) -> Tuple[Callable[[TextIO], Any], bool]:
     """How to write `result` (a function of the stream), and whether as JSON (what the

@@ -347,6 +347,29 @@ def compare_command(
         raise typer.Exit(1)
 
 
+@app.command("mcp")
+def mcp_command(
+    http: Optional[int] = typer.Option(
+        None, "--http", metavar="PORT", help="Serve streamable HTTP on this port, at /mcp "
+        "(0: a free port, said on standard error), instead of stdio."),
+    host: str = typer.Option("127.0.0.1", "--host", help="The address the HTTP server binds "
+                             "(loopback unless you name another)."),
+    allow: List[str] = typer.Option(
+        [], "--allow", metavar="DIR", help="A folder the agent may read (repeat for more), "
+        "besides the roots its client declares."),
+    allow_url: List[str] = typer.Option(
+        [], "--allow-url", metavar="HOST", help="A History Server or Spark UI host the agent "
+        "may read (host, host:port or a URL; repeat for more)."),
+    max_size: str = MAX_SIZE_OPTION,
+) -> None:
+    """Serve aqe-inspect to AI agents: a Model Context Protocol server (stdio, or HTTP with
+    --http) whose tools list an event log's executions, diff, plans, why, check, compare and
+    rules; read-only, and only inside the folders and hosts allowed. Needs the mcp extra."""
+    from ..mcp_server import serve
+
+    serve(http, host, allow, allow_url, max_size)
+
+
 def command_group():
     """`app`'s click group, as `typer.main.get_command(app)` makes it, but each command built
     only when the run asks for it (`_Commands`)."""

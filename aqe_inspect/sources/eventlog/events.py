@@ -87,6 +87,9 @@ BATCH_BYTES = 1 << 20
 #: process builds are that many the scan waits for while the other core has no work yet.
 POOL_BYTES = 64 << 20
 POOL_MIN_LARGE = 1
+#: The processes a long log's executions are built in when the caller does not say: None
+#: for the CPUs (at most 2); the MCP server sets 1 (a fork beside its threads could hang).
+POOL_WORKERS: Optional[int] = None
 BATCH_MOST = 32
 BATCHES_PER_WORKER = 3
 
@@ -1148,7 +1151,7 @@ def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int
     executions = scanner.executions()
     work = build_query if then is None else functools.partial(build_then, then)
     if workers is None:
-        workers = min(2, os.cpu_count() or 1)
+        workers = POOL_WORKERS or min(2, os.cpu_count() or 1)
     if pool_min > POOL_MIN_LARGE and _log_size(scanner.log) >= POOL_BYTES:
         pool_min = POOL_MIN_LARGE  # a long log: the pool from the start (see POOL_BYTES)
     for count, raw in enumerate(executions, 1):

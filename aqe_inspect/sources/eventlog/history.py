@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from datetime import datetime
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .. import deepjson
@@ -359,6 +359,9 @@ def download(target: str, timeout: Optional[float] = None, limit: Optional[int] 
 DEADLINE = 60.0
 #: Redirects followed (each to an http or https URL).
 MAX_REDIRECTS = 5
+#: Where a redirect may lead, besides http(s): None for anywhere; the MCP server sets its
+#: --allow-url rule (`mcp_server.access.Access.allows_url`).
+REDIRECT_ALLOWED: Optional[Callable[[str], bool]] = None
 #: The largest answer read without --max-size (its default): the answer is held and decoded
 #: at once.
 MAX_ANSWER = DEFAULT_MAX_SIZE
@@ -383,6 +386,9 @@ def _opener(seconds: float):
             if scheme not in ("http", "https"):
                 raise _Refused(f"the server redirected to {newurl!r}: only http:// and https:// "
                                "redirects are followed")
+            if REDIRECT_ALLOWED is not None and not REDIRECT_ALLOWED(newurl):
+                raise _Refused(f"the server redirected to {newurl!r}, a host not open to "
+                               "this reader")
             if len(getattr(req, "redirect_dict", {})) >= MAX_REDIRECTS:
                 raise _Refused(f"more than {MAX_REDIRECTS} redirects (the last to {newurl!r})")
             return super().redirect_request(req, fp, code, msg, headers, newurl)

@@ -1,0 +1,342 @@
+"""The MCP server on the official Python SDK (`mcp`, the extra of that name): the tools, each a
+thin call of `answers` in a worker thread, the prompts that chain them, and the transports
+(stdio, or streamable HTTP at /mcp on loopback).
+
+Every argument is checked by `access.Access` before anything is read. A tool's failure is a
+tool error holding the command line's one line (`aqe-inspect: error: ...`), never a traceback;
+the server goes on answering. At most `BUSY` tools read at once (the rest wait their turn), so
+50 calls at once hold no more memory than a few."""
+
+import sys
+import warnings
+from typing import Any, Callable, Dict, List, Optional
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+from ..errors import InspectError, printable
+from ..version import __version__
+from . import answers, paging
+from .access import Access, root_folders
+
+#: Tools reading at once; the others wait.
+BUSY = 4
+#: Seconds to wait for the client's roots before going on with --allow's folders alone.
+ROOTS_WAIT = 5.0
+
+INSTRUCTIONS = """\
+aqe-inspect reads Apache Spark plans (explain output, driver logs, event logs in any codec,
+History Server JSON or URLs) and names what Adaptive Query Execution (AQE) changed at run time:
+coalesced shuffle partitions, skew joins split, sort-merge joins switched to broadcast or
+shuffled hash joins, empty relations propagated, local shuffle reads, dynamic partition
+pruning. Start with list_executions on an event log to find the SQL execution, then diff (what
+AQE did), why (why it did not rewrite), plans (the trees, annotated), check (hold it to
+expectations) or compare (two runs). rules lists the rewrite kinds. Long answers come in
+pages: call again with the page's next_cursor."""
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                             open_world_hint=False)
+
+
+class _Server(MCPServer):
+    """MCPServer whose argument errors are one line too (pydantic's are several)."""
+
+    async def call_tool(self, name, arguments, context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            return _failed(_one_line(error))
+
+
+def _one_line(error: ToolError) -> str:
+    cause = error.__cause__
+    errors = getattr(cause, "errors", None)
+    if callable(errors):  # pydantic's ValidationError: the arguments that did not fit
+        try:
+            found = [f"{'.'.join(str(part) for part in item.get('loc', ()))}: "
+                     f"{item.get('msg', 'invalid')}" for item in errors()]
+        except Exception:  # noqa: BLE001 - the message then is the SDK's own
+            found = []
+        if found:
+            return "aqe-inspect: error: invalid arguments: " + "; ".join(found)
+    text = " ".join(str(error).split())
+    return text if text.startswith("aqe-inspect: ") else f"aqe-inspect: error: {text}"
+
+
+def _failed(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=printable(message))],
+                          is_error=True)
+
+
+class _Tools:
+    """The tools' shared state: the access rules, the answers kept for their next pages, the
+    limit on tools reading at once."""
+
+    def __init__(self, access: Access):
+        self.access = access
+        self.kept = paging.Kept()
+        self.busy = anyio.CapacityLimiter(BUSY)
+
+    async def run(self, tool: str, arguments: Dict[str, Any], ctx: Optional[Context],
+                  sources: Dict[str, Optional[str]], answer: Callable[..., answers.Answer],
+                  files_only: bool = False) -> CallToolResult:
+        """Check `sources` (argument name -> path or URL), make the answer in a worker thread
+        (`answer(**resolved)`), page it, and say it as a tool's result."""
+        roots = await _client_roots(ctx)
+        key = paging.call_key(tool, arguments)
+
+        def work() -> Dict[str, Any]:
+            resolved = {name: self._source(name, value, roots, files_only)
+                        for name, value in sources.items()}
+            inputs = tuple(paging.identity(each.path) if each is not None else None
+                           for each in resolved.values())
+            made = None
+            if arguments.get("cursor") is not None:
+                made = self.kept.get(key, inputs)
+            if made is None:
+                made = answer(**resolved)
+                self.kept.put(key, inputs, made)
+            page = paging.paged(made.data, made.listed, key, arguments.get("cursor"),
+                                arguments.get("limit"))
+            return {"data": page, "summary": _with_page(made.summary, page)}
+
+        try:
+            done = await anyio.to_thread.run_sync(work, limiter=self.busy)
+        except InspectError as error:
+            return _failed(f"aqe-inspect: error: {error}")
+        except RecursionError:
+            return _failed(f"aqe-inspect: error: {tool}: the answer nests too deep to send")
+        except MemoryError:
+            return _failed(f"aqe-inspect: error: {tool}: out of memory; give --max-size a "
+                           "smaller size, or choose one query")
+        except Exception as error:  # noqa: BLE001 - one line, and the server goes on
+            detail = " ".join(str(error).split())[:300]
+            return _failed(f"aqe-inspect: error: {tool}: internal error "
+                           f"({type(error).__name__}{': ' + detail if detail else ''})")
+        return CallToolResult(content=[TextContent(type="text", text=done["summary"])],
+                              structured_content=done["data"])
+
+    def _source(self, name: str, value: Optional[str], roots: List[str], files_only: bool
+                ) -> Optional[answers.Source]:
+        if value is None:
+            return None
+        if isinstance(value, str) and value.startswith(("http://", "https://")):
+            if files_only:
+                raise InspectError(f"{name}: this tool reads files (event logs, plan texts, "
+                                   "History Server JSON, fleet tables), not URLs")
+            return answers.Source(url=self.access.url(value, what=name))
+        return answers.Source(path=self.access.path(value, roots, what=name))
+
+
+def _with_page(summary: str, data: Dict[str, Any]) -> str:
+    page = data.get("page")
+    if not isinstance(page, dict):
+        return summary
+    more = f"; next_cursor {page['next_cursor']}" if page.get("next_cursor") else "; the last page"
+    return (f"{summary}\n(page: {page['list']} {page['start'] + 1}-"
+            f"{page['start'] + page['count']} of {page['total']}{more})")
+
+
+async def _client_roots(ctx: Optional[Context]) -> List[str]:
+    """The folders of the roots the client declares (none when it declares no roots, or does
+    not answer within ROOTS_WAIT seconds)."""
+    if ctx is None:
+        return []
+    try:
+        capabilities = ctx.client_capabilities
+        if capabilities is None or getattr(capabilities, "roots", None) is None:
+            return []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # roots are deprecated by the 2026 revision
+            with anyio.fail_after(ROOTS_WAIT):
+                listed = await ctx.session.list_roots()
+        return root_folders(str(root.uri) for root in listed.roots)
+    except Exception:  # noqa: BLE001 - no roots then; --allow's folders still count
+        return []
+
+
+def build(access: Access) -> MCPServer:
+    """The server with its tools and prompts."""
+    server = _Server("aqe-inspect", title="aqe-inspect: Spark AQE plans",
+                     instructions=INSTRUCTIONS, version=__version__, log_level="WARNING",
+                     warn_on_duplicate_tools=True)
+    tools = _Tools(access)
+    size = access.max_size
+
+    @server.tool(annotations=_READ_ONLY)
+    async def list_executions(source: str, cursor: Optional[str] = None,
+                              limit: Optional[int] = None,
+                              ctx: Optional[Context] = None) -> CallToolResult:
+        """The SQL executions of an input, one row each: file, id, description, duration,
+        finished or not, and the AQE rewrites counted by kind. `source`: an event log (any
+        codec), a folder of event logs, History Server JSON, a History Server URL, a driver
+        log or a plan text (its queries then). Paged: `cursor` is a page's next_cursor."""
+        return await tools.run("list_executions", locals_of(source, cursor, limit), ctx,
+                               {"source": source},
+                               lambda source: answers.list_executions(source, size))
+
+    @server.tool(annotations=_READ_ONLY)
+    async def diff(source: str, query: Optional[str] = None, cursor: Optional[str] = None,
+                   limit: Optional[int] = None,
+                   ctx: Optional[Context] = None) -> CallToolResult:
+        """What AQE changed between the initial and the final plan of each query, with the
+        evidence (the JSON of `aqe-inspect diff --format json`). `query`: an execution id of
+        an event log (e.g. "3"), a regular expression over the executions' descriptions, or
+        N for the Nth query of a plan text. Paged by query."""
+        return await tools.run("diff", locals_of(source, cursor, limit, query=query), ctx,
+                               {"source": source},
+                               lambda source: answers.diff(source, query, size))
+
+    @server.tool(annotations=_READ_ONLY)
+    async def plans(source: str, query: Optional[str] = None, cursor: Optional[str] = None,
+                    limit: Optional[int] = None,
+                    ctx: Optional[Context] = None) -> CallToolResult:
+        """The initial and final plan trees of each query (of `query` alone when given), node
+        by node in pre-order: each node's operator, id, arguments, details and run-time
+        metrics, its parent and depth, and the rewrites AQE made at it. Paged by node."""
+        return await tools.run("plans", locals_of(source, cursor, limit, query=query), ctx,
+                               {"source": source},
+                               lambda source: answers.plans(source, query, size))
+
+    @server.tool(annotations=_READ_ONLY)
+    async def why(source: str, query: Optional[str] = None, kind: Optional[List[str]] = None,
+                  cursor: Optional[str] = None, limit: Optional[int] = None,
+                  ctx: Optional[Context] = None) -> CallToolResult:
+        """Why AQE did NOT rewrite: every join and shuffle it could have rewritten, each
+        rule's conditions against the run-time sizes and the settings in force (the JSON of
+        `aqe-inspect why --format json`). `kind`: only these rewrite kinds (see rules).
+        Paged by query."""
+        kinds = list(kind or [])
+        return await tools.run("why", locals_of(source, cursor, limit, query=query,
+                                                kind=kinds), ctx, {"source": source},
+                               lambda source: answers.why(source, query, kinds, size))
+
+    @server.tool(annotations=_READ_ONLY)
+    async def check(source: str, expect: Optional[List[str]] = None,
+                    forbid: Optional[List[str]] = None, config: Optional[str] = None,
+                    each: bool = False, query: Optional[str] = None,
+                    judge_unfinished: bool = False, cursor: Optional[str] = None,
+                    limit: Optional[int] = None,
+                    ctx: Optional[Context] = None) -> CallToolResult:
+        """Hold an input to expectations, as `aqe-inspect check --format json`: `expect`
+        kinds that must happen (e.g. "coalesced", "smj-to-bhj>=2"), `forbid` kinds that must
+        not, or `config` an aqe-expect.toml. `passed` says whether all held; an execution
+        that had not finished fails as unfinished unless `judge_unfinished`."""
+        expected, forbidden = list(expect or []), list(forbid or [])
+        return await tools.run(
+            "check", locals_of(source, cursor, limit, expect=expected, forbid=forbidden,
+                               config=config, each=each, query=query,
+                               judge_unfinished=judge_unfinished), ctx,
+            {"source": source, "config": config},
+            lambda source, config: answers.check(
+                source, expected, forbidden, config.path if config is not None else None,
+                each, query, size, judge_unfinished))
+
+    @server.tool(annotations=_READ_ONLY)
+    async def compare(old: str, new: str, fail_on: Optional[List[str]] = None,
+                      judge_unfinished: bool = False,
+                      ctx: Optional[Context] = None) -> CallToolResult:
+        """Two runs of the same job compared (a Spark upgrade, a config change): which
+        executions lost or gained a rewrite, and whether the gate `fail_on` (lost by default;
+        gained, any, none, or KIND:lost) fails, as `aqe-inspect compare --format json`."""
+        gate = list(fail_on or [])
+        return await tools.run(
+            "compare", locals_of(old, None, None, new=new, fail_on=gate,
+                                 judge_unfinished=judge_unfinished), ctx,
+            {"old": old, "new": new},
+            lambda old, new: answers.compare(old, new, gate, size, judge_unfinished),
+            files_only=True)
+
+    @server.tool(annotations=_READ_ONLY)
+    async def rules(kind: Optional[str] = None) -> CallToolResult:
+        """The rewrite kinds aqe-inspect names: each one's Spark rule, what it looks for, and
+        the plan-change log line that shows it; `kind` for one of them."""
+        return await tools.run("rules", {"kind": kind}, None, {},
+                               lambda: answers.rules(kind))
+
+    @server.prompt()
+    def why_no_broadcast(source: str, query: str) -> str:
+        """Why did this query not switch to a broadcast join?"""
+        return (f"Find out why Spark's AQE did not turn a sort-merge join into a broadcast "
+                f"join in query {query} of {source}.\n"
+                f"1. Call list_executions with source={source!r} if you do not know the "
+                f"execution id yet.\n"
+                f"2. Call diff with source={source!r} and query={query!r}: which rewrites "
+                f"happened.\n"
+                f"3. Call why with source={source!r}, query={query!r} and kind=['smj-to-bhj']: "
+                f"each join's conditions, the run-time sizes and the settings in force.\n"
+                f"Answer with the join, the size AQE saw against the threshold that applied "
+                f"(name the setting and where its value came from), and the change that would "
+                f"let it broadcast. Quote the tools' figures; do not guess sizes.")
+
+    @server.prompt()
+    def what_changed(old: str, new: str) -> str:
+        """What changed in AQE's decisions between these two runs?"""
+        return (f"Compare the adaptive rewrites of two runs of the same job: old={old}, "
+                f"new={new}.\n"
+                f"1. Call compare with old={old!r} and new={new!r}: which executions lost or "
+                f"gained a rewrite.\n"
+                f"2. For each execution that lost one, call why on the new run with that "
+                f"execution's query and the lost kind.\n"
+                f"3. Call diff on both runs for the same query when the evidence differs.\n"
+                f"Answer with each change, its cause from the why answers (a setting, a size, "
+                f"a Spark version's default), and whether it explains a slower run.")
+
+    @server.prompt()
+    def explain_execution(source: str, query: str) -> str:
+        """What did AQE do to this query, and why?"""
+        return (f"Explain what Spark's AQE did at run time to query {query} of {source}.\n"
+                f"1. Call diff with source={source!r} and query={query!r}.\n"
+                f"2. Call plans with the same arguments to see where each rewrite stands in "
+                f"the final and the initial tree.\n"
+                f"3. Call why with the same arguments for what it could have rewritten but "
+                f"did not.\n"
+                f"Answer in a few sentences per rewrite, with its evidence.")
+
+    return server
+
+
+def locals_of(first: str, cursor: Optional[str], limit: Optional[int], **more: Any
+              ) -> Dict[str, Any]:
+    """A call's arguments, as its cursor names them."""
+    return {"source": first, "cursor": cursor, "limit": limit, **more}
+
+
+def serve(access: Access, http_port: Optional[int] = None, host: str = "127.0.0.1") -> None:
+    """Serve over stdio, or streamable HTTP at http://HOST:PORT/mcp (HOST loopback unless
+    the user names another; port 0 takes a free one, said on standard error)."""
+    from ..sources.eventlog import events, history
+
+    # The executions of a long event log are built in this process's worker threads, not in
+    # a pool of forked processes (a fork beside the server's threads could hang).
+    events.POOL_WORKERS = 1
+    history.REDIRECT_ALLOWED = access.allows_url  # a redirect only to an --allow-url host
+    server = build(access)
+    if http_port is None:
+        server.run("stdio")
+        return
+    anyio.run(_serve_http, server, host, http_port)
+
+
+async def _serve_http(server: MCPServer, host: str, port: int) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
+                            lifespan="on")
+    running = uvicorn.Server(config)
+
+    async def announce() -> None:
+        while not running.started:
+            await anyio.sleep(0.05)
+        bound = running.servers[0].sockets[0].getsockname()[1] if running.servers else port
+        shown = f"[{host}]" if ":" in host else host
+        print(f"aqe-inspect mcp: serving http://{shown}:{bound}/mcp", file=sys.stderr,
+              flush=True)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(announce)
+        await running.serve()
+        group.cancel_scope.cancel()
