@@ -165,7 +165,12 @@ def build(access: Access) -> MCPServer:
     tools = _Tools(access)
     size = access.max_size
 
-    @server.tool(annotations=_READ_ONLY)
+    def tool(function):
+        """A read-only tool, its description its docstring in one paragraph."""
+        return server.tool(annotations=_READ_ONLY,
+                           description=" ".join((function.__doc__ or "").split()))(function)
+
+    @tool
     async def list_executions(source: str, cursor: Optional[str] = None,
                               limit: Optional[int] = None,
                               ctx: Optional[Context] = None) -> CallToolResult:
@@ -177,7 +182,7 @@ def build(access: Access) -> MCPServer:
                                {"source": source},
                                lambda source: answers.list_executions(source, size))
 
-    @server.tool(annotations=_READ_ONLY)
+    @tool
     async def diff(source: str, query: Optional[str] = None, cursor: Optional[str] = None,
                    limit: Optional[int] = None,
                    ctx: Optional[Context] = None) -> CallToolResult:
@@ -189,7 +194,7 @@ def build(access: Access) -> MCPServer:
                                {"source": source},
                                lambda source: answers.diff(source, query, size))
 
-    @server.tool(annotations=_READ_ONLY)
+    @tool
     async def plans(source: str, query: Optional[str] = None, cursor: Optional[str] = None,
                     limit: Optional[int] = None,
                     ctx: Optional[Context] = None) -> CallToolResult:
@@ -200,7 +205,7 @@ def build(access: Access) -> MCPServer:
                                {"source": source},
                                lambda source: answers.plans(source, query, size))
 
-    @server.tool(annotations=_READ_ONLY)
+    @tool
     async def why(source: str, query: Optional[str] = None, kind: Optional[List[str]] = None,
                   cursor: Optional[str] = None, limit: Optional[int] = None,
                   ctx: Optional[Context] = None) -> CallToolResult:
@@ -213,7 +218,7 @@ def build(access: Access) -> MCPServer:
                                                 kind=kinds), ctx, {"source": source},
                                lambda source: answers.why(source, query, kinds, size))
 
-    @server.tool(annotations=_READ_ONLY)
+    @tool
     async def check(source: str, expect: Optional[List[str]] = None,
                     forbid: Optional[List[str]] = None, config: Optional[str] = None,
                     each: bool = False, query: Optional[str] = None,
@@ -234,7 +239,7 @@ def build(access: Access) -> MCPServer:
                 source, expected, forbidden, config.path if config is not None else None,
                 each, query, size, judge_unfinished))
 
-    @server.tool(annotations=_READ_ONLY)
+    @tool
     async def compare(old: str, new: str, fail_on: Optional[List[str]] = None,
                       judge_unfinished: bool = False,
                       ctx: Optional[Context] = None) -> CallToolResult:
@@ -249,7 +254,7 @@ def build(access: Access) -> MCPServer:
             lambda old, new: answers.compare(old, new, gate, size, judge_unfinished),
             files_only=True)
 
-    @server.tool(annotations=_READ_ONLY)
+    @tool
     async def rules(kind: Optional[str] = None) -> CallToolResult:
         """The rewrite kinds aqe-inspect names: each one's Spark rule, what it looks for, and
         the plan-change log line that shows it; `kind` for one of them."""
@@ -314,29 +319,41 @@ def serve(access: Access, http_port: Optional[int] = None, host: str = "127.0.0.
     events.POOL_WORKERS = 1
     history.REDIRECT_ALLOWED = access.allows_url  # a redirect only to an --allow-url host
     server = build(access)
-    if http_port is None:
-        server.run("stdio")
-        return
-    anyio.run(_serve_http, server, host, http_port)
+    try:
+        if http_port is None:
+            server.run("stdio")
+        else:
+            anyio.run(_serve_http, server, host, http_port)
+    except BaseException as error:  # noqa: BLE001 - a signal's interruption, unwrapped
+        raise _first_interruption(error) from None
+
+
+def _first_interruption(error: BaseException) -> BaseException:
+    """The interruption (Ctrl-C, SIGTERM: a KeyboardInterrupt) an exception group of the
+    SDK's task groups holds, for the command line to say in one line; else `error`."""
+    stack = [error]
+    while stack:
+        each = stack.pop()
+        if isinstance(each, KeyboardInterrupt):
+            return each
+        stack.extend(getattr(each, "exceptions", ()) or ())
+    return error
 
 
 async def _serve_http(server: MCPServer, host: str, port: int) -> None:
     import uvicorn
 
+    class Announced(uvicorn.Server):
+        """uvicorn's server, saying its URL on standard error once it listens."""
+
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                bound = self.servers[0].sockets[0].getsockname()[1] if self.servers else port
+                shown = f"[{host}]" if ":" in host else host
+                print(f"aqe-inspect mcp: serving http://{shown}:{bound}/mcp", file=sys.stderr,
+                      flush=True)
+
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
-                            lifespan="on")
-    running = uvicorn.Server(config)
-
-    async def announce() -> None:
-        while not running.started:
-            await anyio.sleep(0.05)
-        bound = running.servers[0].sockets[0].getsockname()[1] if running.servers else port
-        shown = f"[{host}]" if ":" in host else host
-        print(f"aqe-inspect mcp: serving http://{shown}:{bound}/mcp", file=sys.stderr,
-              flush=True)
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(announce)
-        await running.serve()
-        group.cancel_scope.cancel()
+    await Announced(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                   access_log=False, lifespan="on")).serve()
