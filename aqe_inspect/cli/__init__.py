@@ -6,7 +6,7 @@ diffing, checking and writing are the library's. This module imports nothing bel
 the commands' declarations for typer (arguments, options, help) are `cli.commands`, and what
 the commands with a quick route do, `cli.work`.
 
-May import: `api`, `version`.
+May import: `api`, `version`, and `mcp_server` (the `mcp` command starts the server).
 
 Start-up matters (it runs in CI loops and pipes), so this module imports only `api` (whose
 own imports are the light foundations) at load time; typer and the commands are imported by a

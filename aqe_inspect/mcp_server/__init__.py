@@ -8,7 +8,9 @@ server on the official Python SDK (the `mcp` extra, Python 3.10+).
     paging.py   long answers in pages, by an opaque cursor; whole answers kept for the pages
     server.py   the SDK's server: the tools and prompts, stdio or streamable HTTP at /mcp
 
-May import: `api` and the library below it, never the command line (`cli` imports this).
+May import: `api` and the library below it: `sources`, `parsing`, `plan`, `rewrites`,
+`whynot`, `expectations`, `formats`, `errors`, `signals`, `version`; never the command line
+(the command line imports this: its `mcp` command starts the server).
 """
 
 from __future__ import annotations

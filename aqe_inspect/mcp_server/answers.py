@@ -32,10 +32,16 @@ class Source:
 
     path: Optional[str] = None
     url: Optional[str] = None
+    #: The argument as the agent gave it (the summaries name it so).
+    given: str = ""
 
     @property
     def name(self) -> str:
         return self.path if self.path is not None else str(self.url)
+
+    @property
+    def shown(self) -> str:
+        return self.given or self.name
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,7 @@ def diff(source: Source, query: Optional[str], max_size: str) -> Answer:
         lines.extend(f"  {rewrite.get('kind')}: {rewrite.get('message')}"
                      for rewrite in rewrites)
     if not lines:
-        lines.append(f"no query in {source.name}")
+        lines.append(f"no query in {source.shown}")
     return Answer(data, _lines(lines), "queries")
 
 
@@ -112,7 +118,7 @@ def list_executions(source: Source, max_size: str) -> Answer:
         for kind, number in row["counts"].items():
             total[kind] = total.get(kind, 0) + number
     summary = (f"{len(rows)} {'execution' if _is_log(report) else 'query'}(s) in "
-               f"{source.name}" + (f", {unfinished} not finished" if unfinished else "") +
+               f"{source.shown}" + (f", {unfinished} not finished" if unfinished else "") +
                f"; rewrites: {_counted(total)}")
     return Answer(data, summary, "executions")
 
@@ -150,7 +156,7 @@ def plans(source: Source, query: Optional[str], max_size: str) -> Answer:
     marked = [node for node in nodes if node["rewrites"]]
     lines.extend(f"  {node['tree']} {node['name']} ({node['id']}): "
                  f"{', '.join(mark['kind'] for mark in node['rewrites'])}" for node in marked)
-    return Answer(data, _lines(lines or [f"no plan in {source.name}"]), "nodes")
+    return Answer(data, _lines(lines or [f"no plan in {source.shown}"]), "nodes")
 
 
 def why(source: Source, query: Optional[str], kinds: Sequence[str], max_size: str) -> Answer:
@@ -164,7 +170,7 @@ def why(source: Source, query: Optional[str], kinds: Sequence[str], max_size: st
             reasons = candidate.get("reasons") or [{}]
             lines.append(f"  {candidate.get('kind')} at {candidate.get('node')}: "
                          f"{candidate.get('verdict')} - {reasons[0].get('text', '')}")
-    return Answer(data, _lines(lines or [f"no query in {source.name}"]), "queries")
+    return Answer(data, _lines(lines or [f"no query in {source.shown}"]), "queries")
 
 
 def check(source: Source, expect: Sequence[str], forbid: Sequence[str], config: Optional[str],
@@ -176,7 +182,7 @@ def check(source: Source, expect: Sequence[str], forbid: Sequence[str], config: 
                                  config=config, each=each, query=query, max_size=max_size,
                                  for_format="json", judge_unfinished=judge_unfinished))
     lines = [f"{str(data.get('status', '')).upper() or 'DONE'}: {data.get('query_count')} "
-             f"quer{'y' if data.get('query_count') == 1 else 'ies'} of {source.name}"]
+             f"quer{'y' if data.get('query_count') == 1 else 'ies'} of {source.shown}"]
     lines.extend(f"  {item.get('status')}: {item.get('message')}"
                  for item in data.get("expectations", []))
     return Answer(data, _lines(lines), "queries")

@@ -126,8 +126,9 @@ class _Tools:
             if files_only:
                 raise InspectError(f"{name}: this tool reads files (event logs, plan texts, "
                                    "History Server JSON, fleet tables), not URLs")
-            return answers.Source(url=self.access.url(value, what=name))
-        return answers.Source(path=self.access.path(value, roots, what=name))
+            return answers.Source(url=self.access.url(value, what=name), given=value)
+        return answers.Source(path=self.access.path(value, roots, what=name),
+                              given=printable(value) if isinstance(value, str) else "")
 
 
 def _with_page(summary: str, data: Dict[str, Any]) -> str:
