@@ -251,3 +251,19 @@ def test_the_server_needs_a_real_folder_to_allow(tmp_path):
     assert done.stderr.strip() == (f"aqe-inspect: error: --allow {tmp_path / 'missing'}: "
                                    "not a folder")
     assert Path(tmp_path).exists()
+
+
+def test_why_takes_the_settings_a_user_would_give():
+    source = "spark-4.3.0/smj_to_bhj_off/eventlog.json"
+    setting = "spark.sql.adaptive.autoBroadcastJoinThreshold=10MB"
+
+    async def main():
+        async with stdio_session(*ALLOW) as session:
+            return await call(session, "why", source=source, kind=["smj-to-bhj"],
+                              conf=[setting])
+
+    error, text, answer = run(main)
+    assert not error, text
+    assert answer == cli_json("why", real(source), "--kind", "smj-to-bhj", "--conf", setting,
+                              "--format", "json")
+    assert "blocked - run-time broadcasting is off" not in text

@@ -159,9 +159,10 @@ def plans(source: Source, query: Optional[str], max_size: str) -> Answer:
     return Answer(data, _lines(lines or [f"no plan in {source.shown}"]), "nodes")
 
 
-def why(source: Source, query: Optional[str], kinds: Sequence[str], max_size: str) -> Answer:
-    data = _json(api.why(source.path, url=source.url, query=query, kinds=kinds,
-                         max_size=max_size, for_format="json"))
+def why(source: Source, query: Optional[str], kinds: Sequence[str], max_size: str,
+        conf: Sequence[str] = (), spark_version: Optional[str] = None) -> Answer:
+    data = _json(api.why(source.path, url=source.url, query=query, kinds=kinds, conf=conf,
+                         spark_version=spark_version, max_size=max_size, for_format="json"))
     lines = []
     for each in data.get("queries", []):
         candidates = each.get("candidates", [])

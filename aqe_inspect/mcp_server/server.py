@@ -208,16 +208,22 @@ def build(access: Access) -> MCPServer:
 
     @tool
     async def why(source: str, query: Optional[str] = None, kind: Optional[List[str]] = None,
+                  conf: Optional[List[str]] = None, spark_version: Optional[str] = None,
                   cursor: Optional[str] = None, limit: Optional[int] = None,
                   ctx: Optional[Context] = None) -> CallToolResult:
         """Why AQE did NOT rewrite: every join and shuffle it could have rewritten, each
         rule's conditions against the run-time sizes and the settings in force (the JSON of
         `aqe-inspect why --format json`). `kind`: only these rewrite kinds (see rules).
-        Paged by query."""
-        kinds = list(kind or [])
+        `conf`: settings the job ran with, KEY=VALUE, over what the input recorded (to ask
+        what a setting would change); `spark_version`: the Spark that ran a plan text, for
+        its defaults. Paged by query."""
+        kinds, settings = list(kind or []), list(conf or [])
         return await tools.run("why", locals_of(source, cursor, limit, query=query,
-                                                kind=kinds), ctx, {"source": source},
-                               lambda source: answers.why(source, query, kinds, size))
+                                                kind=kinds, conf=settings,
+                                                spark_version=spark_version), ctx,
+                               {"source": source},
+                               lambda source: answers.why(source, query, kinds, size,
+                                                          settings, spark_version))
 
     @tool
     async def check(source: str, expect: Optional[List[str]] = None,
