@@ -121,3 +121,22 @@ def test_a_relative_path_cannot_climb_out_through_a_linked_folder(tmp_path):
     error, text, _ = run(main)
     assert error and "outside the folders open to this server" in text
     assert Path(elsewhere / "app.json").exists()
+
+
+def test_text_from_an_input_cannot_restyle_the_agents_terminal(tmp_path):
+    text = GOOD_LOG.read_text("utf-8")
+    assert '"description":"aqe-sample:multi_rewrite"' in text
+    (tmp_path / "app.json").write_text(text.replace(
+        '"description":"aqe-sample:multi_rewrite"',
+        '"description":"aqe-sample:\\u001b[2J\\u202emulti_rewrite"'), "utf-8")
+
+    async def main():
+        async with stdio_session("--allow", str(tmp_path)) as session:
+            return await call(session, "diff", source="app.json")
+
+    error, said, data = run(main)
+    assert not error, said
+    assert "\x1b" not in said and "\u202e" not in said
+    assert "\\x1b[2J" in said
+    # the structured answer keeps the description as it is (JSON escapes it on the wire)
+    assert data["queries"][0]["description"] == "aqe-sample:\x1b[2J\u202emulti_rewrite"

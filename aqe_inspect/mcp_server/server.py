@@ -21,6 +21,8 @@ from ..version import __version__
 from . import answers, paging
 from .access import Access, root_folders
 
+#: The addresses of this machine alone (the SDK guards them against DNS rebinding).
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 #: Tools reading at once; the others wait.
 BUSY = 4
 #: Seconds to wait for the client's roots before going on with --allow's folders alone.
@@ -115,7 +117,11 @@ class _Tools:
             detail = " ".join(str(error).split())[:300]
             return _failed(f"aqe-inspect: error: {tool}: internal error "
                            f"({type(error).__name__}{': ' + detail if detail else ''})")
-        return CallToolResult(content=[TextContent(type="text", text=done["summary"])],
+        # Text from the inputs (descriptions, operator names) cannot restyle a terminal the
+        # agent's text reaches; the structured answer is JSON, escaped by its encoding.
+        return CallToolResult(content=[TextContent(type="text",
+                                                   text=printable(done["summary"],
+                                                                  newlines=True))],
                               structured_content=done["data"])
 
     def _source(self, name: str, value: Optional[str], roots: List[str], files_only: bool
@@ -135,7 +141,8 @@ def _with_page(summary: str, data: Dict[str, Any]) -> str:
     page = data.get("page")
     if not isinstance(page, dict):
         return summary
-    more = f"; next_cursor {page['next_cursor']}" if page.get("next_cursor") else "; the last page"
+    more = f"; next_cursor {page['next_cursor']}" if page.get("next_cursor") \
+        else "; the last page"
     return (f"{summary}\n(page: {page['list']} {page['start'] + 1}-"
             f"{page['start'] + page['count']} of {page['total']}{more})")
 
@@ -360,6 +367,10 @@ async def _serve_http(server: MCPServer, host: str, port: int) -> None:
                 shown = f"[{host}]" if ":" in host else host
                 print(f"aqe-inspect mcp: serving http://{shown}:{bound}/mcp", file=sys.stderr,
                       flush=True)
+                if host not in LOOPBACK:
+                    print(f"aqe-inspect mcp: {host} is not loopback: whoever reaches it may "
+                          "read the open folders (no authentication)", file=sys.stderr,
+                          flush=True)
 
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
     await Announced(uvicorn.Config(app, host=host, port=port, log_level="warning",
