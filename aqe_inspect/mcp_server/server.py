@@ -186,7 +186,8 @@ def build(access: Access) -> MCPServer:
         finished or not, and the AQE rewrites counted by kind. `source`: an event log (any
         codec), a folder of event logs, History Server JSON, a History Server URL, a driver
         log or a plan text (its queries then). Paged: `cursor` is a page's next_cursor."""
-        return await tools.run("list_executions", locals_of(source, cursor, limit), ctx,
+        return await tools.run("list_executions",
+                               dict(source=source, cursor=cursor, limit=limit), ctx,
                                {"source": source},
                                lambda source: answers.list_executions(source, size))
 
@@ -198,8 +199,9 @@ def build(access: Access) -> MCPServer:
         evidence (the JSON of `aqe-inspect diff --format json`). `query`: an execution id of
         an event log (e.g. "3"), a regular expression over the executions' descriptions, or
         N for the Nth query of a plan text. Paged by query."""
-        return await tools.run("diff", locals_of(source, cursor, limit, query=query), ctx,
-                               {"source": source},
+        return await tools.run("diff",
+                               dict(source=source, query=query, cursor=cursor, limit=limit),
+                               ctx, {"source": source},
                                lambda source: answers.diff(source, query, size))
 
     @tool
@@ -209,8 +211,9 @@ def build(access: Access) -> MCPServer:
         """The initial and final plan trees of each query (of `query` alone when given), node
         by node in pre-order: each node's operator, id, arguments, details and run-time
         metrics, its parent and depth, and the rewrites AQE made at it. Paged by node."""
-        return await tools.run("plans", locals_of(source, cursor, limit, query=query), ctx,
-                               {"source": source},
+        return await tools.run("plans",
+                               dict(source=source, query=query, cursor=cursor, limit=limit),
+                               ctx, {"source": source},
                                lambda source: answers.plans(source, query, size))
 
     @tool
@@ -225,9 +228,9 @@ def build(access: Access) -> MCPServer:
         what a setting would change); `spark_version`: the Spark that ran a plan text, for
         its defaults. Paged by query."""
         kinds, settings = list(kind or []), list(conf or [])
-        return await tools.run("why", locals_of(source, cursor, limit, query=query,
-                                                kind=kinds, conf=settings,
-                                                spark_version=spark_version), ctx,
+        return await tools.run("why", dict(source=source, query=query, kind=kinds,
+                                           conf=settings, spark_version=spark_version,
+                                           cursor=cursor, limit=limit), ctx,
                                {"source": source},
                                lambda source: answers.why(source, query, kinds, size,
                                                           settings, spark_version))
@@ -245,9 +248,9 @@ def build(access: Access) -> MCPServer:
         that had not finished fails as unfinished unless `judge_unfinished`."""
         expected, forbidden = list(expect or []), list(forbid or [])
         return await tools.run(
-            "check", locals_of(source, cursor, limit, expect=expected, forbid=forbidden,
-                               config=config, each=each, query=query,
-                               judge_unfinished=judge_unfinished), ctx,
+            "check", dict(source=source, expect=expected, forbid=forbidden, config=config,
+                          each=each, query=query, judge_unfinished=judge_unfinished,
+                          cursor=cursor, limit=limit), ctx,
             {"source": source, "config": config},
             lambda source, config: answers.check(
                 source, expected, forbidden, config.path if config is not None else None,
@@ -262,8 +265,8 @@ def build(access: Access) -> MCPServer:
         gained, any, none, or KIND:lost) fails, as `aqe-inspect compare --format json`."""
         gate = list(fail_on or [])
         return await tools.run(
-            "compare", locals_of(old, None, None, new=new, fail_on=gate,
-                                 judge_unfinished=judge_unfinished), ctx,
+            "compare", dict(old=old, new=new, fail_on=gate, judge_unfinished=judge_unfinished),
+            ctx,
             {"old": old, "new": new},
             lambda old, new: answers.compare(old, new, gate, size, judge_unfinished),
             files_only=True)
@@ -315,12 +318,6 @@ def build(access: Access) -> MCPServer:
                 f"Answer in a few sentences per rewrite, with its evidence.")
 
     return server
-
-
-def locals_of(first: str, cursor: Optional[str], limit: Optional[int], **more: Any
-              ) -> Dict[str, Any]:
-    """A call's arguments, as its cursor names them."""
-    return {"source": first, "cursor": cursor, "limit": limit, **more}
 
 
 def serve(access: Access, http_port: Optional[int] = None, host: str = "127.0.0.1") -> None:
