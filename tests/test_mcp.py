@@ -267,3 +267,45 @@ def test_why_takes_the_settings_a_user_would_give():
     assert answer == cli_json("why", real(source), "--kind", "smj-to-bhj", "--conf", setting,
                               "--format", "json")
     assert "blocked - run-time broadcasting is off" not in text
+
+
+def _pages(tool: str, folder: Path, **arguments):
+    """Every page of one call, in order, through the cursors."""
+    async def main():
+        found, cursor = [], None
+        async with stdio_session("--allow", str(folder)) as session:
+            while True:
+                error, text, page = await call(session, tool, **arguments,
+                                               **({"cursor": cursor} if cursor else {}))
+                assert not error, text
+                found.append(page)
+                cursor = page["page"]["next_cursor"]
+                if cursor is None:
+                    return found
+    return run(main)
+
+
+def test_an_execution_list_of_10000_rows_comes_in_pages(tmp_path):
+    with open(tmp_path / "many.txt", "w", encoding="utf-8") as text:
+        for number in range(1, 10_001):  # 10,000 queries, each its own expression ids
+            text.write(f"== Physical Plan ==\n*(1) Project [id#{number}L]\n"
+                       f"+- *(1) Range (0, {number}, step=1, splits=2)\n\n")
+    pages = _pages("list_executions", tmp_path, source="many.txt")
+    assert len(pages) == 20 and all(page["page"]["count"] == 500 for page in pages)
+    rows = [row for page in pages for row in page["executions"]]
+    assert [row["id"] for row in rows] == [str(number) for number in range(1, 10_001)]
+    assert {page["page"]["total"] for page in pages} == {10_000}
+
+
+def test_a_plan_5000_operators_deep_comes_flat_in_pages(tmp_path):
+    depth = 5000
+    lines = ["== Physical Plan ==", "*(1) Project [a#1L, b#2L]"]
+    lines.extend("   " * level + "+- *(1) Project [a#1L, b#2L]" for level in range(depth - 2))
+    lines.append("   " * (depth - 2) + "+- *(1) Range (0, 10, step=1, splits=2)")
+    (tmp_path / "deep.txt").write_text("\n".join(lines) + "\n", "utf-8")
+    pages = _pages("plans", tmp_path, source="deep.txt")
+    nodes = [node for page in pages for node in page["nodes"]]
+    assert len(pages) == 10 and len(nodes) == depth
+    assert [node["depth"] for node in nodes] == list(range(depth))
+    assert [node["parent"] for node in nodes] == [None, *range(depth - 1)]
+    assert nodes[-1]["name"] == "Range" and {node["name"] for node in nodes[:-1]} == {"Project"}
