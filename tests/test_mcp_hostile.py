@@ -26,8 +26,8 @@ def folder(tmp_path):
     (open_folder / "link_out").symlink_to(outside)
     (open_folder / "zero").symlink_to("/dev/zero")
     os.mkfifo(open_folder / "never_written")
-    with open(open_folder / "huge.log", "wb") as huge:  # sparse: 3 GB of NUL bytes
-        huge.truncate(3 << 30)
+    with open(open_folder / "huge.log", "wb") as huge:  # sparse: 1 GB of NUL bytes
+        huge.truncate(1 << 30)
     (open_folder / "junk.bin").write_bytes(bytes(range(256)) * 64)
     (open_folder / "long_line.log").write_bytes(b"x" * (2 << 20) + b"\n")  # past --max-size 1M
     (open_folder / "cut.json").write_bytes(GOOD_LOG.read_bytes()[:len(GOOD_LOG.read_bytes()) // 3])
