@@ -775,6 +775,7 @@ __all__ = [
     "FLEET_TABLE_FORMATS", "FORMAT_NAMES", "FleetResult", "InspectError", "OutputError",
     "PlanSyntaxError", "Read", "Rules", "WHY_FORMATS", "WhyAnswers", "__version__", "check",
     "check_input", "compare", "diff", "diff_input", "diff_pair", "fleet", "parse", "printable", "read",
-    "read_document", "refuse_output", "report_format", "rules", "select", "settings_given",
+    "read_document", "refuse_output", "rendered", "report_format", "rules", "select",
+    "settings_given",
     "size", "snapshot", "stop_workers", "why", "write",
 ]

@@ -210,6 +210,13 @@ def test_the_installed_wheel_runs_every_command_from_anywhere(fresh, tmp_path):
             assert result.returncode == code, context
             assert expected in result.stdout, context
             assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+        # The MCP server without its extra (a plain install; Python 3.9 cannot have it): one
+        # line saying what to install, exit 2, before anything is served.
+        result = _run([aqe, "mcp", "--allow", str(tmp_path)], env=env, cwd=cwd, timeout=120)
+        assert (result.returncode, result.stdout) == (2, ""), result.stderr[-2000:]
+        assert result.stderr.startswith("aqe-inspect: error: aqe-inspect mcp needs the MCP "
+                                        "SDK: pip install 'aqe-inspect[mcp]'"), result.stderr
+        assert result.stderr.count("\n") == 1
         for entry in _event_logs():
             path = name(SAMPLE_PLANS / entry["path"])
             result = _run([aqe, "diff", path, "--format", "json"], env=env, cwd=cwd, timeout=120)
