@@ -193,9 +193,8 @@ def compare(old: Source, new: Source, fail_on: Sequence[str], max_size: str,
             judge_unfinished: bool) -> Answer:
     result = api.compare(old.name, new.name, fail_on or ("lost",), max_size=max_size,
                          for_format="json", judge_unfinished=judge_unfinished)
-    data = json.loads(api.rendered(result, "json"))
-    text = api.rendered(result, "text", width=100).strip().split("\n\n")[-1]
-    return Answer(data, " ".join(line.strip() for line in text.splitlines()), None)
+    # The verdict line the text report ends with (and the command says after --output).
+    return Answer(_json(result), f"aqe-inspect compare: {result.verdict}", None)
 
 
 def rules(kind: Optional[str]) -> Answer:
