@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from aqe_inspect.testing import assert_aqe, plan_report
+from aqe_inspect.testing import connect as connect_module
 
 from . import stopping
 from .conftest import AQE_INSPECT, IN_CI
@@ -415,13 +416,15 @@ def test_actions_without_metrics_are_named(spark, remote):
 # ---- the server's record: event log and UI -----------------------------------------------------
 
 def test_event_log_and_ui_give_the_whole_plan_by_operation_and_by_tag(spark, remote, server,
-                                                                      tmp_path):
+                                                                      tmp_path, monkeypatch):
+    # Read at once after the action: assert_aqe itself waits for the server to write its
+    # record of the execution (its event log and status store lag the client's answer).
     generator, _ = spark
     broadcast = connect_ran(generator, remote, "smj_to_bhj", tmp_path)
     session = broadcast.sparkSession
     if getattr(broadcast.executionInfo, "operation_id", None):  # PySpark 4.3+
         for where in ({"event_log": str(server.event_log)}, {"ui_url": server.ui_url}):
-            result = _eventually(lambda: assert_aqe(broadcast, expect=["smj-to-bhj"], **where))
+            result = assert_aqe(broadcast, expect=["smj-to-bhj"], **where)
             text = " ".join(o.query_ids[0] for o in result.outcomes if o.query_ids)
             assert text, where
             # The server's plan text has the build side the metrics tree cannot show.
@@ -439,14 +442,16 @@ def test_event_log_and_ui_give_the_whole_plan_by_operation_and_by_tag(spark, rem
     finally:
         session.removeTag(tag)
     for where in ({"event_log": str(server.event_log)}, {"ui_url": server.ui_url}):
-        result = _eventually(lambda: assert_aqe(None, expect=["coalesced"], query=tag, **where))
+        result = assert_aqe(None, expect=["coalesced"], query=tag, **where)
         assert result.passed and result.query_count == 1, where
-        with pytest.raises(AssertionError, match="no SQL execution tagged 'no-such-tag'"):
+        monkeypatch.setattr(connect_module, "SERVER_SETTLE_SECONDS", 2.0)
+        with pytest.raises(AssertionError, match=r"no SQL execution tagged 'no-such-tag'.*"
+                                                 r"read for 2 s while the server wrote"):
             assert_aqe(None, expect=["coalesced"], query="no-such-tag", **where)
 
 
 def _eventually(check, seconds: float = 60):
-    """The server writes its event log and status store as events arrive: retry a while."""
+    """The server writes its event log as events arrive: a command run on it retries a while."""
     deadline = time.monotonic() + seconds
     while True:
         try:

@@ -190,19 +190,29 @@ def dataframe_plan_text(df: Any) -> str:
     return execution.explainString(mode)
 
 
+#: How long `recorded_executions` waits for the status store to show executions that have
+#: ended in the JVM: the listener writes an execution's end (and with it its last plan) to the
+#: store on a thread of its own after the listener bus has delivered the event.
+SETTLE_SECONDS = 30.0
+
+#: (application id, execution id) of executions waited for in vain: the store never showed
+#: their end (an event dropped by a full listener queue); not waited for again.
+_NEVER_SETTLED: set = set()
+
+
 def recorded_executions(session: Any) -> Document:
     """Every SQL execution the session's status store holds (the UI's SQL tab, kept up to
     `spark.sql.ui.retainedExecutions`), each with its latest plan description. Events reach
-    the store through the listener bus; it is drained first so the last action is in."""
+    the store through the listener bus; it is drained first so the last action is in, and an
+    execution the JVM has ended is waited for until the store shows it ended (Spark's SQL
+    listener writes an execution's end, and the last plan with it, asynchronously), up to
+    `SETTLE_SECONDS`; one still running is read as it stands (unfinished, never judged)."""
     from ..sources.eventlog.planinfo import read_description
 
-    jsession = session._jsparkSession
-    jsession.sparkContext().listenerBus().waitUntilEmpty()
-    records = jsession.sharedState().statusStore().executionsList().iterator()
+    records = _settled_records(session)
     queries: List[Query] = []
     notes: List[str] = []
-    while records.hasNext():
-        record = records.next()
+    for record in records:
         number = int(record.executionId())
         completion = record.completionTime()
         execution = Execution(execution_id=number, description=str(record.description() or ""),
@@ -219,6 +229,53 @@ def recorded_executions(session: Any) -> Document:
             parsed, source=EXECUTIONS_SOURCE, label=execution.description or label,
             origin="SQL status store", execution=execution))
     return Document(tuple(queries), EXECUTIONS_SOURCE, tuple(notes))
+
+
+def _settled_records(session: Any) -> List[Any]:
+    """The status store's execution records once no execution that has ended in the JVM
+    (it is no longer among `SQLExecution`'s running ones) is still shown running there."""
+    import time
+
+    jsession = session._jsparkSession
+    application = str(jsession.sparkContext().applicationId())
+    deadline = time.monotonic() + SETTLE_SECONDS
+    pause = 0.005
+    running = _running_in_jvm(session)
+    while True:
+        jsession.sparkContext().listenerBus().waitUntilEmpty()
+        listed = jsession.sharedState().statusStore().executionsList().iterator()
+        records = []
+        while listed.hasNext():
+            records.append(listed.next())
+        lagging = [number for number in (int(r.executionId()) for r in records
+                                         if not r.completionTime().isDefined())
+                   if (application, number) not in _NEVER_SETTLED and not running(number)]
+        if not lagging:
+            return records
+        if time.monotonic() >= deadline:
+            _NEVER_SETTLED.update((application, number) for number in lagging)
+            return records
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)
+
+
+def _running_in_jvm(session: Any):
+    """A test of an execution id: is that execution still running in this JVM (Spark keeps
+    each running execution's QueryExecution until its end event is posted)? Where the JVM
+    cannot tell, every execution is taken as running: nothing is waited for."""
+    try:
+        registry = session._jvm.org.apache.spark.sql.execution.SQLExecution
+    except Exception:  # noqa: BLE001 - py4j gives no JVM view from here on some lines
+        registry = None
+
+    def running(number: int) -> bool:
+        if registry is None:
+            return True
+        try:
+            return registry.getQueryExecution(number) is not None
+        except Exception:  # noqa: BLE001 - a Spark line without the registry: cannot tell
+            return True
+    return running
 
 
 def _listing(report: Report) -> str:

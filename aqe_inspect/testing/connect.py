@@ -44,6 +44,11 @@ QUERY_NEEDS_SERVER = (
     "client cannot list: give event_log= (the server's event log file or folder) or ui_url= "
     "(its Spark UI, e.g. http://127.0.0.1:4040) as well")
 
+#: How long the server's record is read again while it does not yet show the action ended:
+#: the server writes its event log and status store as its listener bus delivers events, after
+#: the action has answered the client.
+SERVER_SETTLE_SECONDS = 30.0
+
 
 def is_connect(obj: Any) -> bool:
     """Whether `obj` is a Spark Connect DataFrame or session (no JVM behind it)."""
@@ -153,8 +158,32 @@ def server_report(df: Any, query: Optional[str], event_log: Optional[str],
                 f"{METRIC_ACTIONS}; otherwise set a tag around the action "
                 "(spark.addTag('t'); df.collect(); spark.removeTag('t')) and pass query='t'")
     if event_log is not None:
-        return _from_event_log(event_log, query, operation)
-    return _from_ui(str(ui_url), query, operation)
+        return _settled(lambda: _from_event_log(event_log, query, operation))
+    return _settled(lambda: _from_ui(str(ui_url), query, operation))
+
+
+def _settled(read) -> Report:
+    """`read()` once the server's record shows the execution(s) ended, read again while it
+    finds none or finds one still running, up to `SERVER_SETTLE_SECONDS`; then the last
+    answer stands (an execution still running is unfinished, never judged)."""
+    import time
+
+    deadline = time.monotonic() + SERVER_SETTLE_SECONDS
+    pause = 0.05
+    while True:
+        try:
+            report = read()
+        except AssertionError as error:  # no such execution (yet)
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"{error} (read for {SERVER_SETTLE_SECONDS:g} s while "
+                                     "the server wrote its record)") from None
+        else:
+            if time.monotonic() >= deadline or all(
+                    r.query.execution is None or r.query.execution.finished
+                    for r in report.queries):
+                return report
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
 
 
 def _wanted(query: Optional[str], operation: Optional[str]):
