@@ -18,6 +18,18 @@ _SCRIPT = Path(sys.executable).with_name("aqe-inspect")
 AQE_INSPECT = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "aqe_inspect"]
 
 
+def as_a_foreground_job() -> None:
+    """A `preexec_fn`: Ctrl-C, SIGTERM and SIGHUP at their defaults in the child, as a
+    terminal's shell starts a foreground job. The test runner may have been started with some
+    ignored (`nohup`; a script's background job `&` ignores SIGINT), and aqe-inspect keeps a
+    signal it was started with ignored, as it should."""
+    import signal
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+
+
 def verdict(printed: str) -> str:
     """The verdict `check` and `compare` print last, as one line: the last paragraph of their
     text output (after its last blank line), its wrapped lines joined."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import AQE_INSPECT, SAMPLE_PLANS
+from .conftest import AQE_INSPECT, SAMPLE_PLANS, as_a_foreground_job
 from .hostile import run, sample
 
 LOG = SAMPLE_PLANS / sample("skew_join")["path"]
@@ -481,7 +481,8 @@ def test_a_real_ctrl_c_while_writing_leaves_nothing(tmp_path, log, output):
     else:
         target.write_text("old report\n", "utf-8")
     process = subprocess.Popen([sys.executable, "-I", "-c", _HELD_UP, "diff", str(log), "-o",
-                                str(target)], stderr=subprocess.PIPE, cwd=tmp_path)
+                                str(target)], stderr=subprocess.PIPE, cwd=tmp_path,
+                               preexec_fn=as_a_foreground_job)
     try:
         assert process.stderr.readline() == b"writing\n"
         assert any(p.endswith(".tmp") for p in os.listdir(tmp_path)) != output.endswith(".fifo")

@@ -43,7 +43,7 @@ from aqe_inspect.formats.json_writer import iter_json, write_json
 from aqe_inspect.formats.parse_json import document_to_json, write_document_json
 from aqe_inspect.formats.report_json import report_to_json
 
-from .conftest import AQE_INSPECT, ROOT, SAMPLE_PLANS
+from .conftest import AQE_INSPECT, ROOT, SAMPLE_PLANS, as_a_foreground_job
 
 CLI = AQE_INSPECT
 POSIX = os.name == "posix"
@@ -138,7 +138,8 @@ def test_shell_pipe_into_head_exits_0(big_plan):
 @pytest.mark.skipif(not POSIX, reason="signals as POSIX sends them")
 def test_ctrl_c_while_reading_a_slow_stdin_is_exit_130():
     process = subprocess.Popen([*CLI, "parse", "-"], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=as_a_foreground_job)
     process.stdin.write(SAMPLE.read_bytes()[:100])
     process.stdin.flush()
     time.sleep(2.0)  # well past start-up: blocked reading the rest of standard input

@@ -12,6 +12,7 @@ read for seconds.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -21,14 +22,16 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import AQE_INSPECT
+from .conftest import AQE_INSPECT, as_a_foreground_job
 from .hostile_sizes import alive, children_of, renumbered, sample, wait_for, write_plain
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="POSIX signals, and /proc to find the workers")
 
-#: After the workers start, the signal waits this long (seconds): mid-read, each time elsewhere.
-DELAYS = [0.0, 0.03, 0.08, 0.15, 0.25, 0.4, 0.55, 0.75, 1.0, 1.3]
+#: After the workers start, the signal waits this share of the whole read (measured once on
+#: this machine, `read_seconds`): mid-read, each time elsewhere, and never as late as the end
+#: (a read twice as fast as measured still runs when the last signal comes).
+SHARES = [0.0, 0.02, 0.05, 0.1, 0.16, 0.23, 0.3, 0.38, 0.45]
 WORKERS = 2
 
 
@@ -41,10 +44,36 @@ def long_log(tmp_path_factory) -> Path:
     return path
 
 
-def _start(log: Path, out: Path) -> subprocess.Popen:
+@pytest.fixture(scope="module")
+def read_seconds(long_log, tmp_path_factory) -> float:
+    """How long the whole log takes to read once the workers run, on this machine now (a
+    fixed delay was once later than a faster machine's whole read, and the run ended first)."""
+    out = tmp_path_factory.mktemp("whole") / "out.json"
+    process = _start(long_log, out)
+    try:
+        _workers(process)
+        began = time.monotonic()
+        _, err = process.communicate(timeout=600)
+        took = time.monotonic() - began
+    finally:
+        _kill_group(process)
+    assert process.returncode == 0, err
+    assert out.stat().st_size > 0
+    return took
+
+
+def _start(log: Path, out: Path, ignored: tuple = ()) -> subprocess.Popen:
+    """The run as a terminal's foreground job starts it: the ending signals at their default
+    (whatever this test runner inherited, `nohup` for one), but those `ignored`."""
+    def dispositions() -> None:
+        as_a_foreground_job()
+        for number in ignored:
+            signal.signal(number, signal.SIG_IGN)
+
     return subprocess.Popen([*AQE_INSPECT, "diff", str(log), "--format", "json", "--output",
                              str(out)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=dispositions)
 
 
 def _workers(process: subprocess.Popen):
@@ -72,9 +101,9 @@ def _kill_group(process: subprocess.Popen) -> None:
     ("SIGHUP", 129, "aqe-inspect: interrupted (SIGHUP)\n"),
 ])
 def test_a_signal_mid_read_ends_the_run_its_workers_and_its_temporary_file(
-        name, code, said, long_log, tmp_path):
+        name, code, said, long_log, read_seconds, tmp_path):
     number = getattr(signal, name)
-    for delay in DELAYS:
+    for delay in (round(share * read_seconds, 3) for share in SHARES):
         folder = tmp_path / f"after-{delay}"
         folder.mkdir()
         process = _start(long_log, folder / "out.json")
@@ -100,6 +129,30 @@ def test_a_signal_mid_read_ends_the_run_its_workers_and_its_temporary_file(
         assert took < 5, where
         assert sorted(os.listdir(folder)) == [], where  # no report, no temporary file
         assert wait_for(lambda: not any(alive(worker) for worker in workers), 5), where
+
+
+@pytest.mark.parametrize("name", ["SIGHUP", "SIGINT"])
+def test_a_signal_ignored_when_the_run_started_stays_ignored(name, long_log, read_seconds,
+                                                             tmp_path):
+    """`nohup aqe-inspect ...` (SIGHUP ignored) outlives its terminal's hangup; a shell's
+    background job (`cmd &`, SIGINT ignored) outlives Ctrl-C: the run reads on to its end."""
+    number = getattr(signal, name)
+    out = tmp_path / "out.json"
+    process = _start(long_log, out, ignored=(number,))
+    try:
+        _workers(process)
+        time.sleep(0.2 * read_seconds)
+        assert process.poll() is None, "the run ended before the signal: lengthen the log"
+        if number == signal.SIGINT:
+            os.killpg(process.pid, number)
+        else:
+            process.send_signal(number)
+        _, err = process.communicate(timeout=600)
+    finally:
+        _kill_group(process)
+    assert process.returncode == 0, err
+    assert err == b""
+    assert json.loads(out.read_text())["queries"]
 
 
 def test_the_workers_die_with_their_parent_killed_outright(long_log, tmp_path):

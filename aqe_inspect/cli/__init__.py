@@ -16,8 +16,9 @@ run that needs them (all but the commonest command lines, `parse PATH` and `diff
 The promise to a user: any input gives a result, or one line `aqe-inspect: error: ...` on
 standard error and exit code 2; Ctrl-C is one line `aqe-inspect: interrupted` and exit 130,
 SIGTERM and SIGHUP the same line naming the signal and exit 143 and 129 (128 + the signal's
-number), within a second, the pool's worker processes ended and no temporary file left; a
-reader that leaves early (`| head`) is no error (exit 0). Never a traceback, from any process.
+number), within a second, the pool's worker processes ended and no temporary file left (a
+signal the process was started with ignored, as under `nohup`, stays ignored); a reader that
+leaves early (`| head`) is no error (exit 0). Never a traceback, from any process.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ _loading_handlers = {}
 for _each in tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
                    if hasattr(signal, name)):
     try:
+        if signal.getsignal(_each) == signal.SIG_IGN:  # nohup, a shell's background job
+            continue
         _loading_handlers[_each] = signal.signal(_each, _ending_while_loading)
     except (ValueError, OSError):  # imported from another thread than the main one
         break
@@ -195,10 +198,16 @@ def _on_signal(signum: int, frame) -> None:
 
 def _catch_signals():
     """Install `_on_signal` for the ending signals (from the main thread only: a library
-    caller's thread keeps its process's handlers); the handlers replaced, to restore."""
+    caller's thread keeps its process's handlers); the handlers replaced, to restore. A
+    signal the process was started with ignored stays ignored, as the one who started it
+    asked: `nohup aqe-inspect ...` outlives its terminal's hangup, and a job a shell starts in
+    the background (`&`, where Ctrl-C is ignored) is not ended by Ctrl-C (as Python itself
+    leaves SIGINT ignored then)."""
     previous = {}
     for each in ENDING_SIGNALS:
         try:
+            if signal.getsignal(each) == signal.SIG_IGN:
+                continue
             previous[each] = signal.signal(each, _on_signal)
         except (ValueError, OSError):  # not the main thread; or a signal not to be caught
             break
