@@ -86,6 +86,15 @@ def _workers(process: subprocess.Popen):
     return found
 
 
+def _send(process: subprocess.Popen, number: int) -> None:
+    """As a terminal sends Ctrl-C (to the whole group, the workers too); SIGTERM and SIGHUP to
+    the main process only."""
+    if number == signal.SIGINT:
+        os.killpg(process.pid, number)
+    else:
+        process.send_signal(number)
+
+
 def _kill_group(process: subprocess.Popen) -> None:
     if process.poll() is None:
         try:
@@ -112,10 +121,7 @@ def test_a_signal_mid_read_ends_the_run_its_workers_and_its_temporary_file(
             time.sleep(delay)
             assert process.poll() is None, "the run ended before the signal: lengthen the log"
             sent = time.monotonic()
-            if number == signal.SIGINT:
-                os.killpg(process.pid, number)  # as a terminal sends Ctrl-C
-            else:
-                process.send_signal(number)
+            _send(process, number)
             # Standard output and error reach their end only when no process holds them:
             # a worker left running would hold them open past the timeout.
             out, err = process.communicate(timeout=20)
@@ -143,10 +149,7 @@ def test_a_signal_ignored_when_the_run_started_stays_ignored(name, long_log, rea
         _workers(process)
         time.sleep(0.2 * read_seconds)
         assert process.poll() is None, "the run ended before the signal: lengthen the log"
-        if number == signal.SIGINT:
-            os.killpg(process.pid, number)
-        else:
-            process.send_signal(number)
+        _send(process, number)
         _, err = process.communicate(timeout=600)
     finally:
         _kill_group(process)

@@ -240,7 +240,6 @@ def _settled_records(session: Any) -> List[Any]:
     application = str(jsession.sparkContext().applicationId())
     deadline = time.monotonic() + SETTLE_SECONDS
     pause = 0.005
-    running = _running_in_jvm(session)
     while True:
         jsession.sparkContext().listenerBus().waitUntilEmpty()
         listed = jsession.sharedState().statusStore().executionsList().iterator()
@@ -249,7 +248,8 @@ def _settled_records(session: Any) -> List[Any]:
             records.append(listed.next())
         lagging = [number for number in (int(r.executionId()) for r in records
                                          if not r.completionTime().isDefined())
-                   if (application, number) not in _NEVER_SETTLED and not running(number)]
+                   if (application, number) not in _NEVER_SETTLED
+                   and not _running_in_jvm(session, number)]
         if not lagging:
             return records
         if time.monotonic() >= deadline:
@@ -259,23 +259,15 @@ def _settled_records(session: Any) -> List[Any]:
         pause = min(pause * 2, 0.25)
 
 
-def _running_in_jvm(session: Any):
-    """A test of an execution id: is that execution still running in this JVM (Spark keeps
-    each running execution's QueryExecution until its end event is posted)? Where the JVM
-    cannot tell, every execution is taken as running: nothing is waited for."""
+def _running_in_jvm(session: Any, number: int) -> bool:
+    """Whether execution `number` is still running in this JVM: Spark keeps each running
+    execution's QueryExecution until its end event is posted. Where the JVM cannot tell (no
+    such registry on this Spark line), it is taken as running: nothing is waited for."""
     try:
         registry = session._jvm.org.apache.spark.sql.execution.SQLExecution
-    except Exception:  # noqa: BLE001 - py4j gives no JVM view from here on some lines
-        registry = None
-
-    def running(number: int) -> bool:
-        if registry is None:
-            return True
-        try:
-            return registry.getQueryExecution(number) is not None
-        except Exception:  # noqa: BLE001 - a Spark line without the registry: cannot tell
-            return True
-    return running
+        return registry.getQueryExecution(number) is not None
+    except Exception:  # noqa: BLE001 - py4j's errors for a class or method not there
+        return True
 
 
 def _listing(report: Report) -> str:
