@@ -9,6 +9,7 @@ from ...plan.model import Node
 from ...plan.operators import EMPTY_RELATION_FAMILIES, family, is_empty_relation, \
     is_query_stage, is_shuffle_read
 from .base import Detector, PlanPair, Rewrite, describe
+from .emptied_sides import EmptiedPlace, find_emptied_sides
 
 
 class EmptyRelation(Detector):
@@ -24,6 +25,18 @@ class EmptyRelation(Detector):
         :- Sort ...                            EmptyRelation [plan_id=N]            (4.x)
         +- Sort ...                            +- Join Inner, (k#1 = k#3)   (the logical plan
                                                                                 it replaced)
+
+    Where the join type lets a side stand alone, no empty relation is left: a LEFT ANTI join
+    whose right side is empty becomes its left side, a LEFT OUTER join its left side with
+    nulls for the right side's columns (a `Project`), a `Union` drops its empty branches:
+
+        SortMergeJoin [k], [k], LeftAnti       Project [k#1, v#2]
+        :- Sort ...  (Exchange 1)              +- AQEShuffleRead coalesced
+        +- Sort ...  (Exchange 2, 0 rows)         +- ShuffleQueryStage 0 (Exchange 1)
+
+    These are found from both plans (`emptied_sides`): the join is gone, one side is still
+    printed and the other is not. Each finding is one place: the operator that went, what
+    stands in its place, and the side (its exchange) that was empty.
 
     A `LocalTableScan <empty>` that the initial plan already had is static (the optimizer saw
     the emptiness before the run) and is not counted. A final-only plan cannot prove a
@@ -41,6 +54,11 @@ class EmptyRelation(Detector):
     logged_rules = ("AQEPropagateEmptyRelation", "EliminateJoinToEmptyRelation")
 
     def detect(self, pair: PlanPair) -> Iterator[Rewrite]:
+        yield from self._empty_nodes(pair)
+        for place in find_emptied_sides(pair).places:
+            yield _emptied_side(self.kind, place)
+
+    def _empty_nodes(self, pair: PlanPair) -> Iterator[Rewrite]:
         # How many times each empty relation of the initial plan is printed: each accounts
         # for one final empty relation of the same text.
         static = Counter(pair.normalized_text(node)
@@ -69,6 +87,36 @@ class EmptyRelation(Detector):
                 message=f"{describe(node)} replaced {what}, which produced no rows at run time",
                 evidence=(f"{node.name} {node.args}".strip()[:200],),
             )
+
+
+def _emptied_side(kind: str, place: EmptiedPlace) -> Rewrite:
+    """The finding for a join replaced by its side, or a Union that dropped branches."""
+    removed, replacement = place.removed, place.replacement
+    empty = ", ".join(describe(anchor) or anchor.name for _, anchor in place.emptied)
+    instead = f"{describe(replacement)}" if replacement is not None else "its other side"
+    numbers: Dict[str, object] = {"operator": removed.name, "replaced_by":
+                                  replacement.name if replacement is not None else None}
+    if family(removed) == "Union":
+        count = len(place.emptied)
+        branches = "branch" if count == 1 else "branches"
+        kept = place.sides - count
+        message = (f"{describe(removed)} dropped {count} of its {place.sides} branches "
+                   f"(branch {', '.join(place.names)}: {empty}), which produced no rows at "
+                   "run time; " + (f"its one remaining branch, {instead}, took its place"
+                                   if kept == 1 else f"{instead} unions the other {kept}"))
+        numbers.update(empty_branches=count, branches=place.sides)
+        evidence = (f"{removed.name}: {count} of {place.sides} {branches} empty",)
+    else:
+        side = place.names[0]
+        other = "left" if side == "right" else "right"
+        how = f" {place.join_type}" if place.join_type else ""
+        nulls = f" with nulls for the {side} side's columns" if place.with_nulls else ""
+        message = (f"{describe(removed)}{how} was removed: its {side} side ({empty}) produced "
+                   f"no rows at run time, and {instead}, its {other} side{nulls}, took its place")
+        numbers.update(join_type=place.join_type, empty_side=side)
+        evidence = (f"{removed.name} {removed.args}".strip()[:200],)
+    return Rewrite(kind=kind, final_node=replacement, initial_node=removed, message=message,
+                   evidence=evidence, numbers=numbers)
 
 
 def _parents(root: Node) -> Dict[int, Tuple[Node, int]]:

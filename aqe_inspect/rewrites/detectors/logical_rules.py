@@ -12,6 +12,7 @@ from ...plan.operators import EMPTY_RELATION_FAMILIES, VENDOR_PREFIXES, VENDOR_S
     family, is_empty_relation, normalized_text, parents, split_top_level
 from ...plan.align import computed_once
 from .base import Detector, PlanPair, Rewrite, describe
+from .emptied_sides import find_emptied_sides, is_vendor_name as _is_vendor_name
 
 AGGREGATES = ("HashAggregate", "ObjectHashAggregate", "SortAggregate")
 LIMITS = ("CollectLimit", "GlobalLimit", "TakeOrderedAndProject")
@@ -170,6 +171,13 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool],
     picked = [(node, under) for node, under in initial if picks(node)]
     if not picked or index.blocked:
         return []
+    # The operators of a join's side or a union's branch that an empty input took out went
+    # with it (empty-relation's work), not one by one.
+    emptied = find_emptied_sides(pair).inside
+    if emptied:
+        picked = [(node, under) for node, under in picked if id(node) not in emptied]
+        if not picked:
+            return []
     key = index.key
     kept: Dict[str, int] = {}  # a Counter, counted without its cost
     for node in finals:
@@ -211,16 +219,6 @@ def removed_operators(pair: PlanPair, wanted: Callable[[Node], bool],
 
 def _is_vendor(node: Node) -> bool:
     return _is_vendor_name(node.name)
-
-
-def _is_vendor_name(name: str) -> bool:
-    # The tuple tests first (one C call each): most names neither start nor end so.
-    return (name.startswith(VENDOR_PREFIXES)
-            and any(name.startswith(prefix) and len(name) > len(prefix)
-                    for prefix in VENDOR_PREFIXES)) \
-        or (name.endswith(VENDOR_SUFFIXES)
-            and any(name.endswith(suffix) and len(name) > len(suffix)
-                    for suffix in VENDOR_SUFFIXES))
 
 
 def _category(node: Node) -> str:
