@@ -1,9 +1,12 @@
 """Why an empty side did not empty a join (AQEPropagateEmptyRelation, Spark 3.2+).
 
-Once a shuffle or broadcast stage has run with no rows, AQE's logical optimizer replaces what
-that makes empty: an inner or cross join with either side empty, an outer, semi or anti join
-whose preserved side is empty. The rule can be excluded with
-`spark.sql.adaptive.optimizer.excludedRules`.
+Once a shuffle or broadcast stage has run with no rows, AQE's logical optimizer (Spark's
+PropagateEmptyRelationBase, as AQEPropagateEmptyRelation) removes every join an empty side
+decides: an inner, cross or semi join with either side empty, and an outer or anti join whose
+preserved side is empty, become an empty relation; a LEFT ANTI join whose right side is empty
+becomes its left side; an outer join whose other side is empty becomes its preserved side with
+nulls for the empty side's columns. An existence join (an EXISTS under an OR) is never removed.
+The rule can be excluded with `spark.sql.adaptive.optimizer.excludedRules`.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason
 
 EXCLUDED = "spark.sql.adaptive.optimizer.excludedRules"
 RULE = "AQEPropagateEmptyRelation"
-#: Which empty side empties the join: (left empty, right empty).
+#: Which empty side lets the rule remove the join: (left empty, right empty). Every join type
+#: the rule knows is removed by either side (into an empty relation, or into its other side);
+#: an existence join and a single join (`LeftSingle`, 4.x) by neither.
 EMPTIES = {
-    "Inner": (True, True), "Cross": (True, True), "LeftOuter": (True, False),
-    "RightOuter": (False, True), "FullOuter": (False, False), "LeftSemi": (True, True),
-    "LeftAnti": (True, False), "ExistenceJoin": (True, False), "LeftSingle": (True, False),
+    "Inner": (True, True), "Cross": (True, True), "LeftOuter": (True, True),
+    "RightOuter": (True, True), "FullOuter": (True, True), "LeftSemi": (True, True),
+    "LeftAnti": (True, True), "ExistenceJoin": (False, False), "LeftSingle": (False, False),
 }
 
 
@@ -56,11 +61,14 @@ class EmptyRelationWhyNot(Explainer):
                 facts.append(fact_reason(rows, f"{side.name()} produced no rows"))
                 if empties[index]:
                     empty_side = side
+            else:
+                facts.append(fact_reason(rows, f"{side.name()} produced {rows.show()} rows"))
         if empty_side is None:
             if needs:
                 return candidate(self.kind, join, CANNOT_TELL, facts, needs)
-            text = ("no input of the join is empty" if not facts else
-                    f"an empty side does not empty a {kind_of_join} join")
+            empty_facts = [fact for fact in facts if "produced no rows" in fact.text]
+            text = ("no input of the join is empty" if not empty_facts else
+                    f"an empty side does not remove a {kind_of_join} join")
             return candidate(self.kind, join, NOT_NEEDED, facts + [Reason(text, PLAN)])
         excluded = ctx.settings.get(EXCLUDED)
         if excluded.known and RULE in (excluded.value or ""):
