@@ -293,7 +293,9 @@ def emptied(report: QueryReport, pairs=None,
     """(place, empty relation) of each operator of an initial plan at or under one that an
     empty relation replaced (AQEPropagateEmptyRelation: a join with an empty side, an
     aggregate over nothing, the whole plan): what made anything there was swallowed with
-    it. No recursion."""
+    it. Of a join replaced by its other side, or a Union that dropped branches, only the
+    operator itself and the sides that went (`Rewrite.went`): the kept side still runs.
+    No recursion."""
     found: List[Tuple[str, str]] = []
     for rewrite in report.rewrites:
         if rewrite.kind != EMPTY_RELATION or rewrite.initial_node is None:
@@ -302,6 +304,11 @@ def emptied(report: QueryReport, pairs=None,
             places = _places_of(report_pairs(report) if pairs is None else pairs)
         label = describe(rewrite.final_node) or EMPTY_RELATION
         stack = [rewrite.initial_node]
+        if rewrite.went:
+            place = places.get(id(rewrite.initial_node))
+            if place is not None:
+                found.append((place, label))
+            stack = list(rewrite.went)
         while stack:
             node = stack.pop()
             place = places.get(id(node))

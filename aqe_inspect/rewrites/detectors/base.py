@@ -43,6 +43,10 @@ class Rewrite:
     #: making this rewrite (`rule` "" for AQE's re-planning itself: the planner, no rule);
     #: None when the input holds no plan-change log (`rewrites.rules_fired`).
     fired: Optional[RuleApplied] = None
+    #: The subtrees of `initial_node` that went with it when not all of it did: the empty
+    #: sides of a join AQE replaced by its other side, the empty branches a Union dropped
+    #: (empty when the whole of `initial_node` went, or nothing did).
+    went: Tuple[Node, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,8 @@ def _emptied_side(kind: str, place: EmptiedPlace) -> Rewrite:
         numbers.update(join_type=place.join_type, empty_side=side)
         evidence = (f"{removed.name} {removed.args}".strip()[:200],)
     return Rewrite(kind=kind, final_node=replacement, initial_node=removed, message=message,
-                   evidence=evidence, numbers=numbers)
+                   evidence=evidence, numbers=numbers,
+                   went=tuple(side for side, _ in place.emptied))
 
 
 def _parents(root: Node) -> Dict[int, Tuple[Node, int]]:
