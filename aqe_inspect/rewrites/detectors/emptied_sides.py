@@ -14,7 +14,8 @@ both plans:
   join, keeps both);
 - one side is still there and the other is not: a side is "there" when one of its anchors
   (its topmost exchanges, or its leaves where no exchange is above them) is printed in the
-  final plan with the same text (plan ids aside). A side that has gone although the join
+  final plan with the same text (plan ids aside), or an exchange AQE reused stands for it (a
+  `ReusedExchange` whose output the anchor's subtree makes). A side that has gone although the join
   stayed is not AQE's doing; a join both of whose sides have gone went inside a larger
   replacement (an empty relation above, or the side of another join that went).
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
+from ...plan.align import EXPRESSION_ID, tree_expression_ids
 from ...plan.model import ADAPTIVE_ROOT, Node
 from ...plan.operators import JOINS, QUERY_STAGES, VENDOR_PREFIXES, VENDOR_SUFFIXES, \
     family, is_empty_relation, join_keys, join_type
@@ -138,6 +140,24 @@ def _find(pair) -> EmptiedSides:
                                  and not is_empty_relation(node)
                                  and not name.startswith("Reused")):
             present.setdefault(text(node), []).append(node)
+    reused = [(node, ids) for node, ids in ((node, _reused_output(node))
+                                            for node, name in zip(finals, final_families)
+                                            if name.startswith("Reused")
+                                            or node.name.startswith("Reused"))
+              if ids]
+
+    def where(anchor: Node) -> Optional[Node]:
+        """The final operator printing `anchor`, or the reused exchange standing for it."""
+        found = present.get(text(anchor))
+        if found:
+            return found[0]
+        if reused:
+            ids = tree_expression_ids(anchor)
+            for node, output in reused:
+                if output <= ids:
+                    return node
+        return None
+
     final_joins: Dict[Tuple, int] = {}
     for node, name in zip(finals, final_families):
         if name in JOINS:
@@ -154,7 +174,7 @@ def _find(pair) -> EmptiedSides:
         seen = []
         for side in sides:
             side_anchors = anchors(side)
-            there = [present[text(a)][0] for a in side_anchors if text(a) in present]
+            there = [node for node in map(where, side_anchors) if node is not None]
             seen.append((side, side_anchors, there))
         gone = [(side, side_anchors) for side, side_anchors, there in seen if not there]
         kept = [(side, there) for side, _, there in seen if there]
@@ -190,6 +210,18 @@ def _find(pair) -> EmptiedSides:
     return EmptiedSides(tuple(places), frozenset(inside))
 
 
+def _reused_output(node: Node) -> FrozenSet[str]:
+    """The expression ids of what a reused exchange outputs: its `Output` (formatted mode) or
+    the leading `[...]` of its arguments (`ReusedExchange [k#1L, v#2L], Exchange ...`)."""
+    output = node.details.get("Output")
+    if output is None:
+        args = node.args.lstrip()
+        if not args.startswith("["):
+            return frozenset()
+        output = args[:args.find("]") + 1]
+    return frozenset(EXPRESSION_ID.findall(output))
+
+
 def _parents(root: Node) -> Dict[int, Node]:
     found: Dict[int, Node] = {}
     stack = [root]
@@ -211,6 +243,8 @@ def _in_place(pair, removed: Node, kept: List[Tuple[Node, List[Node]]],
     below = {id(node) for node in removed.walk(inner=False)}
     tops = []
     for _, there in kept:
+        if not there:
+            continue
         node = there[0]
         while True:
             parent = parents.get(id(node))
@@ -224,6 +258,8 @@ def _in_place(pair, removed: Node, kept: List[Tuple[Node, List[Node]]],
                         break
             node = parent
         tops.append(node)
+    if not tops:
+        return None
     if len(tops) == 1:
         return tops[0]
     # Several branches kept: the operator above them all (the Union that kept them).
