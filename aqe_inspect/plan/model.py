@@ -45,6 +45,16 @@ def ordinal(number: int) -> str:
     return f"{number}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th')}"
 
 
+def number_of(query: "Query", index: int) -> int:
+    """The number that names a plan (the glossary, docs/inputs.md): its SQL execution's id,
+    else its place in the text it was read from (`Query.number`), else `index`, its place
+    (from 1) in what holds it. One number for one plan, whichever queries were kept."""
+    execution = query.execution
+    if execution is not None:
+        return execution.execution_id
+    return query.number or index
+
+
 def unit_name(query: "Query", number: object) -> str:
     """How every output names a plan (the glossary, docs/inputs.md): `execution 3` (Spark's
     SQL execution id) for one of an event log or the History Server, `query 2` (its position
@@ -300,6 +310,11 @@ class Query:
     #: What Spark's plan-change log (spark.sql.planChangeLog.level) said of this query's AQE
     #: run, when the text is a driver log holding it; None otherwise.
     plan_changes: Optional["PlanChanges"] = None
+    #: Its place among the plans of the text it was read from, from 1: what names a plan
+    #: that is no SQL execution (`query 2`), kept when a selection (`--query`) leaves the
+    #: others out. 0 where no text numbered it (a Query made by hand): its place in what
+    #: holds it names it then (`number_of`).
+    number: int = 0
 
     @property
     def adaptive(self) -> bool:
