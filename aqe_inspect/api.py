@@ -365,7 +365,8 @@ def _report(found: Read, json: bool = False, replans: bool = False) -> AnyReport
     reports = (with_application(item, found.current_application) for item in reports)
     first = next(reports, None)
     queries = iter(()) if first is None else itertools.chain((first,), reports)
-    return ReportStream(queries, found.source, found.notes, lambda: found.application)
+    return ReportStream(queries, found.source, found.notes, lambda: found.application,
+                        lambda: found.ended)
 
 
 def check_input(path: Optional[str] = None, *, url: Optional[str] = None,

@@ -42,13 +42,18 @@ class PlanSyntaxError(InspectError):
 class OutputError(Exception):
     """Standard output does not take what we write: its reader left, or its disk is full."""
 
-    def __init__(self, error: OSError):
+    def __init__(self, error: OSError, exit_code: int = 0):
         super().__init__(error.strerror or str(error))
         self.error = error
+        #: The exit code the run had earned when its output failed: 1 for a check or a
+        #: comparison whose verdict failed (FAIL, UNFINISHED), which a reader that left early
+        #: (`check ... | head -1`) takes nothing from; 0 otherwise.
+        self.exit_code = exit_code
 
     @property
     def reader_left(self) -> bool:
-        """`aqe-inspect ... | head`: the reader had what it wanted; that is not an error."""
+        """`aqe-inspect ... | head`: the reader had what it wanted; that is not an error (the
+        run's exit code is its verdict's, `exit_code`)."""
         return isinstance(self.error, BrokenPipeError) or self.error.errno == errno.EPIPE
 
 

@@ -286,3 +286,74 @@ def test_the_library_checks_a_plan_text_as_the_command_line_does():
                                           "in 1 query")
     with pytest.raises(Exception, match="unknown rewrite kind"):
         check(PLAN.read_text("utf-8"), expect=["broadcast"])
+
+
+# ---- --query N on a plan text: the query keeps its own number -----------------------------
+
+#: A driver log of three queries (the same job run three times: twin, control, twin).
+RERUNS_LOG = SAMPLE_PLANS / "spark-3.5.9" / "reruns" / "smj_to_bhj_off.log"
+
+
+def _several_plans(tmp_path: Path) -> Path:
+    """A plan text of two plans, as two explains pasted one after the other."""
+    path = tmp_path / "two_plans.txt"
+    path.write_text("".join((SAMPLE_PLANS / "spark-4.3.0" / scenario / "simple_after.txt")
+                            .read_text("utf-8") for scenario in ("coalesced_aggregation",
+                                                                 "smj_to_bhj_off")),
+                    "utf-8")
+    return path
+
+
+def _in_process(monkeypatch, stdin: Path = None, *args: str):
+    if stdin is not None:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(stdin.read_bytes()),
+                                                          encoding="utf-8"))
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("route", ["driver log", "plan text", "standard input"])
+def test_query_n_keeps_its_own_number_in_every_command_and_format(tmp_path, monkeypatch,
+                                                                  route):
+    """`--query 2` of a driver log or plan text is query 2 wherever it is named, as an event
+    log's execution keeps its id: the headers, the JSON ids, check's messages and why-not
+    lines, every format, and an expectation file's `id = 2` scope."""
+    path = RERUNS_LOG if route != "plan text" else _several_plans(tmp_path)
+    stdin = path if route == "standard input" else None
+    given = "-" if stdin is not None else str(path)
+    shown = "<stdin>" if stdin is not None else str(path)
+
+    def cli(*args: str):
+        return _in_process(monkeypatch, stdin, *args)
+
+    code, out, err = cli("diff", given, "--query", "2")
+    assert (code, err) == (0, "") and " ".join(out.split()).startswith(
+        f"Query 2 (2nd in the file): {shown}:")
+    assert "Query 1" not in out
+    code, out, _ = cli("diff", given, "--query", "2", "--format", "json")
+    assert [query["id"] for query in json.loads(out)["queries"]] == ["2"]
+    code, out, _ = cli("parse", given, "--query", "2")
+    assert out.startswith("Query 2 (2nd in the file):")
+    # The second query did not split a skewed join: the why-not lines name it.
+    code, out, err = cli("check", given, "--query", "2", "--expect", "skew-join", "--each")
+    assert (code, err) == (1, ""), out
+    assert out.startswith("FAIL skew-join @ query 2  expected at least 1 skew-join in query 2")
+    assert "why not: query 2: " in out and "query 1" not in out.lower()
+    code, out, _ = cli("check", given, "--query", "2", "--expect", "skew-join",
+                       "--format", "json")
+    data = json.loads(out)
+    assert data["expectations"][0]["queries"] == ["2"]
+    why = data["expectations"][0]["why"]
+    assert why and {answer["query"] for answer in why} == {"2"}
+    for name in ("junit", "github", "sarif", "html"):
+        code, out, _ = cli("check", given, "--query", "2", "--expect", "skew-join",
+                           "--format", name)
+        assert code == 1 and "query 2" in out.lower() and "query 1" not in out.lower(), name
+    config = tmp_path / "aqe-expect.toml"
+    config.write_text('[[query]]\nid = 2\nforbid = ["skew-join"]\n', "utf-8")
+    code, out, err = cli("check", given, "--query", "2", "--config", str(config))
+    assert (code, err) == (0, ""), out
+    assert out.startswith("PASS forbid skew-join [id 2]  no skew-join in query 2: found 0 in "
+                          "1 query")

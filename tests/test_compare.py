@@ -571,7 +571,8 @@ def test_a_run_against_a_cut_copy_of_itself_is_unfinished_both_ways(entry, tmp_p
         [pair] = document["pairs"]
         assert pair["status"] == "unfinished"
         [why] = pair["unfinished"]
-        assert why.startswith(f"{side} run: execution {entry['execution_id']} (line ")
+        # The file and line the execution was read at, as messages name them.
+        assert why.startswith(f"{side} run: execution {entry['execution_id']} ({cut}:")
         assert "had not ended" in why
         judged, code = compare_json(old, new, "--judge-unfinished")
         assert judged["judge_unfinished"] is True and judged["summary"]["unfinished"] == 0

@@ -135,6 +135,60 @@ def test_shell_pipe_into_head_exits_0(big_plan):
     assert result.stdout.startswith(b"Query 1 (1st in the file): ")
 
 
+@pytest.fixture(scope="module")
+def failing_plan(tmp_path_factory) -> Path:
+    """A plan text whose failing check (`--expect skew-join`) prints far more than a pipe's
+    buffer in text, JSON and HTML alike: `| head -1` leaves while it is still writing."""
+    path = tmp_path_factory.mktemp("failing") / "many.txt"
+    path.write_text(shapes.many_queries(1 << 21), "utf-8")
+    return path
+
+
+@pytest.mark.skipif(not POSIX or not Path("/bin/bash").exists(), reason="a bash pipeline")
+@pytest.mark.parametrize("output_format", ["text", "json", "html"])
+def test_a_failing_check_piped_into_head_exits_1(failing_plan, output_format):
+    """`check ... | head -1` under `set -o pipefail`: the reader leaves after the first line,
+    the rest of the report cannot be written, and the FAIL still fails the pipeline (exit 1
+    from aqe-inspect itself, nothing on standard error)."""
+    cli = " ".join(shlex.quote(part) for part in CLI)
+    result = subprocess.run(
+        ["/bin/bash", "-c", f"set -o pipefail; {cli} check {shlex.quote(str(failing_plan))} "
+         f"--expect skew-join --format {output_format} | head -1; "
+         "echo \"pipeline $?, each ${PIPESTATUS[*]}\" >&2"],
+        capture_output=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert result.stderr == b"pipeline 1, each 1 0\n", result.stderr
+    assert result.stdout.count(b"\n") == 1
+
+
+MULTI_LOG = SAMPLE_PLANS / "spark-4.3.0/multi_rewrite/eventlog.json"
+KILLED_LOG = SAMPLE_PLANS / "spark-3.5.9/local_read/eventlog.inprogress"
+COMPARE_RUNS = SAMPLE_PLANS / "compare/spark-3.5.9"
+
+
+@pytest.mark.parametrize("args, code", [
+    (["check", str(MULTI_LOG), "--expect", "skew-join"], 1),  # FAIL
+    (["check", str(MULTI_LOG), "--expect", "skew-join", "--format", "json"], 1),
+    (["check", str(MULTI_LOG), "--expect", "skew-join", "--format", "junit"], 1),
+    (["check", str(KILLED_LOG), "--expect", "local-read"], 1),  # UNFINISHED
+    (["check", str(MULTI_LOG), "--expect", "coalesced"], 0),  # PASS
+    (["compare", str(COMPARE_RUNS / "baseline.zstd"), str(COMPARE_RUNS / "bhj_off.zstd")], 1),
+    (["compare", str(COMPARE_RUNS / "baseline.zstd"), str(COMPARE_RUNS / "bhj_off.zstd"),
+      "--format", "json"], 1),
+    (["compare", str(COMPARE_RUNS / "baseline.zstd"), str(COMPARE_RUNS / "bhj_off.zstd"),
+      "--fail-on", "none"], 0),
+    (["compare", str(KILLED_LOG), str(KILLED_LOG)], 1),  # UNFINISHED
+], ids=lambda value: " ".join(Path(v).name for v in value) if isinstance(value, list) else None)
+def test_a_verdict_stands_when_the_reader_is_gone_before_the_output(args, code):
+    """A reader that left before anything was written (the report small enough to wait in
+    the buffer until the last flush, or a large one's first write): no error, and the exit
+    code is the verdict's, FAIL and UNFINISHED 1, PASS 0."""
+    process = subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, "NO_COLOR": "1"})
+    process.stdout.close()
+    err = process.stderr.read()
+    assert (process.wait(timeout=120), err) == (code, b"")
+
+
 @pytest.mark.skipif(not POSIX, reason="signals as POSIX sends them")
 def test_ctrl_c_while_reading_a_slow_stdin_is_exit_130():
     process = subprocess.Popen([*CLI, "parse", "-"], stdin=subprocess.PIPE,

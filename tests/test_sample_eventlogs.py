@@ -131,3 +131,108 @@ def test_an_event_log_on_standard_input_is_read_as_one(codec):
     (query,) = [q for q in report["queries"] if q["description"] == entry["description"]]
     assert query["counts"] == {k: truth["rewrites"][k] for k in REWRITE_KINDS}
     assert query["source"] == "<stdin>"
+
+
+# ---- a killed application: its log has no SparkListenerApplicationEnd ------------------------
+
+KILLED = [e for e in LOGS if e["layout"] in ("inprogress", "inprogress-cut")]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*AQE_INSPECT, *args], capture_output=True, text=True, check=False,
+                          env={"PATH": "/usr/bin:/bin", "COLUMNS": "100"})
+
+
+@pytest.mark.parametrize("entry", KILLED, ids=log_id)
+def test_a_pass_on_a_killed_application_says_it_never_ended(entry):
+    """The driver was killed after the labelled execution ended (the cut copy holds it whole
+    too): what it made passes, and every output says the application never ended, naming the
+    file and the application, in the PASS and in a note; a forbid stays open (the executions
+    after the log's end could not be read)."""
+    path = str(SAMPLE_PLANS / entry["path"])
+    truth = json.loads((SAMPLE_PLANS / entry["truth"]).read_text("utf-8"))
+    kind = next(kind for kind in REWRITE_KINDS if truth["rewrites"].get(kind))
+    absent = next(kind for kind in REWRITE_KINDS if not truth["rewrites"].get(kind))
+    note = (f"{path}: the application {entry['app_id']} ({entry['app_name']}) has no end in "
+            "this log (no SparkListenerApplicationEnd): the log is cut short, still being "
+            "written, or its driver was killed; executions run after the log's end could not "
+            "be read")
+    done = _cli("check", path, "--query", entry["description"], "--expect", kind,
+                "--format", "json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    [outcome] = data["expectations"]
+    assert outcome["status"] == "met"
+    assert outcome["message"].endswith(
+        "in 1 execution, every one of which ended; the application has no end in the log (no "
+        "SparkListenerApplicationEnd; see the note): executions after its end could not be "
+        "read"), outcome["message"]
+    assert note in data["notes"], data["notes"]
+    text = _cli("check", path, "--query", entry["description"], "--expect", kind)
+    assert text.returncode == 0 and text.stdout.startswith(f"PASS {kind}")
+    assert f"note: {note}" in " ".join(text.stdout.split())
+    forbid = _cli("check", path, "--query", entry["description"], "--forbid", absent)
+    assert forbid.returncode == 1 and forbid.stdout.startswith(f"UNFINISHED forbid {absent}")
+    diffed = json.loads(_cli("diff", path, "--format", "json").stdout)
+    assert note in diffed["notes"]
+
+
+def test_a_killed_application_in_a_folder_is_said_and_keeps_a_forbid_open(tmp_path):
+    """A folder of two applications, one killed: its log is named in the note, and a forbid
+    over both is open (`unfinished`), as it is over the killed log alone."""
+    killed = next(e for e in KILLED if e["layout"] == "inprogress"
+                  and e["spark_version"] == "3.5.9")
+    whole = next(e for e in LOGS if e["scenario"] == "smj_to_bhj" and e["layout"] == "single"
+                 and e["variant"] == "plain" and e["spark_version"] == "3.5.9")
+    (tmp_path / "killed.inprogress").write_bytes((SAMPLE_PLANS / killed["path"]).read_bytes())
+    (tmp_path / "whole.json").write_bytes((SAMPLE_PLANS / whole["path"]).read_bytes())
+    done = _cli("check", str(tmp_path), "--query", "^aqe-sample:", "--forbid", "skew-join",
+                "--format", "json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    [outcome] = data["expectations"]
+    assert outcome["status"] == "unfinished" and "no SparkListenerApplicationEnd" in \
+        outcome["message"]
+    assert [note for note in data["notes"] if "has no end in this log" in note] == [
+        f"{tmp_path / 'killed.inprogress'}: the application {killed['app_id']} "
+        f"({killed['app_name']}) has no end in this log (no SparkListenerApplicationEnd): the "
+        "log is cut short, still being written, or its driver was killed; executions run after "
+        "the log's end could not be read"]
+
+
+@pytest.mark.parametrize("codec", ["zstd"])
+def test_compare_names_every_unfinished_execution_it_counts(tmp_path, codec):
+    """A run of eight executions against its own log cut inside the fourth (the driver
+    killed): the fourth is an unfinished pair, the four after it have no partner in a log
+    that ends before its application does. The verdict counts five, and every format lists
+    the five, each naming its file."""
+    import zstandard
+
+    whole = SAMPLE_PLANS / "compare" / "spark-3.5.9" / f"baseline.{codec}"
+    lines = zstandard.ZstdDecompressor().stream_reader(whole.open("rb")).read() \
+        .splitlines(keepends=True)
+    starts = [n for n, text in enumerate(lines) if b"SQLExecutionStart" in text]
+    cut = tmp_path / "killed.json"
+    cut.write_bytes(b"".join(lines[:starts[3] + 1]))  # the fourth execution begun, no more
+    done = _cli("compare", str(whole), str(cut))
+    assert done.returncode == 1, done.stdout + done.stderr
+    text = done.stdout
+    verdict = " ".join(text.strip().split("\n\n")[-1].split())
+    assert verdict.startswith("aqe-inspect compare: UNFINISHED: 5 execution(s) unfinished")
+    body = text[:text.rindex("aqe-inspect compare: UNFINISHED")]
+    marked = [line.split()[1:3] for line in body.splitlines()
+              if line.strip().startswith("UNFINISHED")]
+    assert marked == [["execution", "3"]] + [["execution", str(n)] for n in range(4, 8)], body
+    assert (f"only in the old run (4), unfinished, no verdict: the new run's log {cut} ends "
+            "before its application does") in " ".join(body.split())
+    data = json.loads(_cli("compare", str(whole), str(cut), "--format", "json").stdout)
+    [pair] = [pair for pair in data["pairs"] if pair["status"] == "unfinished"]
+    assert pair["unfinished"][0].startswith(f"new run: execution 3 ({cut}:")
+    assert [why.split(" has no partner")[0] for why in data["unpartnered"]] == [
+        f"old run: execution {n} ({whole}:{line})" for n, line in
+        zip(range(4, 8), [e["line"] for e in data["unmatched"]["old"]])]
+    assert all(f"whose log {cut} ends before its application does" in why
+               for why in data["unpartnered"])
+    markdown = _cli("compare", str(whole), str(cut), "--format", "markdown").stdout
+    section = markdown[markdown.index("### Unfinished"):].split("\n\n")[1]
+    assert len(section.splitlines()) == 5, section

@@ -336,11 +336,13 @@ def test_each_query_of_a_log_cut_before_its_application_ends(tmp_path):
 
 
 @pytest.mark.parametrize("line", LINES)
-def test_an_execution_without_its_end_but_with_its_final_plan_is_judged(tmp_path, line):
+def test_an_execution_cut_off_after_its_final_plan_is_never_a_pass(tmp_path, line):
     """Cut after the update that carries the final plan (isFinalPlan=true) and before the
-    execution's end: every rewrite AQE made is there, so it is judged, not unfinished (a
-    live session read before the end event arrived is the same case). The log's missing
-    application end still keeps a forbid open where nothing breaks it."""
+    execution's end, the application's end missing too (a driver killed while the last
+    stages ran): the execution did not end, so no expectation over it passes (`unfinished`,
+    saying it was cut off, naming the file); what is there judges it with
+    --judge-unfinished, and a forbidden rewrite found fails it either way (AQE does not undo
+    one). `compare` holds it the same: the pair is unfinished."""
     source = SAMPLE_PLANS / line / "skew_join" / "eventlog.json"
     lines = source.read_bytes().splitlines(keepends=True)
     final = max(n for n, text in enumerate(lines)
@@ -348,12 +350,28 @@ def test_an_execution_without_its_end_but_with_its_final_plan_is_judged(tmp_path
     assert not any(b"SQLExecutionEnd" in text for text in lines[:final + 1])
     path = tmp_path / "final-no-end.json"
     path.write_bytes(b"".join(lines[:final + 1]))
-    expected = api.check_input(str(path), expect=["skew-join", "coalesced>=1"])
-    assert expected.passed, expected.verdict  # at least what was wanted: settled
-    forbidden = api.check_input(str(path), forbid=["skew-join"])
-    assert not forbidden.passed and not forbidden.unfinished  # found: a failure
     [query] = [q for q in api.diff_input(str(path)).queries]
     assert query.query.execution.finished is False and query.query.unfinished == ""
+    assert query.query.cut_off
+    expected = api.check_input(str(path), expect=["skew-join", "coalesced>=1"])
+    assert not expected.passed and len(expected.unfinished) == 2, expected.verdict
+    for outcome in expected.outcomes:
+        assert "it was cut off while it ran" in outcome.message, outcome.message
+        assert outcome.location.path == str(path)
+    for each in (False, True):
+        held = api.check_input(str(path), expect=["skew-join"], each=each)
+        assert not held.passed and held.unfinished, held.verdict
+    judged = api.check_input(str(path), expect=["skew-join", "coalesced>=1"],
+                             judge_unfinished=True)
+    assert judged.passed, judged.verdict  # every rewrite AQE made is there
+    forbidden = api.check_input(str(path), forbid=["skew-join"])
+    assert not forbidden.passed and not forbidden.unfinished  # found: a failure
+    comparison = api.compare(str(source), str(path))
+    assert comparison.failed and [pair.unfinished for pair in comparison.unfinished] == [
+        (f"new run: execution {query.query.execution.execution_id} ({path}:{query.query.line}): "
+         "its execution had not ended where the log ends, and the log ends before its "
+         "application does (no SparkListenerApplicationEnd): it was cut off while it ran",)]
+    assert not api.compare(str(source), str(path), judge_unfinished=True).failed
 
 
 # ---- a driver log that ends before its last application does ----------------------------

@@ -18,7 +18,9 @@ standard error and exit code 2; Ctrl-C is one line `aqe-inspect: interrupted` an
 SIGTERM and SIGHUP the same line naming the signal and exit 143 and 129 (128 + the signal's
 number), within a second, the pool's worker processes ended and no temporary file left (a
 signal the process was started with ignored, as under `nohup`, stays ignored); a reader that
-leaves early (`| head`) is no error (exit 0). Never a traceback, from any process.
+leaves early (`| head`) is no error: exit 0, or 1 for a `check` or `compare` whose verdict
+failed (FAIL or UNFINISHED), which stands whether or not the reader stayed. Never a traceback,
+from any process.
 """
 
 from __future__ import annotations
@@ -64,11 +66,13 @@ finally:
 
 # ---- standard output ----------------------------------------------------------------------
 
-def _flush(stream) -> None:
+def _flush(stream, code: int = 0) -> None:
+    """Standard output's last flush; `code` is the exit code the run has earned so far, which
+    a reader that left early does not change (`OutputError.exit_code`)."""
     try:
         stream.flush()
     except OSError as error:
-        raise OutputError(error) from None
+        raise OutputError(error, code) from None
 
 
 def _abandon_stdout() -> None:
@@ -273,9 +277,9 @@ def _main(argv: Optional[List[str]]) -> int:
     try:
         try:
             code = _invoke(argv)
-        except _typer_error("Exit") as done:  # --version, --help
+        except _typer_error("Exit") as done:  # --version, --help; a verdict that failed
             code = done.exit_code
-        _flush(sys.stdout)
+        _flush(sys.stdout, code)
         return code
     except OutputError as error:
         return _output_failed(error)
@@ -308,8 +312,8 @@ def _main(argv: Optional[List[str]]) -> int:
 
 def _output_failed(error: OutputError) -> int:
     _abandon_stdout()
-    if error.reader_left:
-        return 0
+    if error.reader_left:  # no error: the verdict's exit code stands (1 for a failed check)
+        return error.exit_code
     return _fail(f"cannot write the output: {error}")
 
 

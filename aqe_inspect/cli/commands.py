@@ -230,9 +230,21 @@ def check_command(
                              spark_version=spark_version, max_size=max_size, query=query,
                              for_format=chosen, output=output,
                              judge_unfinished=judge_unfinished)
-    api.write(result, chosen, output,
-              summary=f"aqe-inspect check: {result.verdict}" if output is not None else None)
-    if not result.passed:
+    _write_verdict(not result.passed, result, chosen, output,
+                   summary=f"aqe-inspect check: {result.verdict}" if output is not None
+                   else None)
+
+
+def _write_verdict(failed: bool, *args, **kwargs) -> None:
+    """`api.write(*args, **kwargs)` of a check or comparison, then exit 1 when its verdict
+    `failed` (FAIL or UNFINISHED), whether or not the reader stayed: a failure to write to a
+    reader that left early (`check ... | head -1` under `set -o pipefail`) keeps the code."""
+    try:
+        api.write(*args, **kwargs)
+    except api.OutputError as error:
+        error.exit_code = max(error.exit_code, 1 if failed else 0)
+        raise
+    if failed:
         raise typer.Exit(1)
 
 
@@ -341,10 +353,8 @@ def compare_command(
     api.report_format(width=width)  # --width refused before a long input is read
     result = api.compare(old, new, fail_on, for_format=output_format, output=output,
                          max_size=api.size(max_size), judge_unfinished=judge_unfinished)
-    api.write(result, output_format, output, summary=f"aqe-inspect compare: {result.verdict}",
-              width=width)
-    if result.failed:
-        raise typer.Exit(1)
+    _write_verdict(result.failed, result, output_format, output,
+                   summary=f"aqe-inspect compare: {result.verdict}", width=width)
 
 
 @app.command("mcp")

@@ -29,7 +29,7 @@ from ..rewrites.findings import QueryReport, rewrite_kinds
 from .gate import Gate, Rule, parse_gate
 from .matching import Partners, match
 from .result import SCHEMA, Comparison, FleetGroup, KindRates, Pair, Side, to_json
-from .summary import ExecutionSummary, summarize, why_not
+from .summary import ExecutionSummary, cut_off_unfinished, summarize, why_not
 
 DEFAULT_MAX_SIZE = 256 << 20
 
@@ -177,6 +177,12 @@ def _compare_runs(old: str, new: str, gate: Gate, max_size: int, plans: bool) ->
         news.append(summary)
     if not news:
         raise InspectError("no SQL execution or plan to compare", source=new_reader.source)
+    # The logs are read whole: where one ends before its application does, the executions
+    # its end cut off while they ran are unfinished.
+    if old_reader.not_ended:
+        olds = [cut_off_unfinished(summary) for summary in olds]
+    if new_reader.not_ended:
+        news = [cut_off_unfinished(summary) for summary in news]
     pairs, old_left, new_left = match(olds, news)
     return Comparison(
         old=Side(old_reader.source, len(olds), tuple(old_reader.versions), old_reader.notes,

@@ -38,6 +38,20 @@ class SettingChange:
     new: Optional[str]
 
 
+def _where(summary: ExecutionSummary) -> str:
+    """` (app.json:36)`: the file and line an execution was read at, as messages name it."""
+    if summary.source and summary.line:
+        return f" ({summary.source}:{summary.line})"
+    if summary.line:
+        return f" (line {summary.line})"
+    return f" ({summary.source})" if summary.source else ""
+
+
+#: Why a run's log that ends before its application does may lack executions.
+NOT_ENDED_WHY = "ends before its application does (cut short, still being written, or its " \
+    "driver was killed)"
+
+
 @dataclass(frozen=True)
 class Pair:
     """One execution of the old run and its counterpart in the new one."""
@@ -89,9 +103,7 @@ class Pair:
         """Per side whose execution had not finished (`ExecutionSummary.unfinished`): `old
         run: execution 3 (line 8): its execution had not ended ...`. What AQE had made so far
         is no verdict on what it would have made: the pair is `unfinished`."""
-        return tuple(f"{side} run: {summary.label}"
-                     + (f" (line {summary.line})" if summary.line else "")
-                     + f": {summary.unfinished}"
+        return tuple(f"{side} run: {summary.label}{_where(summary)}: {summary.unfinished}"
                      for side, summary in (("old", self.old), ("new", self.new))
                      if summary.unfinished)
 
@@ -270,13 +282,25 @@ class Comparison:
         if self.fleet or self.judge_unfinished:
             return ()
         found = []
-        for side, others, run in ((self.new, self.unmatched_old, "old"),
-                                  (self.old, self.unmatched_new, "new")):
+        for side, others, run, other in ((self.new, self.unmatched_old, "old", "new"),
+                                         (self.old, self.unmatched_new, "new", "old")):
             if side.not_ended:
-                found.extend((summary, f"{run} run: {summary.label} has no partner in the other "
-                              "run, whose log ends before its application does (cut, in "
-                              "progress, or its driver was killed)") for summary in others)
+                found.extend((summary, f"{run} run: {summary.label}{_where(summary)} has no "
+                              f"partner in the {other} run, whose log {side.source or '<stdin>'} "
+                              f"{NOT_ENDED_WHY}") for summary in others)
         return tuple(found)
+
+    def unpartnered_why(self, run: str) -> str:
+        """Why the executions only in `run` (`old` or `new`) are no verdict: the other run's
+        log ends before its application does, naming it; "" when they are not
+        (`unpartnered_executions`)."""
+        if self.fleet or self.judge_unfinished:
+            return ""
+        other, name = (self.new, "new") if run == "old" else (self.old, "old")
+        if not other.not_ended:
+            return ""
+        return (f"unfinished, no verdict: the {name} run's log {other.source or '<stdin>'} "
+                f"{NOT_ENDED_WHY}, so their partners may be in what it lacks")
 
     @property
     def unpartnered(self) -> Tuple[str, ...]:

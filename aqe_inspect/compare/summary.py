@@ -30,10 +30,11 @@ sort-merge join into a broadcast before AQE starts; the query is still the same)
 from __future__ import annotations
 
 import hashlib
+import dataclasses
 from dataclasses import dataclass
 from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
-from ..plan.model import Application, Node, Query
+from ..plan.model import CUT_OFF, Application, Node, Query
 from ..plan.operators import family, is_join, is_query_stage, is_shuffle_read, join_type, \
     node_summary, shuffle_read_modes
 from ..rewrites.engine import report_pairs
@@ -152,6 +153,9 @@ class ExecutionSummary:
     #: execution end where a cut or in-progress log ends, an isFinalPlan=false plan); "" when
     #: it had finished. A comparison with it is no verdict (`Pair.unfinished`).
     unfinished: str = ""
+    #: An execution with no end in its log, its plan final (`Query.cut_off`): unfinished too
+    #: where the log ends before its application does (`cut_off_unfinished`).
+    cut_off: bool = False
 
     @property
     def label(self) -> str:
@@ -438,7 +442,16 @@ def summarize(report: QueryReport, source: str, application: Optional[Applicatio
         rewrite_places=rewrite_places(report, pairs, places),
         emptied=emptied(report, pairs, places),
         unfinished=query.unfinished,
+        cut_off=query.cut_off,
     )
+
+
+def cut_off_unfinished(summary: ExecutionSummary) -> ExecutionSummary:
+    """The summary of an execution of a log that ends before its application does: one the
+    log's end cut off while it ran (`Query.cut_off`) is unfinished, as `check` holds it."""
+    if not summary.cut_off:
+        return summary
+    return dataclasses.replace(summary, unfinished=CUT_OFF)
 
 
 def why_not(report: QueryReport, kinds: Tuple[str, ...], spark_version: str = "",

@@ -15,7 +15,9 @@ settle (at least N found; more than allowed found) is judged, the rest is `unfin
 So is an event log that ends before its application does (`Application.ended` False: cut,
 still being written, a driver killed): the executions after its end could not be read, so
 its counts are lower bounds; and a driver log whose last application started and did not
-stop (`Report.ended` False).
+stop (`Report.ended` False). What such a log's counts settle passes, saying the application
+never ended; but an execution the log's end cut off while it ran (no end of its own, its plan
+final) is no evidence for a PASS there: its expectations are `unfinished` too.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import (TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequ
 
 from .config import Expectation
 from ..rewrites.locations import Location, kind_location
-from ..plan.model import Application, units
+from ..plan.model import CUT_OFF, Application, units
 from ..rewrites.findings import (QueryReport, Report, ReportStream, describe, log_not_ended,
                                  rewrite_kinds)
 
@@ -165,6 +167,10 @@ class _Tally:
     #: The queries in scope whose plan text misses operators (counts are lower bounds).
     incomplete: int = 0
     incomplete_shown: List[QueryReport] = field(default_factory=list)
+    #: The executions in scope with no end of their own, their plan final (`Query.cut_off`):
+    #: unfinished where the log ends before its application does.
+    cut_off: int = 0
+    cut_off_shown: List[QueryReport] = field(default_factory=list)
 
     def add(self, report: QueryReport, count: int) -> None:
         self.actual += count
@@ -182,6 +188,11 @@ class _Tally:
             self.incomplete += 1
             if len(self.incomplete_shown) < SHOWN:
                 self.incomplete_shown.append(report)
+        if report.query.cut_off:
+            self.cut_off += 1
+            if len(self.cut_off_shown) < SHOWN:
+                self.cut_off_shown.append(report)
+
 
 
 def check(report: Union[Report, ReportStream], expectations: Sequence[Expectation],
@@ -194,6 +205,9 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
     not finished on what they hold, rather than call their expectations `unfinished`."""
     totals = {id(e): _Tally(e) for e in expectations if not e.each}
     each: Dict[int, List[Outcome]] = {id(e): [] for e in expectations if e.each}
+    # The outcomes held query by query of executions with no end (`Query.cut_off`), judged
+    # again once the log is read: where it ends before its application does, unfinished.
+    cut_off: List[Tuple[List[Outcome], int, Expectation, QueryReport, int]] = []
     index = 0
     unit = "query"
     for index, query_report in enumerate(report.queries, 1):
@@ -205,12 +219,18 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
                 continue
             count = counts[expectation.kind]
             if expectation.each:  # judged now: only a failing query is kept
-                each[id(expectation)].append(
-                    _one_query(expectation, query_report, count, report.source,
-                               judge_unfinished))
+                found = each[id(expectation)]
+                if query_report.query.cut_off:
+                    cut_off.append((found, len(found), expectation, query_report, count))
+                found.append(_one_query(expectation, query_report, count, report.source,
+                                        judge_unfinished))
             else:
                 totals[id(expectation)].add(query_report, count)
     source = report.source
+    open_log = not judge_unfinished and log_not_ended(report)  # the log is read whole now
+    if open_log:
+        for found, at, expectation, query_report, count in cut_off:
+            found[at] = _one_query(expectation, query_report, count, source, cut_off=True)
     outcomes: List[Outcome] = []
     for expectation in expectations:
         if expectation.each:
@@ -219,11 +239,11 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
                                                        unit)])
         else:
             outcomes.append(_summed(totals[id(expectation)], index, source, selected_by,
-                                    judge_unfinished, unit))
+                                    judge_unfinished, unit, open_log))
     application = report.application
-    if not judge_unfinished and log_not_ended(report):
-        why = LOG_NOT_ENDED if application is not None and application.ended is False else \
-            DRIVER_LOG_NOT_ENDED
+    if open_log:
+        why = DRIVER_LOG_NOT_ENDED if getattr(report, "ended", None) is False and \
+            unit == "query" else LOG_NOT_ENDED
         outcomes = _log_not_ended(outcomes, expectations, source, unit, why)
     outcomes = [_with_why(outcome, application, settings or {}, spark_version)
                 for outcome in outcomes]
@@ -234,6 +254,13 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
 LOG_NOT_ENDED = ("the log ends before its application does (no SparkListenerApplicationEnd: "
                  "cut short, still being written, or its driver was killed): executions after "
                  "its end could not be read")
+#: What a PASS that stands in such a log says (the log's note names the file and the
+#: application), and in a driver log.
+NOT_ENDED_PASS = ("the application has no end in the log (no SparkListenerApplicationEnd; "
+                  "see the note): executions after its end could not be read")
+DRIVER_NOT_ENDED_PASS = ("the application has no end in the log (no 'Successfully stopped "
+                         "SparkContext'; see the note): queries after its end could not be "
+                         "read")
 #: The same of a driver log whose last application did not stop (`Report.ended` False).
 DRIVER_LOG_NOT_ENDED = ("the driver log ends before its last application does (no 'Successfully "
                         "stopped SparkContext' after its 'Submitted application:': cut short, "
@@ -257,6 +284,14 @@ def _log_not_ended(outcomes: List[Outcome], expectations: Sequence[Expectation],
             (outcome.passed or outcome.query_count) and
             _lower_bounds_settle(expectation, outcome.passed, outcome.actual))
         if settled or (expectation.each and outcome.query_count):
+            if outcome.passed and expectation.kind != "snapshot":
+                # It stands on what was read, every one of which had ended: said, as the
+                # application never did.
+                ended = ", every one of which ended" if unit == "execution" else ""
+                said = DRIVER_NOT_ENDED_PASS if why == DRIVER_LOG_NOT_ENDED else \
+                    NOT_ENDED_PASS
+                outcome = dataclasses.replace(outcome,
+                                              message=f"{outcome.message}{ended}; {said}")
             found.append(outcome)
             continue
         found.append(dataclasses.replace(
@@ -298,7 +333,10 @@ def _with_why(outcome: Outcome, application: Optional[Application],
 
 
 def _summed(tally: _Tally, total: int, source: str, selected_by: Optional[str],
-            judge_unfinished: bool = False, unit: str = "query") -> Outcome:
+            judge_unfinished: bool = False, unit: str = "query",
+            open_log: bool = False) -> Outcome:
+    """The outcome of an expectation over the queries it took; `open_log`: the log ends
+    before its application does, so the executions it cut off are unfinished too."""
     expectation = tally.expectation
     if tally.first is None:
         return _nothing_matched(expectation, total, source, selected_by, unit)
@@ -306,8 +344,13 @@ def _summed(tally: _Tally, total: int, source: str, selected_by: Optional[str],
     passed = expectation.holds(tally.actual)
     scope = expectation.scope_words(unit, selected_by)
     found = f"found {tally.actual} in {units(len(tally.ids), unit)}"
-    pending = _pending(expectation, passed, tally.actual, tally.unfinished,
-                       tally.unfinished_shown, tally.incomplete, tally.incomplete_shown)
+    unfinished, unfinished_shown = tally.unfinished, tally.unfinished_shown
+    if open_log and tally.cut_off:
+        unfinished += tally.cut_off
+        unfinished_shown = sorted((*unfinished_shown, *tally.cut_off_shown),
+                                  key=_input_order)[:SHOWN]
+    pending = _pending(expectation, passed, tally.actual, unfinished,
+                       unfinished_shown, tally.incomplete, tally.incomplete_shown)
     if pending:
         # What is there cannot settle it: the rewrite may yet come (or go).
         missing, shown_pending = pending
@@ -340,13 +383,15 @@ def _too_many(expectation: Expectation, actual: int) -> bool:
 
 
 def _one_query(expectation: Expectation, report: QueryReport, count: int,
-               source: str, judge_unfinished: bool = False) -> Outcome:
+               source: str, judge_unfinished: bool = False, cut_off: bool = False) -> Outcome:
+    """The outcome of an expectation held on one query; `cut_off`: an execution the log's end
+    cut off while it ran (`Query.cut_off`, the log ending before its application does)."""
     passed = expectation.holds(count)
     where = report.name
     unit = report.query.unit
     query = report.query
-    pending = _pending(expectation, passed, count, 1 if query.unfinished else 0, [report],
-                       1 if query.incomplete else 0, [report])
+    pending = _pending(expectation, passed, count, 1 if query.unfinished or cut_off else 0,
+                       [report], 1 if query.incomplete else 0, [report])
     if pending:
         missing = pending[0]
         if not judge_unfinished:
@@ -399,7 +444,7 @@ def _missing(reports: Sequence[QueryReport], count: int, why: str) -> str:
                           else f" (line {line})" if line else "")
     more = f" and {_plural(count - 1, 'other', 'others')}" if count > 1 else ""
     if why == "unfinished":
-        return f"{where}{more}: {first.query.unfinished}"
+        return f"{where}{more}: {first.query.unfinished or CUT_OFF}"
     return (f"{where}{more}: its plan text is incomplete, so its counts are lower bounds "
             f"({first.query.incomplete})")
 

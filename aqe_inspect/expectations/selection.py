@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from ..errors import InspectError
-from ..plan.model import Query, plural
+from ..plan.model import Query, number_of, plural
 
 if TYPE_CHECKING:
     from .userpattern import UserPattern
@@ -42,9 +42,9 @@ class Selector:
 
     def selects(self, index: int, query: Query) -> bool:
         """Whether the query, the `index`-th of its input (from 1), is one this names."""
-        execution = query.execution
         if self.number is not None:
-            return (execution.execution_id if execution is not None else index) == self.number
+            return number_of(query, index) == self.number
+        execution = query.execution
         assert self.pattern is not None
         text = execution.description if execution is not None else query.label
         return self.pattern.search(text or "") is not None

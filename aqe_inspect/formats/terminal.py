@@ -26,7 +26,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from . import views
 from ..errors import printable
-from ..plan.model import Document, Node, title
+from ..plan.model import Document, Node, number_of, title
 from ..plan.operators import is_shuffle_read
 
 #: The width of output that is not a terminal (a pipe, a file, a CI log) when COLUMNS does not
@@ -461,8 +461,7 @@ def print_document_tree(document: Document, stream: Optional[TextIO] = None) -> 
         if document.application is None:
             section = _application_section(out, query.application, source, section)
         kind = views.plan_kind(query)
-        name = title(query, query.execution.execution_id if query.execution is not None
-                     else number)
+        name = title(query, number_of(query, number))
         out.paragraph([(name, "bold"), (f": {views.where_read(query, source)}, {kind}, "
                                         f"{query.mode} mode", "")],
                       "", HANG)

@@ -716,9 +716,10 @@ def _parse(plan: PlanLines, text: str, source: str, origin: str) -> Document:
     queries = tuple(
         dataclasses.replace(query, source=source, origin=origin or query.origin,
                             notes=tuple(dict.fromkeys((*query.notes, *own,
-                                                       *check_query(query, plan, last, marked)))))
-        for query, own, last in zip(queries, notes, [n == len(queries) - 1
-                                                     for n in range(len(queries))])
+                                                       *check_query(query, plan, last, marked)))),
+                            number=number)
+        for number, (query, own, last) in enumerate(
+            zip(queries, notes, [n == len(queries) - 1 for n in range(len(queries))]), 1)
     )
     if isinstance(document, _Codegen):
         if not queries:

@@ -45,6 +45,16 @@ def ordinal(number: int) -> str:
     return f"{number}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th')}"
 
 
+def number_of(query: "Query", index: int) -> int:
+    """The number that names a plan (the glossary, docs/inputs.md): its SQL execution's id,
+    else its place in the text it was read from (`Query.number`), else `index`, its place
+    (from 1) in what holds it. One number for one plan, whichever queries were kept."""
+    execution = query.execution
+    if execution is not None:
+        return execution.execution_id
+    return query.number or index
+
+
 def unit_name(query: "Query", number: object) -> str:
     """How every output names a plan (the glossary, docs/inputs.md): `execution 3` (Spark's
     SQL execution id) for one of an event log or the History Server, `query 2` (its position
@@ -62,6 +72,11 @@ def title(query: "Query", number: object) -> str:
         return f"{name} ({ordinal(int(text))} in the file)"
     return name
 
+
+#: Why an execution `Query.cut_off` is no evidence in a log that ends before its application
+#: does.
+CUT_OFF = ("its execution had not ended where the log ends, and the log ends before its "
+           "application does (no SparkListenerApplicationEnd): it was cut off while it ran")
 
 #: `Query.origin` of a plan read from a History Server's answer: its metrics are rounded for
 #: display (`1.2 MiB`), so figures read from them are approximate.
@@ -300,6 +315,11 @@ class Query:
     #: What Spark's plan-change log (spark.sql.planChangeLog.level) said of this query's AQE
     #: run, when the text is a driver log holding it; None otherwise.
     plan_changes: Optional["PlanChanges"] = None
+    #: Its place among the plans of the text it was read from, from 1: what names a plan
+    #: that is no SQL execution (`query 2`), kept when a selection (`--query`) leaves the
+    #: others out. 0 where no text numbered it (a Query made by hand): its place in what
+    #: holds it names it then (`number_of`).
+    number: int = 0
 
     @property
     def adaptive(self) -> bool:
@@ -340,7 +360,8 @@ class Query:
         had not finished re-planning it (`isFinalPlan=false`: printed before the action, the
         last plan a cut or in-progress log holds). A verdict on it is no verdict on the query.
         An execution that had not ended but whose plan is final (its last stages still ran,
-        or its end was not recorded yet) holds every rewrite AQE made: it is judged."""
+        or its end was not recorded yet) holds every rewrite AQE made: it is judged, unless
+        its log ends before its application does (`cut_off`)."""
         if not self.adaptive or self.root.is_final_plan is not False:
             return ""
         execution = self.execution
@@ -348,6 +369,15 @@ class Query:
             return ("its execution had not ended where the input ends (a cut or in-progress "
                     "log), and its plan is not final (isFinalPlan=false)")
         return "its plan is not final (isFinalPlan=false): AQE had not finished re-planning"
+
+    @property
+    def cut_off(self) -> bool:
+        """Whether this is an execution with no end in its log whose plan is final (one whose
+        plan is not is `unfinished` already). Where the log ends before its application does
+        (no SparkListenerApplicationEnd: a driver killed, a log cut or still being written),
+        the log's end cut it off while it ran: no evidence for a verdict either (`CUT_OFF`)."""
+        execution = self.execution
+        return execution is not None and execution.finished is False and not self.unfinished
 
     @property
     def incomplete(self) -> str:
@@ -539,5 +569,6 @@ class Document:
     #: Whether a driver log holds the end of its last application (SparkContext's stop after
     #: its start): False for one cut short, still being written or left by a driver that was
     #: killed, whose later queries could not be read; None where the text does not say (an
-    #: explain output, a log at WARN level). An event log says it in `application.ended`.
+    #: explain output, a log at WARN level). An event log says it in `application.ended`, a
+    #: folder of event logs here too (False when one of its applications has no end).
     ended: Optional[bool] = field(default=None, compare=False)

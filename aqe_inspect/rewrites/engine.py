@@ -7,7 +7,7 @@ from typing import Iterable, Iterator, List, Optional, Tuple
 
 from .detectors import DETECTORS
 from .detectors.base import PlanPair, plan_pairs, query_trees
-from ..plan.model import Document, Node, Query
+from ..plan.model import Document, Node, Query, number_of
 from ..plan.operators import _FAMILIES as _FAMILY_OF_NAME
 from ..plan.operators import QUERY_STAGES, family, is_empty_relation, is_query_stage, mentions
 from .findings import Observation, QueryReport, Report, Rewrite, describe
@@ -129,10 +129,8 @@ def diff_queries(queries: Iterable[Query]) -> Iterator[QueryReport]:
     """Each query's report, as the queries come (an event log's are read as they are asked
     for). A query of an event log is named by its SQL execution id, as the Spark UI names it;
     any other by its number in the text."""
-    for number, query in enumerate(queries, 1):
-        execution = query.execution
-        yield diff_query(query, str(execution.execution_id if execution is not None
-                                    else number))
+    for index, query in enumerate(queries, 1):
+        yield diff_query(query, str(number_of(query, index)))
 
 
 def diff_initial_final(initial: Node, query: Query, query_id: str,

@@ -92,12 +92,20 @@ class ReportStream:
     `application` is asked for once the first query came."""
 
     def __init__(self, queries: Iterator[QueryReport], source: str, notes: List[str],
-                 application: Callable[[], Optional[Application]]):
+                 application: Callable[[], Optional[Application]],
+                 ended: Callable[[], Optional[bool]] = lambda: None):
         self.queries = queries
         self.source = source
         self.notes = notes
         self._application = application
+        self._ended = ended
 
     @property
     def application(self) -> Optional[Application]:
         return self._application()
+
+    @property
+    def ended(self) -> Optional[bool]:
+        """Whether every log read holds its application's end (`LogStream.ended`: a folder
+        of logs, one of them cut, says False here); whole once `queries` is exhausted."""
+        return self._ended()

@@ -21,6 +21,7 @@ or its twin).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import List, Optional, Tuple
 
@@ -173,7 +174,10 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
     if reader is not None and reader.binary is not None:
         line, _, what = reader.binary
         notes.append(f"line {line}: {what.split(' (')[0]} that is not UTF-8 text was replaced")
-    queries = assemble(items, runs)
+    # Each plan numbered by its place in the text, once put together: the number that names
+    # it wherever it goes, a selection (`--query 2`) leaving the others out included.
+    queries = [dataclasses.replace(query, number=number)
+               for number, query in enumerate(assemble(items, runs), 1)]
     said = {note for query in queries for note in query.notes}
     notes.extend(note for note in dict.fromkeys(damaged) if note not in said)
     ended = application_ended(runs, stops)
@@ -199,7 +203,5 @@ def application_ended(runs: List[int], stops: List[int]) -> Optional[bool]:
 
 
 def _with_notes(query: Query, notes: List[str]) -> Query:
-    import dataclasses
-
     return dataclasses.replace(query, notes=tuple(dict.fromkeys((*notes, *query.notes))))
 

@@ -182,7 +182,9 @@ def write(comparison, stream: TextIO) -> None:
         for side, items in (("old", comparison.unmatched_old),
                             ("new", comparison.unmatched_new)):
             if items:
-                out.append(f"<h2>Only in the {side} run ({len(items)})</h2><ul>")
+                why = comparison.unpartnered_why(side)
+                out.append(f"<h2>Only in the {side} run ({len(items)})</h2>"
+                           + (f'<p class="unfinished">{_e(why)}</p>' if why else "") + "<ul>")
                 out.extend(f"<li>{_e(s.label)} {_e(shorten(s.description))}: "
                            f"{_e(kinds_text(s.counts))}</li>" for s in items)
                 out.append("</ul>")

@@ -67,12 +67,17 @@ def _pairs(comparison) -> List[str]:
                 "<br>".join(md(line) for line in settings_lines(pair)) or "—")) + " |")
         if len(changed) > MOST_ROWS:
             out.append(f"\n… and {len(changed) - MOST_ROWS} more (see the JSON output)")
-        unfinished = [(pair, line) for pair in changed
-                      for line in unfinished_lines(comparison, pair)]
-        if unfinished:
-            out.extend(["", "### Unfinished", ""])
-            for pair, line in unfinished[:MOST_ROWS]:
-                out.append(f"- {md(pair.new.label)}: {md(line)}")
+    unfinished = [(pair.new.label, line) for pair in changed
+                  for line in unfinished_lines(comparison, pair)]
+    unfinished += [(summary.label, f"unfinished, no verdict: {text}")
+                   for summary, text in comparison.unpartnered_executions]
+    if unfinished:
+        out.extend(["", "### Unfinished", ""])
+        for label, line in unfinished[:MOST_ROWS]:
+            out.append(f"- {md(label)}: {md(line)}")
+        if len(unfinished) > MOST_ROWS:
+            out.append(f"\n… and {len(unfinished) - MOST_ROWS} more (see the JSON output)")
+    if changed:
         why = [(pair, kind, reasons) for pair in changed for kind, reasons in pair.new.why_not
                if pair.lost.get(kind)]
         if why:
@@ -85,8 +90,9 @@ def _pairs(comparison) -> List[str]:
         out.extend(["", f"{comparison.counted(same)} matched with the same adaptive decisions."])
     for side, items in (("old", comparison.unmatched_old), ("new", comparison.unmatched_new)):
         if items:
+            why = comparison.unpartnered_why(side)
             out.extend(["", f"<details><summary>Only in the {side} run ({len(items)})"
-                            "</summary>", ""])
+                            + (f", {md(why)}" if why else "") + "</summary>", ""])
             for summary in items[:MOST_ROWS]:
                 out.append(f"- {md(summary.label)} {md(shorten(summary.description))}: "
                            f"{md(kinds_text(summary.counts))}")

@@ -81,13 +81,17 @@ def _pair_lines(comparison) -> List[str]:
         if not items:
             continue
         out.append("")
-        out.append(f"only in the {side} run ({len(items)}):")
-        for summary in items[:UNMATCHED_NAMED]:
+        # No verdict (the other run's log ends before its application does): every one is
+        # named, as each counts in the verdict's unfinished; else the first few.
+        why = comparison.unpartnered_why(side)
+        out.append(_p(f"only in the {side} run ({len(items)})" + (f", {why}:" if why else ":")))
+        named = items if why else items[:UNMATCHED_NAMED]
+        for summary in named:
             description = f' "{shorten(summary.description)}"' if summary.description else ""
-            out.append(_p(f"  {summary.label}{description}: rewrites "
-                          f"{kinds_text(summary.counts)}"))
-        if len(items) > UNMATCHED_NAMED:
-            out.append(f"  ... and {len(items) - UNMATCHED_NAMED} more")
+            out.append(_p(f"  {'UNFINISHED  ' if why else ''}{summary.label}{description}: "
+                          f"rewrites {kinds_text(summary.counts)}"))
+        if len(items) > len(named):
+            out.append(f"  ... and {len(items) - len(named)} more")
     return out
 
 

@@ -110,6 +110,10 @@ class LogStream:
         self._keep_replans = False
         self._task_metrics = task_metrics
         self._max_size = max_size
+        #: The logs read whose application has no end in them (`not_ended_note`).
+        self.not_ended: List[str] = []
+        #: Whether a log has been read to its end (`ended` is known then).
+        self._read_whole = False
         self.selected = False
         self.queries: Iterator[Query] = self._read()
 
@@ -146,6 +150,16 @@ class LogStream:
         return self._scanner.app.application()
 
     @property
+    def ended(self) -> Optional[bool]:
+        """Whether every log read holds its application's end (SparkListenerApplicationEnd):
+        False once one does not (cut short, still being written, its driver killed: the
+        executions after its end could not be read), which a folder of logs says here and a
+        single log in `application.ended` too; None before a log was read to its end."""
+        if self.not_ended:
+            return False
+        return True if self._read_whole else None
+
+    @property
     def current_application(self) -> Optional[Application]:
         """The application of the log being read: the one the query last yielded ran in."""
         return self._scanner.app.application() if self._scanner is not None else None
@@ -176,6 +190,11 @@ class LogStream:
                 continue
             finally:
                 read += found
+            app = self._scanner.app
+            self._read_whole = True
+            if app.started and app.ended is False:
+                self.not_ended.append(log.name)
+                self.notes.append(not_ended_note(log.name, app.application()))
             if found:
                 continue
             empty = nothing_read(log.name, self._scanner.app, self.notes[first_note:])
@@ -194,7 +213,16 @@ class LogStream:
         """Everything at once, as a Document (for `parse`)."""
         queries = tuple(self.queries)
         return Document(queries=queries, source=self.source, notes=tuple(self.notes),
-                        application=self.application)
+                        application=self.application, ended=self.ended)
+
+
+def not_ended_note(name: str, application: Application) -> str:
+    """The note on a log `name` whose application has no end in it."""
+    which = " ".join(part for part in (application.app_id, f"({application.name})"
+                                       if application.name else "") if part)
+    return (f"{name}: the application {which + ' ' if which else ''}has no end in this log (no "
+            "SparkListenerApplicationEnd): the log is cut short, still being written, or its "
+            "driver was killed; executions run after the log's end could not be read")
 
 
 def nothing_read(source: str, app: Any, notes: List[str]) -> Optional[InspectError]:
