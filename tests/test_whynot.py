@@ -235,3 +235,22 @@ def test_a_plan_text_asks_only_for_the_sides_the_join_can_split(capsys):
     assert any("left side" in need for need in found["needs"]), found
     assert any(reason["text"].startswith("a LeftOuter join cannot split its right side")
                for reason in found["reasons"]), found
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_no_line_of_the_text_answer_passes_the_width(capsys, width):
+    """A reason's setting is one word (`spark.sql.adaptive.skewJoin.skewedPartitionThreshold
+    InBytes=256MB`, 66 characters): where it does not fit beside the reasons' indent, it is
+    hung lower on a line of its own, within the width; the words stay whole and in order."""
+    checked = 0
+    for log in sorted(SAMPLE_PLANS.glob(f"spark-*/*/{EVENT_LOG}")):
+        assert main(["why", str(log), "--width", str(width)]) == 0
+        out = capsys.readouterr().out
+        assert main(["why", str(log), "--width", "1000"]) == 0
+        wide = capsys.readouterr().out
+        for line in out.splitlines():
+            # Only a word wider than the screen passes it, and then from the first column.
+            assert len(line) <= width or line == line.strip() and " " not in line, (log, line)
+        assert out.split() == wide.split(), log
+        checked += "InBytes=" in out
+    assert checked > 10
