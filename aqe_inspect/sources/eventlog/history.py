@@ -489,6 +489,8 @@ REDIRECT_ALLOWED: Optional[Callable[[str], bool]] = None
 MAX_ANSWER = DEFAULT_MAX_SIZE
 #: How much of the body one read asks for.
 _READ_SIZE = 1 << 16
+#: Seconds a read may wait past the deadline (the deadline is said first).
+READ_MARGIN = 1.0
 
 
 class _Refused(Exception):
@@ -523,7 +525,9 @@ def _download(target: str, seconds: float, limit: int, given_up: Any) -> bytes:
     import urllib.error
 
     try:
-        with _opener(seconds).open(target, timeout=seconds) as answer:
+        # Each read's own timeout runs a moment past the deadline: the waiting thread's deadline
+        # decides, and says so, rather than a read that timed out as it came (a silent server).
+        with _opener(seconds).open(target, timeout=seconds + READ_MARGIN) as answer:
             length = answer.headers.get("Content-Length")
             check_declared(int(length) if length is not None and length.strip().isdigit()
                            else None, limit, target, "the server's answer (its Content-Length)")
