@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from contextlib import redirect_stdout
 from pathlib import Path
 from typing import List, Tuple
 
@@ -212,3 +213,34 @@ def test_every_format_writes_a_diff(format_name):
         # The compact view: one line per rewrite, each starting with its kind.
         assert sum(line.startswith(tuple(f"  {kind}: " for kind in REWRITE_KINDS))
                    for line in text.splitlines()) == rewrites
+
+
+def test_github_annotations_name_files_relative_to_the_workspace(tmp_path, monkeypatch):
+    """GitHub places an annotation on a pull request's file by its path from the checkout: a
+    plan named absolute, or from a folder below the checkout, is annotated relative to
+    GITHUB_WORKSPACE (else the working directory); a file outside it keeps its absolute path."""
+    from aqe_inspect.cli import main
+
+    workspace = tmp_path / "checkout"
+    (workspace / "jobs").mkdir(parents=True)
+    plan = workspace / "jobs" / "plan.txt"
+    plan.write_bytes((ROOT / "sample_plans/spark-4.3.0/multi_rewrite/formatted_after.txt")
+                     .read_bytes())
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_bytes(plan.read_bytes())
+
+    def annotated(path: str) -> set:
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert main(["check", path, "--expect", "skew-join", "--format", "github"]) == 1
+        return {found["file"] for found in map(ANNOTATION.match, out.getvalue().splitlines())
+                if found}
+
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(workspace))
+    monkeypatch.chdir(workspace / "jobs")
+    assert annotated(str(plan)) == {"jobs/plan.txt"}
+    assert annotated("plan.txt") == {"jobs/plan.txt"}
+    assert annotated(str(outside)) == {outside.as_posix()}
+    monkeypatch.delenv("GITHUB_WORKSPACE")
+    monkeypatch.chdir(workspace)
+    assert annotated(str(plan)) == {"jobs/plan.txt"}

@@ -9,6 +9,7 @@ queries its ``match`` patterns select."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -267,8 +268,9 @@ def test_the_check_step_fails_when_aqe_stops_rewriting(job_checkout, tmp_path):
                                                                 '"skew-join>=5"'), "utf-8")
     command = _job_check_command(_github_commands())
     command[command.index("--config") + 1] = str(stricter)
+    # The job's checkout is the workspace Actions would give it (annotations name files from it).
     run = subprocess.run(command, cwd=job_checkout, capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, env={**os.environ, "GITHUB_WORKSPACE": str(job_checkout)})
     assert run.returncode == 1, run.stdout + run.stderr
     errors = [line for line in run.stdout.splitlines() if line.startswith("::error ")]
     assert len(errors) == 1, run.stdout

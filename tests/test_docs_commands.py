@@ -37,6 +37,8 @@ PREPARING = ("printf", "head", "cp", "mkdir")
 ELSEWHERE = {
     "python3 -m venv .venv && . .venv/bin/activate && pip install . && aqe-inspect diff":
         "tests/test_as_written.py::test_readme_command_one_installs_and_runs_on_a_bundled_sample",
+    "python3 -m venv .venv && . .venv/bin/activate && pip install '.[mcp]'":
+        "tests/test_mcp_docs.py::test_the_install_command_installs_a_server_that_answers",
     "bash .ci/run":  # the CI itself; the README says what it needs
         "tests/test_as_written.py::test_the_readme_says_what_the_whole_suite_needs",
     "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/pytest":

@@ -309,3 +309,38 @@ def test_a_plan_5000_operators_deep_comes_flat_in_pages(tmp_path):
     assert [node["depth"] for node in nodes] == list(range(depth))
     assert [node["parent"] for node in nodes] == [None, *range(depth - 1)]
     assert nodes[-1]["name"] == "Range" and {node["name"] for node in nodes[:-1]} == {"Project"}
+
+
+def test_why_says_every_reason_and_takes_one_kind_as_a_string():
+    """The threshold that kept the join from broadcasting is the second reason of four: the
+    text answer (what the why_no_broadcast prompt has the agent quote) holds every reason and
+    need of each candidate. `kind`, `expect`, `forbid` and `fail_on` take a string for one."""
+    source = "spark-4.3.0/broadcast_just_above/eventlog.json"
+    log = "spark-4.3.0/multi_rewrite/eventlog.json"
+    old, new = "compare/spark-4.3.0/baseline.zstd", "compare/spark-4.3.0/coalesce_off.zstd"
+
+    async def main():
+        async with stdio_session(*ALLOW) as session:
+            return (await call(session, "why", source=source, kind="smj-to-bhj"),
+                    await call(session, "why", source="spark-4.3.0/kept_by_cost/eventlog.json"),
+                    await call(session, "check", source=log, expect="coalesced",
+                               forbid="skew-join"),
+                    await call(session, "compare", old=old, new=new, fail_on="none"))
+
+    (error, text, answer), (all_error, all_text, everything), checked, compared = run(main)
+    assert not error, text
+    assert answer == cli_json("why", real(source), "--kind", "smj-to-bhj", "--format", "json")
+    (candidate,) = answer["queries"][0]["candidates"]
+    assert len(candidate["reasons"]) > 1
+    assert "spark.sql.adaptive.autoBroadcastJoinThreshold=8928" in candidate["reasons"][1]["text"]
+    for reason in candidate["reasons"]:
+        assert f"    - {reason['text']}\n" in text + "\n", text
+    assert not all_error, all_text
+    for query in everything["queries"]:
+        for found in query["candidates"]:
+            for said in [r["text"] for r in found["reasons"]] + [
+                    f"needs {need}" for need in found["needs"]]:
+                assert f"    - {said}\n" in all_text + "\n", (said, all_text)
+    assert not checked[0] and checked[2] == cli_json(
+        "check", real(log), "-e", "coalesced", "--forbid", "skew-join", "--format", "json")
+    assert not compared[0] and compared[2]["failed"] is False

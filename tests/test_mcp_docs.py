@@ -73,3 +73,42 @@ def test_the_http_set_up_names_the_url_the_server_serves():
     assert shape.fullmatch(server["url"])
     with http_server() as (url, _):
         assert shape.fullmatch(url)
+
+
+def _install_command() -> str:
+    """The one line of the ```sh block after the page's `<!-- mcp-install -->` marker."""
+    after = PAGE.read_text("utf-8").split("<!-- mcp-install -->\n", 1)[1]
+    block = re.match(r"```sh\n(.*?)```", after, re.S)
+    assert block, "the page shows no install command after <!-- mcp-install -->"
+    (line,) = [line for line in block.group(1).splitlines() if line.strip()]
+    return line
+
+
+def test_the_install_command_installs_a_server_that_answers(tmp_path):
+    """The page's install command, run as written in a copy of the checkout (a fresh venv, a
+    clean environment): it installs the server from the checkout (aqe-inspect is not on an
+    index yet), which answers a client."""
+    from .test_as_written import _bash, _checkout, _clean_env
+
+    command = _install_command()
+    clone = _checkout(tmp_path / "aqe-inspect")
+    done = _bash(command, clone, _clean_env(tmp_path), timeout=1500)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    script = clone / ".venv" / "bin" / "aqe-inspect"
+    assert script.is_file()
+
+    async def main():
+        from mcp import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(command=str(script),
+                                       args=["mcp", "--allow", "sample_plans"], cwd=str(clone),
+                                       env=_clean_env(tmp_path))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return (await session.list_tools()).tools, await call(
+                    session, "list_executions", source="spark-4.3.0/skew_join/eventlog.json")
+
+    tools, (error, text, _) = run(main)
+    assert len(tools) == 7 and not error, text

@@ -215,7 +215,8 @@ def test_the_installed_wheel_runs_every_command_from_anywhere(fresh, tmp_path):
         result = _run([aqe, "mcp", "--allow", str(tmp_path)], env=env, cwd=cwd, timeout=120)
         assert (result.returncode, result.stdout) == (2, ""), result.stderr[-2000:]
         assert result.stderr.startswith("aqe-inspect: error: aqe-inspect mcp needs the MCP "
-                                        "SDK: pip install 'aqe-inspect[mcp]'"), result.stderr
+                                        "SDK, the mcp extra: pip install '.[mcp]' in "
+                                        "aqe-inspect's checkout"), result.stderr
         assert result.stderr.count("\n") == 1
         for entry in _event_logs():
             path = name(SAMPLE_PLANS / entry["path"])

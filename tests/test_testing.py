@@ -314,6 +314,29 @@ def test_snapshots_are_written_matched_diffed_and_updated(inner, monkeypatch):
     assert not (folder / "test_grouped-join.txt").exists()
 
 
+def test_the_page_says_to_install_what_its_example_imports():
+    """The pytest page's example imports pytest and pyspark: the page's install command, said
+    before the example, brings both (pytest by name, pyspark with the `spark` extra of the
+    checkout, as pyproject.toml declares it)."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+    text = README_EXAMPLE.read_text("utf-8")
+    before = text[:text.index("```python")]
+    commands = re.findall(r"`(pip install [^`]*)`", before)
+    assert commands, f"{README_EXAMPLE.name} says no install command before its example"
+    words = commands[0].replace("'", "").split()[2:]
+    imported = set(re.findall(r"^(?:from|import) (\w+)", readme_example(), re.M))
+    assert imported == {"pytest", "pyspark"}, imported
+    assert "pytest" in words, commands[0]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"][
+        "optional-dependencies"]
+    (checkout,) = [word for word in words if word.startswith(".[")]
+    brought = [requirement for extra in checkout[2:-1].split(",") for requirement in extras[extra]]
+    assert any(requirement.startswith("pyspark") for requirement in brought), brought
+
+
 # ---- the README's example, as written --------------------------------------------------------
 
 def readme_example() -> str:

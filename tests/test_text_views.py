@@ -232,6 +232,29 @@ def test_finding_lines_hold_the_numbers():
     assert facts["partitions"] == "20 -> 4" and facts["skewed"] == "1 split into 2"
 
 
+def test_a_local_read_line_gives_the_reads_own_partitions():
+    """A local read's tasks each read map outputs, not a shuffle partition: in the local_read
+    sample's event log each read has 1 partition (its metric; the stage reading it ran 1 task)
+    over a shuffle of 20 (the JVM's truth: 20 bytes by partition). The line says `20 -> 1`,
+    not the shuffle's 20 as the read's; a plan text, which prints no count of the read, says
+    the 20 are the shuffle's."""
+    from aqe_inspect.sources.routing import read_input
+
+    sample = SAMPLE_PLANS / "spark-4.3.0" / "local_read"
+    log = api.diff(read_input(str(sample / "eventlog.json"), 1 << 28).document())
+    reads = [r for q in log.queries for r in q.rewrites if r.kind == "local-read"]
+    assert len(reads) == 2
+    for rewrite in reads:
+        assert rewrite.final_node.metrics["number of partitions"] == 1
+        assert rewrite.numbers["partitions_before"] == 20
+        assert rewrite.numbers["partitions_after"] == 1
+        line = views.finding_line(rewrite)
+        assert "; 20 -> 1 partitions;" in line and "; 20 partitions" not in line, line
+    text = api.diff((sample / "formatted_after.txt").read_text("utf-8"))
+    for rewrite in (r for r in text.queries[0].rewrites if r.kind == "local-read"):
+        assert "; 20 shuffle partitions;" in views.finding_line(rewrite)
+
+
 def test_an_empty_relation_says_what_it_replaced():
     for version in ("3.5.9", "4.3.0"):
         report = api.diff((SAMPLE_PLANS / f"spark-{version}/empty_relation/formatted_after.txt")

@@ -179,3 +179,78 @@ def test_check_prints_why_beside_a_failure(capsys):
                  "spark.sql.adaptive.autoBroadcastJoinThreshold=-1"]) == 1
     out = capsys.readouterr().out
     assert "why not: query 1: SortMergeJoin (15): blocked" in out and "(--conf)" in out
+
+
+#: A real application (tests/fixtures/eventlogs/addresses/gen.py, PySpark 3.5.9 and 4.3.0): a
+#: LEFT OUTER join whose right side is skewed, partition coalescing at Spark's default (on).
+ADDRESSES = Path(__file__).parent / "fixtures" / "eventlogs" / "addresses"
+LEFT_OUTER_SKEWED = "left outer join, skewed right side"
+
+
+def _labelled(capsys, folder: Path, label: str, *args: str) -> dict:
+    """The query labelled `label` among the event logs of `folder`."""
+    found = [query for log in sorted(folder.glob("local-*"))
+             for query in why(capsys, log, *args) if query.get("label") == label]
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize("line", ["spark-3.5.9", "spark-4.3.0"])
+def test_a_left_outer_join_needs_nothing_of_its_right_side(capsys, line):
+    """OptimizeSkewedJoin splits the right side of inner, cross and right outer joins only
+    (canSplitRightSide): the skewed right side of a LEFT OUTER join stays whole whatever its
+    partition sizes, which the event log's coalesced reads hide. The answer says so and asks
+    for nothing of that side; the left side is under the skew bar: blocked, not cannot tell."""
+    folder = ADDRESSES / line
+    truth = truth_of(folder / "truth.json")
+    (join,) = truth["joins"]
+    assert join["join_type"] == "LeftOuter"
+    stages = {stage["id"]: stage["bytes_by_partition"] for stage in truth["stages"]}
+    right, left = stages[join["right_stage"]], stages[join["left_stage"]]
+    threshold = 4 * 1024
+    assert truth["confs"]["spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes"] == "4KB"
+    assert max(right) > max(threshold, 2 * sorted(right)[len(right) // 2])  # skewed, by JVM truth
+    assert max(left) < threshold and truth["rewrites"]["skew-join"] == 0
+    assert truth["rewrites"]["coalesced"] >= 2  # the reads that hide the partition sizes
+
+    query = _labelled(capsys, folder, LEFT_OUTER_SKEWED, "--kind", "skew-join")
+    (found,) = query["candidates"]
+    texts = [reason["text"] for reason in found["reasons"]]
+    assert found["verdict"] == "blocked", found
+    assert found["needs"] == [], found
+    assert any(text.startswith("a LeftOuter join cannot split its right side ShuffleQueryStage")
+               for text in texts), texts
+    assert any("left side" in text and reason["config"] ==
+               "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes"
+               for text, reason in zip(texts, found["reasons"])), texts
+
+
+def test_a_plan_text_asks_only_for_the_sides_the_join_can_split(capsys):
+    """With no sizes at all, the answer needs the left side's (splittable) alone."""
+    path = SAMPLE_PLANS / "spark-4.3.0" / "skew_unsplittable_side" / "formatted_after.txt"
+    (query,) = why(capsys, path, "--kind", "skew-join")
+    (found,) = query["candidates"]
+    assert found["verdict"] == "cannot-tell"
+    assert [need for need in found["needs"] if "right side" in need] == [], found
+    assert any("left side" in need for need in found["needs"]), found
+    assert any(reason["text"].startswith("a LeftOuter join cannot split its right side")
+               for reason in found["reasons"]), found
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_no_line_of_the_text_answer_passes_the_width(capsys, width):
+    """A reason's setting is one word (`spark.sql.adaptive.skewJoin.skewedPartitionThreshold
+    InBytes=256MB`, 66 characters): where it does not fit beside the reasons' indent, it is
+    hung lower on a line of its own, within the width; the words stay whole and in order."""
+    checked = 0
+    for log in sorted(SAMPLE_PLANS.glob(f"spark-*/*/{EVENT_LOG}")):
+        assert main(["why", str(log), "--width", str(width)]) == 0
+        out = capsys.readouterr().out
+        assert main(["why", str(log), "--width", "1000"]) == 0
+        wide = capsys.readouterr().out
+        for line in out.splitlines():
+            # Only a word wider than the screen passes it, and then from the first column.
+            assert len(line) <= width or line == line.strip() and " " not in line, (log, line)
+        assert out.split() == wide.split(), log
+        checked += "InBytes=" in out
+    assert checked > 10

@@ -151,8 +151,9 @@ WIDTH_OPTION = typer.Option(
     None, "--width", help="Print text this many columns wide (default: the terminal's; when "
     "not a terminal, COLUMNS, else 100).")
 URL_OPTION = typer.Option(
-    None, "--url", help="Read the SQL executions from a running History Server or Spark UI: "
-    "the application's URL (http://host:18080/api/v1/applications/APP) or its /sql URL.")
+    None, "--url", help="Read the SQL executions from a running Spark UI or History Server: "
+    "its address (http://127.0.0.1:4040, a page of its UI, .../api/v1/applications), the "
+    "application's URL (http://host:18080/api/v1/applications/APP) or its /sql URL.")
 
 
 # The settings why-not answers take (`why`, and `check` for its failures).

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 from typing import Dict, List, Optional, TextIO
 
 from ..expectations.check import CheckResult
 from ..errors import printable
-from ..rewrites.locations import Location, rewrite_location
+from ..rewrites.locations import Location, rewrite_location, workspace_path
 from ..rewrites.findings import Report
 from . import Format
 
@@ -38,10 +39,13 @@ _PROPERTY = {**_DATA, ord(":"): "%3A", ord(","): "%2C"}
 
 def command(name: str, message: str, location: Optional[Location] = None,
             title: str = "") -> str:
-    """`::error file=plan.txt,line=12,title=...::message`."""
+    """`::error file=plan.txt,line=12,title=...::message`: the file relative to the checkout
+    (GITHUB_WORKSPACE, else the working directory) when under it, as GitHub places an
+    annotation on a file of the pull request."""
     properties: Dict[str, str] = {}
     if location is not None and location.has_file:
-        properties["file"] = location.path
+        properties["file"] = workspace_path(location.file,
+                                            os.environ.get("GITHUB_WORKSPACE") or None)
         if location.line:
             properties["line"] = str(location.line)
     if title:

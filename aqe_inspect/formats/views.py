@@ -385,8 +385,10 @@ def finding_line(rewrite: Rewrite) -> str:
                 details.append("skewed partitions split too")
         else:
             details.append(f"reads {source}{was} locally, no shuffle by key")
-            if count is not None:
-                details.append(f"{count} partitions")
+            if before is not None and after is not None:  # the read's own, run-time
+                details.append(f"{before} -> {after} partitions")
+            elif count is not None:  # the shuffle's alone: the read's are not in the plan
+                details.append(f"{count} shuffle partitions")
     elif kind == "skew-join":
         if initial and initial != final:
             where = f"{where} (was {initial})"

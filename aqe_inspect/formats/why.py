@@ -122,7 +122,18 @@ def wrapped(out: "Screen", text: str, first: str, rest: str) -> None:
         column = first.strip()
         out.paragraph([(column, "")], first[:len(first) - len(first.lstrip())][:room], rest)
         first = rest
-    out.paragraph([(text, "")], first, rest)
+    width = out.width - max(len(first), len(rest))
+    prefix = first
+    for line, cells in out.lines([(text, "")], width):
+        if cells > width:
+            # One word wider than the room beside the indent (a long KEY=VALUE): on a line of
+            # its own, hung lower (at the largest indent that holds it), never past the width.
+            if prefix.strip():
+                out.write_line(prefix.rstrip())
+            out.write_line(" " * max(0, min(len(rest), out.width - cells)) + line)
+        else:
+            out.write_line(prefix + line)
+        prefix = rest
 
 
 def heading(report: QueryReport, version: Optional[str], settings_note: str) -> str:

@@ -34,6 +34,7 @@ def serve(http_port: Optional[int] = None, host: str = "127.0.0.1",
     try:
         from .server import serve as serve_with_sdk
     except ImportError as error:
-        raise InspectError("aqe-inspect mcp needs the MCP SDK: pip install "
-                           f"'aqe-inspect[mcp]' (Python 3.10 or later) ({error})") from None
+        raise InspectError("aqe-inspect mcp needs the MCP SDK, the mcp extra: pip install "
+                           "'.[mcp]' in aqe-inspect's checkout (Python 3.10 or later) "
+                           f"({error})") from None
     serve_with_sdk(access, http_port, host)

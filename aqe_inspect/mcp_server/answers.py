@@ -24,6 +24,9 @@ RULES_SCHEMA = "aqe-inspect/mcp-rules/v1"
 MOST_NODES = 200_000
 #: Lines of a summary at most (the structured answer holds everything).
 SUMMARY_LINES = 12
+#: The why-not candidates a summary shows, each with every reason (the structured answer
+#: holds them all).
+SUMMARY_CANDIDATES = 12
 
 
 @dataclass(frozen=True)
@@ -161,17 +164,28 @@ def plans(source: Source, query: Optional[str], max_size: str) -> Answer:
 
 def why(source: Source, query: Optional[str], kinds: Sequence[str], max_size: str,
         conf: Sequence[str] = (), spark_version: Optional[str] = None) -> Answer:
+    """Each candidate with its verdict, then every reason and need on a line of its own (the
+    setting that decided is rarely the first reason): what the agent quotes."""
     data = _json(api.why(source.path, url=source.url, query=query, kinds=kinds, conf=conf,
                          spark_version=spark_version, max_size=max_size, for_format="json"))
-    lines = []
+    lines: List[str] = []
+    shown = hidden = 0
     for each in data.get("queries", []):
         candidates = each.get("candidates", [])
         lines.append(f"{each.get('label') or each.get('id')}: {len(candidates)} candidate(s)")
         for candidate in candidates:
-            reasons = candidate.get("reasons") or [{}]
+            if shown == SUMMARY_CANDIDATES:
+                hidden += 1
+                continue
+            shown += 1
             lines.append(f"  {candidate.get('kind')} at {candidate.get('node')}: "
-                         f"{candidate.get('verdict')} - {reasons[0].get('text', '')}")
-    return Answer(data, _lines(lines or [f"no query in {source.shown}"]), "queries")
+                         f"{candidate.get('verdict')}")
+            lines.extend(f"    - {reason.get('text', '')}"
+                         for reason in candidate.get("reasons") or ())
+            lines.extend(f"    - needs {need}" for need in candidate.get("needs") or ())
+    if hidden:
+        lines.append(f"... and {hidden} more candidate(s) (see the structured answer)")
+    return Answer(data, "\n".join(lines or [f"no query in {source.shown}"]), "queries")
 
 
 def check(source: Source, expect: Sequence[str], forbid: Sequence[str], config: Optional[str],

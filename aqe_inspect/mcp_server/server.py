@@ -9,7 +9,7 @@ the server goes on answering. At most `BUSY` tools read at once (the rest wait t
 
 import sys
 import warnings
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Union
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -37,6 +37,16 @@ pruning. Start with list_executions on an event log to find the SQL execution, t
 AQE did), why (why it did not rewrite), plans (the trees, annotated), check (hold it to
 expectations) or compare (two runs). rules lists the rewrite kinds. Long answers come in
 pages: call again with the page's next_cursor."""
+
+#: An argument that takes one value or several: `"smj-to-bhj"` as `["smj-to-bhj"]`.
+Several = Union[str, List[str]]
+
+
+def _several(value: Optional[Several]) -> List[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                              open_world_hint=False)
@@ -217,17 +227,17 @@ def build(access: Access) -> MCPServer:
                                lambda source: answers.plans(source, query, size))
 
     @tool
-    async def why(source: str, query: Optional[str] = None, kind: Optional[List[str]] = None,
-                  conf: Optional[List[str]] = None, spark_version: Optional[str] = None,
+    async def why(source: str, query: Optional[str] = None, kind: Optional[Several] = None,
+                  conf: Optional[Several] = None, spark_version: Optional[str] = None,
                   cursor: Optional[str] = None, limit: Optional[int] = None,
                   ctx: Optional[Context] = None) -> CallToolResult:
         """Why AQE did NOT rewrite: every join and shuffle it could have rewritten, each
         rule's conditions against the run-time sizes and the settings in force (the JSON of
-        `aqe-inspect why --format json`). `kind`: only these rewrite kinds (see rules).
-        `conf`: settings the job ran with, KEY=VALUE, over what the input recorded (to ask
-        what a setting would change); `spark_version`: the Spark that ran a plan text, for
-        its defaults. Paged by query."""
-        kinds, settings = list(kind or []), list(conf or [])
+        `aqe-inspect why --format json`). `kind`: only these rewrite kinds (see rules), one
+        or a list. `conf`: settings the job ran with, KEY=VALUE, over what the input
+        recorded (to ask what a setting would change); `spark_version`: the Spark that ran a
+        plan text, for its defaults. Paged by query."""
+        kinds, settings = _several(kind), _several(conf)
         return await tools.run("why", dict(source=source, query=query, kind=kinds,
                                            conf=settings, spark_version=spark_version,
                                            cursor=cursor, limit=limit), ctx,
@@ -236,8 +246,8 @@ def build(access: Access) -> MCPServer:
                                                           settings, spark_version))
 
     @tool
-    async def check(source: str, expect: Optional[List[str]] = None,
-                    forbid: Optional[List[str]] = None, config: Optional[str] = None,
+    async def check(source: str, expect: Optional[Several] = None,
+                    forbid: Optional[Several] = None, config: Optional[str] = None,
                     each: bool = False, query: Optional[str] = None,
                     judge_unfinished: bool = False, cursor: Optional[str] = None,
                     limit: Optional[int] = None,
@@ -246,7 +256,7 @@ def build(access: Access) -> MCPServer:
         kinds that must happen (e.g. "coalesced", "smj-to-bhj>=2"), `forbid` kinds that must
         not, or `config` an aqe-expect.toml. `passed` says whether all held; an execution
         that had not finished fails as unfinished unless `judge_unfinished`."""
-        expected, forbidden = list(expect or []), list(forbid or [])
+        expected, forbidden = _several(expect), _several(forbid)
         return await tools.run(
             "check", dict(source=source, expect=expected, forbid=forbidden, config=config,
                           each=each, query=query, judge_unfinished=judge_unfinished,
@@ -257,13 +267,13 @@ def build(access: Access) -> MCPServer:
                 each, query, size, judge_unfinished))
 
     @tool
-    async def compare(old: str, new: str, fail_on: Optional[List[str]] = None,
+    async def compare(old: str, new: str, fail_on: Optional[Several] = None,
                       judge_unfinished: bool = False,
                       ctx: Optional[Context] = None) -> CallToolResult:
         """Two runs of the same job compared (a Spark upgrade, a config change): which
         executions lost or gained a rewrite, and whether the gate `fail_on` (lost by default;
         gained, any, none, or KIND:lost) fails, as `aqe-inspect compare --format json`."""
-        gate = list(fail_on or [])
+        gate = _several(fail_on)
         return await tools.run(
             "compare", dict(old=old, new=new, fail_on=gate, judge_unfinished=judge_unfinished),
             ctx,

@@ -45,6 +45,23 @@ def display_path(file: str) -> str:
     return relative.replace(os.sep, "/")
 
 
+def workspace_path(file: str, workspace: Optional[str] = None) -> str:
+    """The file as a CI annotation names it: relative to `workspace` (the checkout: GitHub's
+    GITHUB_WORKSPACE; None for the working directory) when under it, with `/` separators
+    (whatever directory the command ran in, and however the file was named); else absolute."""
+    if not file or file in STDIN_NAMES or "://" in file:
+        return file
+    base = workspace or os.getcwd()
+    for resolved in (os.path.abspath, os.path.realpath):  # as given, then links followed
+        try:
+            relative = os.path.relpath(resolved(file), resolved(base))
+        except ValueError:  # another drive (Windows)
+            break
+        if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+            return relative.replace(os.sep, "/")
+    return os.path.abspath(file).replace(os.sep, "/")
+
+
 def query_location(report: QueryReport, source: str) -> Location:
     """The plan's line in a plan text; in an event log, the line of the event whose plan was
     read, in the part of a rolling log or folder that holds it."""

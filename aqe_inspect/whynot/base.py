@@ -28,7 +28,7 @@ SHUFFLED_HASH_BUILDS = {**BROADCAST_BUILDS, "FullOuter": (True, True)}
 SKEW_SPLITS = {
     "Inner": (True, True), "Cross": (True, True), "LeftOuter": (True, False),
     "RightOuter": (False, True), "LeftSemi": (True, False), "LeftAnti": (True, False),
-    "FullOuter": (False, False), "ExistenceJoin": (False, False), "LeftSingle": (True, False),
+    "FullOuter": (False, False), "ExistenceJoin": (False, False), "LeftSingle": (False, False),
 }
 SIDE_NAMES = ("left", "right")
 

@@ -11,7 +11,7 @@ undone unless `spark.sql.adaptive.forceOptimizeSkewedJoin` (3.3+).
 
 from __future__ import annotations
 
-from typing import Iterator, List
+from typing import Iterator, List, Tuple
 
 from ..plan.model import Node
 from ..plan.operators import family, is_skew_join, join_type
@@ -26,6 +26,8 @@ ENABLED = "spark.sql.adaptive.skewJoin.enabled"
 FACTOR = "spark.sql.adaptive.skewJoin.skewedPartitionFactor"
 THRESHOLD = "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes"
 FORCE = "spark.sql.adaptive.forceOptimizeSkewedJoin"
+#: How one side stands against the skew bar.
+SKEWED, WITHIN, OPEN = "skewed", "within", "open"
 
 
 class SkewJoinWhyNot(Explainer):
@@ -53,55 +55,74 @@ class SkewJoinWhyNot(Explainer):
         factor, limit = number_setting(factor_setting), size_setting(threshold_setting)
         reasons: List[Reason] = []
         needs: List[str] = []
+        #: What is said of the sides the join type cannot split, left undecided by the input.
+        whole: List[Reason] = []
         skewed_sides, open_sides = [], 0
         for index, side in enumerate(join_sides(join)):
             label = side_label(index, side)
-            found = partitions(side, ctx.origin)
-            if found is None or found.maximum is None:
-                needs.append(f"the partition sizes (shuffle bytes) of the {label} (an event log)")
-                open_sides += 1
-                continue
-            largest = found.largest()
-            assert largest is not None
-            if limit is not None and found.maximum.high <= limit:
-                reasons.append(setting_reason(threshold_setting, (
-                    f"the largest partition of the {label} ({largest.labelled()}, "
-                    f"{found.source}: {found.where}) is within "
-                    f"{THRESHOLD}={threshold_setting.value}"), SHUFFLE_BYTES))
-                continue
-            if found.median is None or factor is None or limit is None:
-                if found.median is None:
-                    needs.append(f"every partition size of the {label}, for their median "
-                                 "(an event log; a coalesced read hides them)")
-                for setting, value in ((factor_setting, factor), (threshold_setting, limit)):
-                    if value is None:
-                        needs.append(needs_setting(setting))
-                reasons.append(fact_reason(largest, f"the largest partition of the {label} has "
-                                                    f"{largest.labelled()}"))
-                open_sides += 1
-                continue
-            bar_low = max(limit, factor * found.median.low)
-            bar_high = max(limit, factor * found.median.high)
-            ratio = found.maximum.low / max(found.median.high, 1)
-            if found.maximum.high <= bar_low:
-                reasons.append(setting_reason(factor_setting, (
-                    f"the largest partition of the {label} ({largest.labelled()}) is "
-                    f"{ratio:.2f}x the median ({show_size(found.median)}), within "
-                    f"{FACTOR}={factor_setting.value} ({found.source}: {found.where})"),
-                    SHUFFLE_BYTES))
-                continue
-            if found.maximum.low > bar_high:
-                skewed_sides.append((index, label, largest, ratio))
-                continue
-            reasons.append(fact_reason(largest, f"the largest partition of the {label} has "
-                                                f"{largest.labelled()}, near the skew bar"))
-            needs.append(f"every partition size of the {label} (an event log)")
-            open_sides += 1
+            state, said, wanted, skew = self._side(side, label, ctx, factor, limit,
+                                                   factor_setting, threshold_setting)
+            if state == SKEWED:
+                skewed_sides.append((index, label, *skew))
+            elif state == OPEN and not splits[index]:
+                # Whatever its partition sizes, the join type leaves this side whole: nothing
+                # the input lacks of it would change the answer.
+                whole.extend(said)
+                whole.append(Reason(f"a {kind_of_join} join cannot split its {label}, "
+                                    "whatever its partition sizes", PLAN))
+            else:
+                reasons.extend(said)
+                needs.extend(wanted)
+                open_sides += state == OPEN
         if skewed_sides:
-            return self._skewed(join, ctx, splits, kind_of_join, skewed_sides, reasons)
+            return self._skewed(join, ctx, splits, kind_of_join, skewed_sides, reasons + whole)
         if open_sides:
-            return candidate(self.kind, join, CANNOT_TELL, reasons, needs)
+            return candidate(self.kind, join, CANNOT_TELL, reasons + whole, needs)
+        if whole:
+            # The sides it can split are under the skew bar; the others it cannot split.
+            return candidate(self.kind, join, BLOCKED, whole + reasons)
         return candidate(self.kind, join, NOT_NEEDED, reasons)
+
+    @staticmethod
+    def _side(side, label, ctx, factor, limit, factor_setting, threshold_setting
+              ) -> Tuple[str, List[Reason], List[str], tuple]:
+        """One side against the skew bar: (SKEWED, OPEN or WITHIN, the reasons, what the
+        input lacks, and for a skewed side its largest partition and ratio to the median)."""
+        found = partitions(side, ctx.origin)
+        if found is None or found.maximum is None:
+            return OPEN, [], [f"the partition sizes (shuffle bytes) of the {label} "
+                              "(an event log)"], ()
+        largest = found.largest()
+        assert largest is not None
+        if limit is not None and found.maximum.high <= limit:
+            return WITHIN, [setting_reason(threshold_setting, (
+                f"the largest partition of the {label} ({largest.labelled()}, "
+                f"{found.source}: {found.where}) is within "
+                f"{THRESHOLD}={threshold_setting.value}"), SHUFFLE_BYTES)], [], ()
+        if found.median is None or factor is None or limit is None:
+            needs = []
+            if found.median is None:
+                needs.append(f"every partition size of the {label}, for their median "
+                             "(an event log; a coalesced read hides them)")
+            for setting, value in ((factor_setting, factor), (threshold_setting, limit)):
+                if value is None:
+                    needs.append(needs_setting(setting))
+            return OPEN, [fact_reason(largest, f"the largest partition of the {label} has "
+                                               f"{largest.labelled()}")], needs, ()
+        bar_low = max(limit, factor * found.median.low)
+        bar_high = max(limit, factor * found.median.high)
+        ratio = found.maximum.low / max(found.median.high, 1)
+        if found.maximum.high <= bar_low:
+            return WITHIN, [setting_reason(factor_setting, (
+                f"the largest partition of the {label} ({largest.labelled()}) is "
+                f"{ratio:.2f}x the median ({show_size(found.median)}), within "
+                f"{FACTOR}={factor_setting.value} ({found.source}: {found.where})"),
+                SHUFFLE_BYTES)], [], ()
+        if found.maximum.low > bar_high:
+            return SKEWED, [], [], (largest, ratio)
+        return OPEN, [fact_reason(largest, f"the largest partition of the {label} has "
+                                           f"{largest.labelled()}, near the skew bar")], \
+            [f"every partition size of the {label} (an event log)"], ()
 
     def _skewed(self, join, ctx, splits, kind_of_join, skewed_sides, reasons) -> Candidate:
         """A side is skewed by the rule's measure, yet the join was not split."""

@@ -36,6 +36,16 @@ class LocalRead(Detector):
             if "local" in pair.read_modes(node):
                 exchange = pair.exchange_below(node)
                 evidence, numbers = exchange_numbers(node, exchange, pair)
+                # The read's own partitions (run-time figures: event logs, History Server):
+                # its tasks, a map output's range each, not the shuffle's partitions.
+                after = node.metrics.get("number of partitions")
+                count = numbers.get("shuffle_partitions")
+                before = exchange.metrics.get("number of partitions", count) \
+                    if exchange is not None else count
+                if after is not None:
+                    numbers["partitions_after"] = after
+                    if before is not None:
+                        numbers["partitions_before"] = before
                 initial = pair.initial_for(exchange)
                 was = f" ({describe(initial)} in the initial plan)" if initial else ""
                 yield Rewrite(

@@ -12,8 +12,10 @@ read's `partition data size` the partitions, that reported a value; no count, no
 The UI prints sizes rounded to a tenth of their unit (`2.1 KiB`): `display_number` reads
 every figure, so the loss is the same everywhere. History Server answers carry no configs.
 
-`fetch` reads the answer from a running History Server or driver, given the application's
-base URL or the `/sql` URL.
+`fetch` reads the answer from a running History Server or driver, given any address of it a
+user types (`address`): its root or a page of its UI, the REST API's root or list of
+applications (the one application listed is read: `application_url`), the application's URL
+or its `/sql` URL.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import dataclasses
 import re
 from datetime import datetime
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from .. import deepjson
 from ...errors import InspectError
@@ -285,7 +287,82 @@ def _epoch_ms(text: Any) -> Optional[int]:
     return int(moment.timestamp() * 1000)
 
 
-# ---- --url ------------------------------------------------------------------------------------
+# ---- --url ----------------------------------------------------------------------------------
+
+#: An application's REST resources other than its SQL executions (`/applications/<app>/jobs`):
+#: a URL ending in one names the application; anything else after it is an attempt id.
+APP_RESOURCES = frozenset(("jobs", "stages", "executors", "allexecutors", "storage",
+                           "environment", "logs", "streaming", "diagnostics", "sql"))
+#: The UI's tabs (`/jobs/`, `/SQL/execution/?id=3`): the UI's base is the path before one (a
+#: proxy, YARN's `/proxy/<app>/`, puts the UI under a path of its own).
+UI_TABS = frozenset(("jobs", "stages", "storage", "environment", "executors", "SQL",
+                     "sqlserver", "StreamingQuery", "streaming", "connect"))
+#: Applications named when a server lists several.
+NAMED_APPS = 5
+#: Applications asked of a server that was not told which (`?limit=`): one more than one tells
+#: several apart; a few more to name.
+ASKED_APPS = 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Address:
+    """Where a `--url` points: an application's `/sql` URL (`sql`), or a server (`server`:
+    scheme, host and the path its UI is under) whose applications are to be listed first, and
+    the execution a UI page names (`/SQL/execution/?id=3`)."""
+
+    sql: str = ""
+    server: str = ""
+    execution: Optional[int] = None
+
+
+def address(url: str) -> Address:
+    """What the addresses users type point at: an application's REST URL
+    (`/api/v1/applications/<app>[/<attempt>][/sql[/<id>]]`, or one of its other resources),
+    a History Server's UI page of an application (`/history/<app>[/<attempt>]/...`), else a
+    server: the REST API's root or its application list (`/api/v1`, `/api/v1/applications`),
+    a Spark UI or History Server's root or any page of its UI. Trailing slashes do not matter."""
+    parts = urlsplit(url)
+    segments = parts.path.split("/")
+    origin = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+
+    def joined(names: List[str]) -> str:
+        return "/".join(name for name in names if name)
+
+    for index in range(len(segments) - 1):
+        if segments[index:index + 2] == ["api", "v1"]:
+            base, after = joined(segments[:index]), [name for name in segments[index + 2:]
+                                                     if name]
+            if len(after) >= 2 and after[0] == "applications":
+                rest = after[2:]
+                attempt = [] if not rest or rest[0] in APP_RESOURCES else rest[:1]
+                rest = rest[len(attempt):]
+                number = rest[1:2] if rest[:1] == ["sql"] and rest[1:2] and \
+                    rest[1].isdigit() else []
+                path = "/" + joined([base, "api/v1/applications", after[1], *attempt, "sql",
+                                     *number])
+                return Address(sql=sql_url(urlunsplit((parts.scheme, parts.netloc, path,
+                                                       parts.query, ""))))
+            return Address(server=origin + ("/" + base if base else ""))
+    execution = None
+    if "execution" in segments and segments[segments.index("execution") - 1] == "SQL":
+        found = dict(parse_qsl(parts.query)).get("id", "")
+        execution = int(found) if found.isdigit() else None
+    if "history" in segments:
+        index = segments.index("history")
+        rest = [name for name in segments[index + 1:] if name]
+        if rest:
+            attempt = rest[1:2] if rest[1:2] and rest[1] not in UI_TABS else []
+            path = "/" + joined([*segments[:index], "api/v1/applications", rest[0], *attempt,
+                                 "sql", str(execution) if execution is not None else ""])
+            return Address(sql=sql_url(origin + path))
+    base = segments
+    for index, name in enumerate(segments):
+        if name in UI_TABS:
+            base = segments[:index]
+            break
+    path = joined(base)
+    return Address(server=origin + ("/" + path if path else ""), execution=execution)
+
 
 def sql_url(url: str) -> str:
     """The `/sql` URL with `details=true&planDescription=true`, from the application's base URL
@@ -303,16 +380,61 @@ def sql_url(url: str) -> str:
 def fetch(url: str, timeout: Optional[float] = None, limit: Optional[int] = None
           ) -> Tuple[bytes, str, str]:
     """(the answer, the URL asked, the application id in it); one-line errors. The URL is
-    made the application's /sql one (`sql_url`) and downloaded by `download`."""
+    made the application's /sql one (`address`; a server's only application found in its
+    list, `application_url`) and downloaded by `download`."""
     if not url.startswith(("http://", "https://")):
         raise InspectError(f"--url: expected an http:// or https:// URL, found {url!r}")
     try:
-        target = sql_url(url)
+        where = address(url)
     except ValueError as error:
         raise InspectError(f"--url: not a URL ({error})", source=url) from None
+    target = where.sql or application_url(where, timeout, limit)
     data = download(target, timeout, limit)
     match = APP_IN_URL.search(urlsplit(target).path)
     return data, target, match.group(1) if match else ""
+
+
+def application_url(where: Address, timeout: Optional[float] = None,
+                    limit: Optional[int] = None) -> str:
+    """The `/sql` URL of the one application a server lists (a live Spark UI lists its own;
+    a History Server, those of its event logs); one line naming the URL to give when it lists
+    none or several, or answers no list."""
+    listing = f"{where.server}/api/v1/applications?limit={ASKED_APPS}"
+    give = f"give the application's URL ({where.server}/api/v1/applications/APP_ID)"
+    try:
+        data = download(listing, timeout, limit)
+    except InspectError as error:
+        if error.message.startswith("the server answered"):  # an HTTP status: no REST API
+            raise InspectError(f"{error.message} (not a Spark UI or History Server?): {give}",
+                               source=listing) from None
+        raise
+    try:
+        apps = deepjson.loads(data)
+    except ValueError:
+        apps = None
+    if not isinstance(apps, list) or not all(isinstance(app, dict) and isinstance(
+            app.get("id"), str) and app["id"] for app in apps):
+        raise InspectError("expected a Spark UI's or History Server's list of applications "
+                           f"(JSON), found something else: {give}", source=listing)
+    if not apps:
+        raise InspectError(f"the server lists no application: {give}", source=listing)
+    if len(apps) > 1:
+        named = ", ".join(f"{app['id']} ({deepjson.text(app.get('name') or '', 60)})"
+                          for app in apps[:NAMED_APPS])
+        more = "" if len(apps) <= NAMED_APPS else ", ..."
+        count = f"{len(apps)}{' or more' if len(apps) == ASKED_APPS else ''}"
+        raise InspectError(f"the server lists {count} applications: give one's URL, e.g. "
+                           f"--url {where.server}/api/v1/applications/{apps[0]['id']} (the "
+                           f"latest first: {named}{more})", source=where.server)
+    app = apps[0]
+    attempts = app.get("attempts")
+    attempt = attempts[0].get("attemptId") if isinstance(attempts, list) and attempts and \
+        isinstance(attempts[0], dict) else None
+    path = f"/api/v1/applications/{quote(app['id'], safe='')}" + (
+        f"/{quote(str(attempt), safe='')}" if isinstance(attempt, (str, int)) and
+        str(attempt) else "") + "/sql" + (f"/{where.execution}" if where.execution is not None
+                                          else "")
+    return sql_url(where.server + path)
 
 
 def download(target: str, timeout: Optional[float] = None, limit: Optional[int] = None
@@ -367,6 +489,8 @@ REDIRECT_ALLOWED: Optional[Callable[[str], bool]] = None
 MAX_ANSWER = DEFAULT_MAX_SIZE
 #: How much of the body one read asks for.
 _READ_SIZE = 1 << 16
+#: Seconds a read may wait past the deadline (the deadline is said first).
+READ_MARGIN = 1.0
 
 
 class _Refused(Exception):
@@ -401,7 +525,9 @@ def _download(target: str, seconds: float, limit: int, given_up: Any) -> bytes:
     import urllib.error
 
     try:
-        with _opener(seconds).open(target, timeout=seconds) as answer:
+        # Each read's own timeout runs a moment past the deadline: the waiting thread's deadline
+        # decides, and says so, rather than a read that timed out as it came (a silent server).
+        with _opener(seconds).open(target, timeout=seconds + READ_MARGIN) as answer:
             length = answer.headers.get("Content-Length")
             check_declared(int(length) if length is not None and length.strip().isdigit()
                            else None, limit, target, "the server's answer (its Content-Length)")
