@@ -494,10 +494,12 @@ def _orders(spark: SparkSession) -> DataFrame:
 
 
 def _customers(spark: SparkSession, min_score: int = EMPTY_SCORE) -> DataFrame:
-    """Customers 0-99 whose score (3 x id) is above ``min_score``: none by default."""
+    """Customers 0-99 whose score (3 x id) is above ``min_score``: none by default. The key
+    is ``id % 100``, not ``id``, so the optimizer cannot restate the filter on the key and
+    infer it onto the orders of an inner or semi join."""
     return (
         _range(spark, 100)
-        .select(F.col("id").alias("cid"), (F.col("id") % 7).cast("string").alias("country"),
+        .select((F.col("id") % 100).alias("cid"), (F.col("id") % 7).cast("string").alias("country"),
                 (F.col("id") * 3).alias("score"))
         .where(F.col("score") > min_score)
     )
