@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
@@ -64,6 +65,7 @@ COMMON_CONFS = {
 RANGE_SPLITS = 2
 
 AQE_PACKAGE = "org.apache.spark.sql.execution.adaptive."
+EMPTY_RULE = AQE_PACKAGE + "AQEPropagateEmptyRelation"
 
 # AQE shuffle read node: AQEShuffleReadExec since 3.2, CustomShuffleReaderExec before.
 SHUFFLE_READ_CLASSES = frozenset({"AQEShuffleReadExec", "CustomShuffleReaderExec"})
@@ -98,6 +100,7 @@ CONTROL_REASONS = (
     "user-repartition",
     "aqe-disabled",
     "kept-by-cost",  # a switch would add a shuffle: AQE's cost evaluator keeps the plan
+    "side-not-empty",  # the input that would empty the operator has rows at run time
 )
 CONTROL_KINDS = REWRITE_KEYS + ("adaptive",)
 
@@ -159,7 +162,9 @@ class Scenario:
     scratch directory, runs a measuring query and returns confs derived from
     the sizes it measured (e.g. a threshold just under a side's size); they
     override ``confs`` and are recorded in truth.json, which the driver-log
-    and event-log jobs then replay (``job_confs``).
+    and event-log jobs then replay (``job_confs``).  ``removed``, when given,
+    is every operator AQEPropagateEmptyRelation must have replaced, as
+    ``"<location>: <removed>"`` (truth.json ``empty_relations``).
     """
 
     name: str
@@ -173,6 +178,7 @@ class Scenario:
     )
     control: Optional[Control] = None
     tune: Optional[Callable[[SparkSession, Path], Mapping[str, str]]] = None
+    removed: Optional[tuple] = None
 
     def all_confs(self) -> dict:
         """The full set of session settings this scenario runs with."""
@@ -473,6 +479,125 @@ def _build_user_repartition(spark: SparkSession, _: Path) -> DataFrame:
 
 def _build_repartition_by_column(spark: SparkSession, _: Path) -> DataFrame:
     return _repartitioned_counts(spark, by_number=False)
+
+
+# Empty propagation (AQEPropagateEmptyRelation). Every empty input is a filter on a column
+# no join key is derived from, so the optimizer cannot infer it onto the other side and only
+# execution can tell that it keeps no row.
+EMPTY_SCORE = 100_000  # above every score (at most 3 x 99): the filter keeps nothing
+KEEPING_SCORE = 150  # scores 153 to 297 pass: 49 customers
+
+
+def _orders(spark: SparkSession) -> DataFrame:
+    """5,000 orders over customer ids 0-99."""
+    return _range(spark, 5_000).select(F.col("id").alias("oid"), (F.col("id") % 100).alias("cid"))
+
+
+def _customers(spark: SparkSession, min_score: int = EMPTY_SCORE) -> DataFrame:
+    """Customers 0-99 whose score (3 x id) is above ``min_score``: none by default. The key
+    is ``id % 100``, not ``id``, so the optimizer cannot restate the filter on the key and
+    infer it onto the orders of an inner or semi join."""
+    return (
+        _range(spark, 100)
+        .select((F.col("id") % 100).alias("cid"), (F.col("id") % 7).cast("string").alias("country"),
+                (F.col("id") * 3).alias("score"))
+        .where(F.col("score") > min_score)
+    )
+
+
+def _build_empty_anti_join(spark: SparkSession, _: Path) -> DataFrame:
+    """Orders with no customer among those above the score: none are, so AQE keeps the left
+    side in the join's place."""
+    return _orders(spark).join(_customers(spark), "cid", "left_anti")
+
+
+def _build_anti_join_not_empty(spark: SparkSession, _: Path) -> DataFrame:
+    """The anti join with a filter that keeps 49 customers."""
+    return _orders(spark).join(_customers(spark, KEEPING_SCORE), "cid", "left_anti")
+
+
+def _build_empty_outer_join(spark: SparkSession, _: Path) -> DataFrame:
+    """Orders left outer joined to no customer: AQE projects nulls for the right columns."""
+    return _orders(spark).join(_customers(spark), "cid", "left_outer").select(
+        "oid", "cid", "country", "score")
+
+
+def _build_empty_semi_join(spark: SparkSession, _: Path) -> DataFrame:
+    """Orders with a customer among none: the whole join is empty."""
+    return _orders(spark).join(_customers(spark), "cid", "left_semi")
+
+
+def _build_empty_left_inner_join(spark: SparkSession, _: Path) -> DataFrame:
+    """An inner join whose left side is the empty one (orders above an id no order has)."""
+    orders = _orders(spark).where(F.col("oid") * 3 > EMPTY_SCORE)
+    customers = _range(spark, 100).select(F.col("id").alias("cid"),
+                                           (F.col("id") % 7).alias("segment"))
+    return orders.join(customers, "cid")
+
+
+def _empty_rows(spark: SparkSession) -> DataFrame:
+    """1,000 rows of which the filter keeps none, with a group column."""
+    return (_range(spark, 1_000).where(F.col("id") * 3 > EMPTY_SCORE)
+            .select(F.col("id"), (F.col("id") % 5).alias("g")))
+
+
+def _build_empty_union_branch(spark: SparkSession, _: Path) -> DataFrame:
+    """Two aggregations unioned; the second one's shuffle has no rows, so AQE drops the branch."""
+    kept = _grouped_counts(spark, 1_000, 7)
+    dropped = _empty_rows(spark).groupBy(F.col("g").alias("k")).count()
+    return kept.unionByName(dropped)
+
+
+def _build_empty_aggregate(spark: SparkSession, _: Path) -> DataFrame:
+    """A grouped aggregation over a shuffle with no rows."""
+    return _empty_rows(spark).groupBy("g").agg(F.count("id").alias("n"))
+
+
+def _build_empty_sort(spark: SparkSession, _: Path) -> DataFrame:
+    """A global sort over a range shuffle with no rows."""
+    return _empty_rows(spark).orderBy("g", "id")
+
+
+def _build_empty_window(spark: SparkSession, _: Path) -> DataFrame:
+    """A window over a hash shuffle with no rows."""
+    by_group = Window.partitionBy("g").orderBy(F.col("id").desc())
+    return _empty_rows(spark).withColumn("rank", F.row_number().over(by_group))
+
+
+def _build_empty_limit(spark: SparkSession, _: Path) -> DataFrame:
+    """A limit over a grouped aggregation of no rows."""
+    return _empty_rows(spark).groupBy("g").count().limit(3)
+
+
+def _build_empty_scalar_subquery(spark: SparkSession, _: Path) -> DataFrame:
+    """A scalar subquery over the empty anti join: its own adaptive plan keeps the left side."""
+    return spark.sql(
+        """
+        SELECT id % 5 AS k, count(*) AS n
+        FROM {big}
+        WHERE id > (SELECT max(oid) - 4000 FROM {anti})
+        GROUP BY id % 5
+        """,
+        big=_range(spark, 5_000),
+        anti=_build_empty_anti_join(spark, _),
+    )
+
+
+def _build_empty_in_cached_plan(spark: SparkSession, _: Path) -> DataFrame:
+    """The empty anti join cached (its own adaptive plan), then aggregated."""
+    cached = _build_empty_anti_join(spark, _).cache()
+    return cached.groupBy((F.col("cid") % 4).alias("bucket")).agg(F.count("oid").alias("n"))
+
+
+def _build_empty_several(spark: SparkSession, _: Path) -> DataFrame:
+    """Three places in one query: a union of the empty anti join, the empty outer join and
+    an aggregation of no rows; AQE drops the third branch and rewrites both joins."""
+    anti = _build_empty_anti_join(spark, _).select("oid", F.lit("none").alias("country"))
+    outer = _orders(spark).join(_customers(spark), "cid", "left_outer").select(
+        "oid", F.coalesce("country", F.lit("unknown")).alias("country"))
+    nothing = _empty_rows(spark).groupBy("g").count().select(
+        F.col("g").alias("oid"), F.col("count").cast("string").alias("country"))
+    return anti.unionByName(outer).unionByName(nothing)
 
 
 _SKEW_CONFS = {
@@ -841,7 +966,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         _build_empty_relation,
         confs={
             **_NO_RUNTIME_BROADCAST,
-            EXCLUDED_RULES_KEY: AQE_PACKAGE + "AQEPropagateEmptyRelation",
+            EXCLUDED_RULES_KEY: EMPTY_RULE,
         },
         expect={"empty-relation": False},
         control=Control(
@@ -852,6 +977,148 @@ SCENARIOS: tuple[Scenario, ...] = (
              ("one side has no rows", lambda f: f["side_rows"] == 0)),
             twin="empty_relation",
         ),
+    ),
+    Scenario(
+        "empty_anti_join",
+        "Orders LEFT ANTI JOIN customers above a score none reaches: the right side is empty at run time, so AQE replaces the join by its left side (no empty node is left).",
+        _build_empty_anti_join,
+        confs=_NO_RUNTIME_BROADCAST,
+        expect={"empty-relation": True},
+        removed=("main: Join LeftAnti",),
+    ),
+    Scenario(
+        "empty_anti_join_not_empty",
+        "The empty_anti_join query with a score 49 customers pass: the right side has rows and the join runs.",
+        _build_anti_join_not_empty,
+        confs=_NO_RUNTIME_BROADCAST,
+        expect={"empty-relation": False},
+        removed=(),
+        control=Control(
+            "empty-relation", "side-not-empty", None,
+            "The join's right side keeps 49 rows at run time, so no side is empty and the join stays.",
+            _empty_side_facts,
+            (("no side is empty", lambda f: f["side_rows"] > 0),),
+            twin="empty_anti_join",
+        ),
+    ),
+    Scenario(
+        "empty_anti_join_excluded",
+        "The empty_anti_join query with AQEPropagateEmptyRelation excluded: the anti join runs on its empty right side.",
+        _build_empty_anti_join,
+        confs={
+            **_NO_RUNTIME_BROADCAST,
+            EXCLUDED_RULES_KEY: EMPTY_RULE,
+        },
+        expect={"empty-relation": False},
+        removed=(),
+        control=Control(
+            "empty-relation", "disabled", EXCLUDED_RULES_KEY,
+            "AQEPropagateEmptyRelation is excluded, so the anti join runs although its right side has no rows.",
+            _empty_side_facts,
+            (("the rule is excluded", lambda f: "AQEPropagateEmptyRelation" in f["config_value"]),
+             ("one side has no rows", lambda f: f["side_rows"] == 0)),
+            twin="empty_anti_join",
+        ),
+    ),
+    Scenario(
+        "empty_anti_join_aqe_off",
+        "The empty_anti_join query with adaptive execution switched off: nothing is re-planned, the anti join runs.",
+        _build_empty_anti_join,
+        confs={**_NO_RUNTIME_BROADCAST, ADAPTIVE_KEY: "false"},
+        expect={"query-stages": False, **{key: False for key in REWRITE_KEYS}},
+        removed=(),
+        control=Control(
+            "empty-relation", "aqe-disabled", ADAPTIVE_KEY,
+            "Adaptive query execution is switched off, so the empty right side is never seen before the join runs.",
+            _adaptive_facts,
+            (_value_is("false"), ("the plan is not adaptive", lambda f: not f["adaptive"])),
+            twin="empty_anti_join",
+        ),
+    ),
+    Scenario(
+        "empty_outer_join",
+        "Orders LEFT OUTER JOIN customers above a score none reaches: AQE replaces the join by a Project over the left side with nulls for the right side's columns.",
+        _build_empty_outer_join,
+        confs=_NO_RUNTIME_BROADCAST,
+        expect={"empty-relation": True},
+        removed=("main: Join LeftOuter",),
+    ),
+    Scenario(
+        "empty_semi_join",
+        "Orders LEFT SEMI JOIN customers above a score none reaches: the right side is empty, so the whole join is.",
+        _build_empty_semi_join,
+        confs=_NO_RUNTIME_BROADCAST,
+        expect={"empty-relation": True},
+        removed=("main: Join LeftSemi",),
+    ),
+    Scenario(
+        "empty_left_inner_join",
+        "Inner join whose left side (orders filtered on their id) is empty at run time: the join becomes an empty relation.",
+        _build_empty_left_inner_join,
+        confs=_NO_RUNTIME_BROADCAST,
+        expect={"empty-relation": True},
+        removed=("main: Join Inner",),
+    ),
+    Scenario(
+        "empty_union_branch",
+        "Union of two aggregations whose second shuffle has no rows: AQE drops that branch.",
+        _build_empty_union_branch,
+        expect={"empty-relation": True},
+        removed=("main: Union",),
+    ),
+    Scenario(
+        "empty_aggregate",
+        "Grouped aggregation over a shuffle with no rows: AQE replaces it by an empty relation.",
+        _build_empty_aggregate,
+        expect={"empty-relation": True},
+        removed=("main: Aggregate",),
+    ),
+    Scenario(
+        "empty_sort",
+        "Global sort over a range shuffle with no rows: AQE replaces it by an empty relation.",
+        _build_empty_sort,
+        expect={"empty-relation": True},
+        removed=("main: Sort",),
+    ),
+    Scenario(
+        "empty_window",
+        "Row-number window over a hash shuffle with no rows: AQE replaces it by an empty relation.",
+        _build_empty_window,
+        expect={"empty-relation": True},
+        removed=("main: Window",),
+    ),
+    Scenario(
+        "empty_limit",
+        "LIMIT 3 over a grouped aggregation of no rows: AQE replaces the limit by an empty relation.",
+        _build_empty_limit,
+        expect={"empty-relation": True},
+        removed=("main: GlobalLimit",),
+    ),
+    Scenario(
+        "empty_scalar_subquery",
+        "A scalar subquery over the empty anti join: the subquery's own adaptive plan replaces the join by its left side.",
+        _build_empty_scalar_subquery,
+        confs=_NO_RUNTIME_BROADCAST,
+        expect={"empty-relation": True},
+        removed=("subquery: Join LeftAnti",),
+        min_spark=(3, 3),
+        min_spark_reason="spark.sql() takes DataFrame arguments from PySpark 3.3",
+    ),
+    Scenario(
+        "empty_in_cached_plan",
+        "The empty anti join cached and aggregated: the cached relation's adaptive plan replaces the join by its left side.",
+        _build_empty_in_cached_plan,
+        confs=_NO_RUNTIME_BROADCAST,
+        expect={"empty-relation": True},
+        removed=("cached: Join LeftAnti",),
+    ),
+    Scenario(
+        "empty_several",
+        "Union of the empty anti join, the empty outer join and an aggregation of no rows: three places in one query (a branch dropped, two joins replaced by their left sides).",
+        _build_empty_several,
+        confs=_NO_RUNTIME_BROADCAST,
+        expect={"empty-relation": True},
+        removed=("main: Union", "main: Join LeftAnti", "main: Join LeftOuter"),
     ),
     Scenario(
         "no_exchange",
@@ -1305,6 +1572,9 @@ class _JvmTypes:
         jvm = spark._jvm
         self.identity_set = jvm.java.util.IdentityHashMap
         self.query_stage = jvm.java.lang.Class.forName(AQE_PACKAGE + "QueryStageExec")
+        # How many fields a plan line shows (spark.sql.debug.maxToStringFields): the
+        # plan-change log prints operators with it.
+        self.max_fields = int(spark._jsparkSession.sessionState().conf().maxToStringFields())
 
     def is_query_stage(self, node) -> bool:
         return self.query_stage.isInstance(node)
@@ -1613,6 +1883,345 @@ def _runtime_evidence(nodes: list, location: str, types: _JvmTypes) -> tuple[lis
     return stages, joins
 
 
+# --------------------------------------------------------------------------
+# Empty propagation: the logical plan AQE started from against the one it ended with
+# --------------------------------------------------------------------------
+
+# Logical nodes AQEPropagateEmptyRelation leaves where a subtree produced no rows: an empty
+# LocalRelation (3.x) or, from 4.0, EmptyRelation, which keeps the plan it replaced.
+EMPTY_LOGICAL = frozenset({"LocalRelation", "EmptyRelation"})
+# What AQE's other logical rules drop without emptying anything: EliminateLimits removes a
+# limit, OptimizeOneRowPlan a sort (and turns an aggregate into a projection).
+DROPPED_BY_OTHER_RULES = frozenset({"GlobalLimit", "LocalLimit", "Sort"})
+
+
+def _is_empty_logical(node) -> bool:
+    name = _simple_name(node)
+    if name == "LocalRelation":
+        return bool(node.data().isEmpty())
+    return name == "EmptyRelation"
+
+
+def _output_ids(node) -> tuple:
+    return tuple(int(attribute.exprId().id()) for attribute in _seq(node.output()))
+
+
+def _logical_nodes(root) -> list:
+    """Every node of a logical tree, iteratively (a query stage's inner plan not included)."""
+    nodes, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        stack.extend(_seq(node.children()))
+    return nodes
+
+
+def _initial_logical_plan(adaptive):
+    """The optimized logical plan AQE started from: the input plan's logical link."""
+    return _option(adaptive.inputPlan().logicalLink())
+
+
+def _final_logical_plan(adaptive, types: _JvmTypes):
+    """The logical plan AQE ended with. AQE keeps it in a local variable of its re-planning
+    loop, never in a field; the planner links it to the root of the physical plan it plans
+    from it (``SparkPlan.setLogicalLink``), and the plan AQE adopts keeps that link. The
+    final plan's first linked node from the top is that root (4.x's ResultQueryStage carries
+    it too; WholeStageCodegen and InputAdapter carry none)."""
+    stack = [adaptive.executedPlan()]
+    while stack:
+        node = stack.pop(0)
+        link = _option(node.logicalLink())
+        if link is not None:
+            return link
+        stack.extend(_seq(node.children()))
+        if types.is_query_stage(node):
+            stack.append(node.plan())
+    return None
+
+
+def _unwrap_stage(node):
+    """The logical plan a LogicalQueryStage stands for (through the stages wrapped in it: a
+    broadcast stage AQE made over a shuffle stage wraps that stage's LogicalQueryStage), or
+    the node itself."""
+    while _simple_name(node) == "LogicalQueryStage":
+        node = node.logicalPlan()
+    return node
+
+
+def _operator_name(node) -> str:
+    """A logical operator as the truth names it: the class, and a join's type."""
+    name = _simple_name(node)
+    return f"{name} {node.joinType().toString()}" if name == "Join" else name
+
+
+def _matching_child(initial, final) -> tuple[Optional[int], object]:
+    """Which child of ``initial`` the final subtree ``final`` is, by output expression ids:
+    ``final`` itself or a node under the Projects over it (AQE keeps a join's or a union's
+    output names with a Project over the side or branch it keeps). (index, that node), or
+    (None, None)."""
+    children = [set(_output_ids(child)) for child in _seq(initial.children())]
+    node = final
+    while True:
+        ids = set(_output_ids(_unwrap_stage(node)))
+        if ids in children:
+            return children.index(ids), node
+        if _simple_name(node) != "Project":
+            return None, None
+        node = node.child()
+
+
+@dataclass
+class _Place:
+    """One subtree of the initial logical plan that the final one replaced."""
+
+    initial: object
+    record: dict
+    kept: list  # (index of the initial node's child, the final subtree standing for it)
+
+
+def _place(initial, replacement, location: str) -> _Place:
+    """The record of one replaced subtree: the operator that went (under a Project that
+    went with it), what stands in its place, which side or branches AQE kept."""
+    removed = initial
+    while _simple_name(removed) == "Project" and _is_empty_logical(replacement):
+        removed = removed.child()
+    record = {
+        "location": location,
+        "removed": _operator_name(removed),
+        "replaced_by": _simple_name(replacement),
+        "kept_side": None,
+        "branches_dropped": None,
+    }
+    kept: list = []
+    name = _simple_name(initial)
+    if _is_empty_logical(replacement):
+        finals = []
+    elif name == "Union" and _simple_name(replacement) == "Union":
+        finals = _seq(replacement.children())
+    else:
+        finals = [replacement]
+    for final in finals:
+        index, node = _matching_child(initial, final)
+        if index is not None:
+            kept.append((index, node))
+    if name == "Join" and kept:
+        record["kept_side"] = ("left", "right")[kept[0][0]]
+    elif name == "Union":
+        record["branches_dropped"] = initial.children().size() - len(finals)
+    return _Place(initial, record, kept)
+
+
+def _replaced_subtrees(initial_root, final_root, location: str) -> list:
+    """Every place where AQE's final logical plan no longer holds the initial one's subtree.
+
+    Both trees are walked together, iteratively. A LogicalQueryStage in the final plan
+    that wraps the initial operator (same class, same output) is walked through to the
+    logical plan it holds (a stage made after a re-planning holds its rewrites); nodes of
+    the same class and child count are paired child by child. A limit or sort that is simply gone
+    (its child's counterpart in its place), or an aggregate that became a projection, is
+    EliminateLimits' or OptimizeOneRowPlan's work and is walked through; anything else is a
+    replaced subtree. A join or union that kept a side or branches is walked on in those.
+    """
+    places = []
+    stack = [(initial_root, final_root)]
+    while stack:
+        initial, final = stack.pop()
+        name, final_name = _simple_name(initial), _simple_name(final)
+        if final_name == "LogicalQueryStage":
+            inner = _unwrap_stage(final)
+            if _simple_name(inner) == name and _output_ids(inner) == _output_ids(initial):
+                # The stage's logical plan is the one AQE had when it made the stage, with
+                # the rewrites of earlier re-plannings: walk on in it.
+                stack.append((initial, final.logicalPlan()))
+                continue
+        elif final_name == name and final.children().size() == initial.children().size():
+            stack.extend(reversed(list(zip(_seq(initial.children()), _seq(final.children())))))
+            continue
+        if not _is_empty_logical(final):
+            if name in DROPPED_BY_OTHER_RULES and initial.children().size() == 1:
+                stack.append((initial.child(), final))
+                continue
+            if name == "Aggregate" and final_name == "Project":
+                stack.append((initial.child(), final.child()))
+                continue
+        place = _place(initial, final, location)
+        places.append(place)
+        children = _seq(initial.children())
+        stack.extend((children[index], node) for index, node in place.kept)
+    return places
+
+
+def _created_stages(adaptive, final_nodes: list, types: _JvmTypes) -> list:
+    """Every exchange query stage the plan's AQE context created (its stage cache: the
+    stages still in the final plan and those a rewrite dropped), and those of the final plan."""
+    stages = [n for n in final_nodes if _simple_name(n) in STAGE_KINDS]
+    cache = adaptive.context().stageCache()
+    values = cache.values().iterator()
+    while values.hasNext():
+        stages.append(values.next())
+    seen = types.identity_set()
+    distinct = []
+    for stage in stages:
+        if not seen.containsKey(stage) and _simple_name(stage) in STAGE_KINDS:
+            seen.put(stage, True)
+            distinct.append(stage)
+    return distinct
+
+
+def _empty_stages(place: _Place, stages: list, final_nodes: list, types: _JvmTypes) -> list:
+    """The materialized query stages with no rows that read or write an attribute of the
+    replaced subtree (its kept sides or branches left out): the input AQE found empty. A
+    stage's output shares ids with the logical subtree (a partial aggregate's grouping
+    attribute, a projection's columns)."""
+    kept = {index for index, _ in place.kept}
+    children = _seq(place.initial.children())
+    stack = [c for i, c in enumerate(children) if i not in kept] if kept else [place.initial]
+    ids: set = set()
+    while stack:
+        node = stack.pop()
+        ids.update(_output_ids(node))
+        stack.extend(_seq(node.children()))
+    in_final = types.identity_set()
+    for node in final_nodes:
+        in_final.put(node, True)
+    found = []
+    for stage in stages:
+        if not bool(stage.isMaterialized()):
+            continue
+        rows = _option(stage.getRuntimeStatistics().rowCount())
+        if rows is None or _big_int(rows) != 0:
+            continue
+        if set(_output_ids(stage)) & ids:
+            found.append({"id": int(stage.id()), "kind": STAGE_KINDS[_simple_name(stage)],
+                          "row_count": 0, "in_final_plan": bool(in_final.containsKey(stage))})
+    return sorted(found, key=lambda s: s["id"])
+
+
+def _empty_relation_places(adaptive, location: str, final_nodes: list,
+                           types: _JvmTypes, max_fields: int) -> list[dict]:
+    """The places AQEPropagateEmptyRelation's work left in one adaptive plan, read from the
+    logical plans (see ``_replaced_subtrees``), each with the stage found empty and the
+    lines the plan-change log prints for what went (``log_keys``, dropped later)."""
+    if not bool(_private_field(adaptive, ("_isFinalPlan", "isFinalPlan"))):
+        return []
+    initial, final = _initial_logical_plan(adaptive), _final_logical_plan(adaptive, types)
+    if initial is None or final is None:
+        raise RuntimeError(f"{location}: AQE's logical plans are not linked from its physical plans")
+    stages = _created_stages(adaptive, final_nodes, types)
+    records = []
+    for place in _replaced_subtrees(initial, final, location):
+        record = dict(place.record)
+        record["empty_stages"] = _empty_stages(place, stages, final_nodes, types)
+        # The line the plan-change log prints for what went: the operator, or, for a union
+        # that stays a union, the branches it dropped.
+        gone = [place.initial]
+        if record["replaced_by"] == _simple_name(place.initial):
+            kept = {index for index, _ in place.kept}
+            gone = [c for i, c in enumerate(_seq(place.initial.children())) if i not in kept]
+        record["log_keys"] = [node.verboseString(max_fields) for node in gone]
+        records.append(record)
+    return records
+
+
+# The plan-change log: what the generator's own session writes (log4j2-planchange-capture.properties).
+PLANCHANGE_FILE_PROPERTY = "aqe.planchange.file"
+PLANCHANGE_LOG4J2 = Path(__file__).resolve().parent / "log4j2-planchange-capture.properties"
+PLANCHANGE_APPENDER = "planchange"
+PLANCHANGE_CONFS = {
+    "spark.sql.planChangeLog.level": "WARN",
+    "spark.sql.planChangeLog.rules": EMPTY_RULE,
+    "spark.sql.planChangeLog.batches": "Propagate Empty Relations",
+}
+_APPLYING = f"=== Applying Rule {EMPTY_RULE} ==="
+_LOG_LINE_START = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d")
+_TREE_PREFIX = re.compile(r"^[ :]*(?:[+:]- )?")
+
+
+class PlanChangeCapture:
+    """The plan-change log file of the session's JVM, read back by byte offset."""
+
+    def __init__(self, path: str):
+        self.path = Path(path)
+
+    def offset(self) -> int:
+        return self.path.stat().st_size if self.path.exists() else 0
+
+    def read_from(self, offset: int) -> str:
+        with self.path.open("rb") as handle:
+            handle.seek(offset)
+            return handle.read().decode("utf-8", "replace")
+
+
+def planchange_capture(spark: SparkSession) -> Optional[PlanChangeCapture]:
+    """The capture of this session's JVM, when it was started by ``build_session`` with the
+    plan-change log going to a file (the system property and the appender are both there)."""
+    jvm = spark._jvm
+    path = jvm.java.lang.System.getProperty(PLANCHANGE_FILE_PROPERTY)
+    if not path:
+        return None
+    context = jvm.org.apache.logging.log4j.LogManager.getContext(False)
+    if not context.getConfiguration().getAppenders().containsKey(PLANCHANGE_APPENDER):
+        return None
+    return PlanChangeCapture(path)
+
+
+def _split_side_by_side(lines: list[str]) -> Optional[tuple[list, list]]:
+    """The old and new plan lines of a plan-change message. Spark prints them side by side
+    (``sideBySide``): a marker column, the old line padded to the longest old line plus 3
+    spaces, then the new line. The first line's two roots (no tree prefix) give the column
+    where the new side starts; every other line must have 3 spaces before it."""
+    match = re.match(r"^[! ](\S.*?) {3,}(\S)", lines[0]) if lines else None
+    if match is None:
+        return None
+    start = match.start(2)
+    if any(len(line) > start - 3 and line[start - 3:start].strip() for line in lines):
+        return None
+    return ([line[1:start].rstrip() for line in lines], [line[start:] for line in lines])
+
+
+def rule_applications(text: str) -> list[tuple[list, list]]:
+    """Each ``Applying Rule AQEPropagateEmptyRelation`` message of a plan-change log: the
+    operator lines (tree prefix stripped) of the plan before and after it."""
+    applications = []
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if line.strip() != _APPLYING:
+            continue
+        body = []
+        for following in lines[index + 1:]:
+            if (not following.strip() or following.startswith("Output Information:")
+                    or _LOG_LINE_START.match(following)):
+                break
+            body.append(following)
+        sides = _split_side_by_side(body)
+        if sides is None:
+            raise RuntimeError(f"cannot read the plans of a plan-change message: {body[:2]}")
+        old, new = sides
+        applications.append(([_TREE_PREFIX.sub("", l) for l in old if l],
+                             [_TREE_PREFIX.sub("", l) for l in new if l]))
+    return applications
+
+
+def _names_operator(lines: list, key: str) -> bool:
+    return any(line == key or line.startswith((key + ", ", "LogicalQueryStage " + key))
+               for line in lines)
+
+
+def attribute_applications(places: list[dict], applications: list) -> int:
+    """Set each place's ``rule_applications``: the messages whose old plan holds a line of
+    what went (``log_keys``) and whose new plan does not. Returns how many messages no place
+    explains."""
+    explained = set()
+    for place in places:
+        keys = place.pop("log_keys")
+        hits = [n for n, (old, new) in enumerate(applications)
+                if any(_names_operator(old, key) and not _names_operator(new, key)
+                       for key in keys)]
+        place["rule_applications"] = len(hits)
+        explained.update(hits)
+    return len(applications) - len(explained)
+
+
 def _adaptive_plan_truth(
     adaptive, location: str, types: _JvmTypes
 ) -> tuple[dict, list]:
@@ -1625,8 +2234,13 @@ def _adaptive_plan_truth(
     final = _walk(adaptive.executedPlan(), types, location)
     initial = _walk(adaptive.initialPlan(), types, location)
     counts = _final_plan_counts(final.nodes, types)
+    # Every subtree AQEPropagateEmptyRelation replaced, from the logical plans (a join it
+    # replaced by one side leaves no empty node in the physical plan).
+    empty_relations = _empty_relation_places(adaptive, location, final.nodes, types,
+                                             types.max_fields)
     initially_empty = sum(_is_empty_relation(n) for n in initial.nodes)
-    counts["empty-relation"] = max(0, counts["empty-relation"] - initially_empty)
+    empty_nodes = max(0, counts["empty-relation"] - initially_empty)
+    counts["empty-relation"] = len(empty_relations)
     switches = _join_switches(initial.nodes, final.nodes)
     for switch in switches:
         counts[SWITCH_TARGETS[switch["to"] + "Exec"]] += 1
@@ -1659,6 +2273,8 @@ def _adaptive_plan_truth(
                               "final": dict(sorted(after.items()))},
         "stages": stages,
         "joins": joins,
+        "empty_nodes": empty_nodes,
+        "empty_relations": empty_relations,
     }
     return truth, final.nested + initial.nested
 
@@ -1683,13 +2299,18 @@ def _collect_adaptive_plans(executed_plan, types: _JvmTypes) -> list[dict]:
 
 
 def read_truth(
-    df: DataFrame, scenario: Scenario, spark: SparkSession, confs: Mapping[str, str] | None = None
+    df: DataFrame, scenario: Scenario, spark: SparkSession, confs: Mapping[str, str] | None = None,
+    planchange: Optional[str] = None,
 ) -> dict:
     """Build truth.json content for an executed DataFrame from its JVM plan objects.
 
     Call it while the scenario's confs are still set: a control's facts read
     the session's effective settings.  ``confs`` is what the scenario ran
     with (default ``scenario.all_confs()``; a tuned scenario passes its own).
+    ``planchange`` is the plan-change log the JVM wrote while the scenario ran
+    (``PlanChangeCapture``), or None when there is none: AQEPropagateEmptyRelation's
+    applications in it are then counted and held against the places the logical
+    plans show.
     """
     types = _JvmTypes(spark)
     executed_plan = df._jdf.queryExecution().executedPlan()
@@ -1712,7 +2333,18 @@ def read_truth(
         "stages": [s for p in plans for s in p.pop("stages")],
         "joins": [j for p in plans for j in p.pop("joins")],
         "control": None,
+        "empty_relations": [e for p in plans for e in p.pop("empty_relations")],
+        "empty_relation_rule": None,
     }
+    if planchange is not None:
+        applications = rule_applications(planchange)
+        unexplained = attribute_applications(truth["empty_relations"], applications)
+        truth["empty_relation_rule"] = {"rule": EMPTY_RULE, "applications": len(applications),
+                                        "unexplained_applications": unexplained}
+    else:
+        for place in truth["empty_relations"]:
+            place.pop("log_keys")
+            place["rule_applications"] = None
     if scenario.control is not None:
         sql_conf = spark._jsparkSession.sessionState().conf()
         truth["control"] = scenario.control.record(truth, sql_conf.getConfString)
@@ -1727,6 +2359,13 @@ def expectation_problems(truth: dict, scenario: Scenario) -> list[str]:
         if (observed[key] > 0) != wanted:
             verb = "expected" if wanted else "did not expect"
             problems.append(f"{scenario.name}: {verb} {key}, got count {observed[key]}")
+    problems.extend(f"{scenario.name}: {problem}" for problem in empty_relation_problems(truth))
+    if scenario.removed is not None:
+        removed = sorted(f"{place['location']}: {place['removed']}"
+                         for place in truth["empty_relations"])
+        if removed != sorted(scenario.removed):
+            problems.append(f"{scenario.name}: expected AQE to remove {sorted(scenario.removed)}, "
+                            f"it removed {removed}")
     if scenario.control is not None:
         facts = truth["control"]["facts"]
         for claim, holds in scenario.control.claims:
@@ -1734,6 +2373,35 @@ def expectation_problems(truth: dict, scenario: Scenario) -> list[str]:
                 problems.append(
                     f"{scenario.name}: control {scenario.control.reason} not shown: {claim} ({facts})"
                 )
+    return problems
+
+
+def empty_relation_problems(truth: dict) -> list[str]:
+    """Where the logical plans and the plan-change log disagree on AQEPropagateEmptyRelation:
+    places with no application of the rule, applications with no place, or a place whose
+    empty input is no query stage with 0 rows."""
+    problems = []
+    places = truth["empty_relations"]
+    for place in places:
+        if not place["empty_stages"]:
+            problems.append(f"{place['location']}: {place['removed']} was replaced, "
+                            "but no query stage of 0 rows feeds it")
+    rule = truth["empty_relation_rule"]
+    if rule is None:
+        return problems
+    if places and not rule["applications"]:
+        problems.append(f"{len(places)} replaced subtree(s) but the plan-change log shows no "
+                        f"{EMPTY_RULE} application")
+    if rule["applications"] and not places:
+        problems.append(f"{rule['applications']} {EMPTY_RULE} application(s) in the plan-change "
+                        "log but no replaced subtree in the logical plans")
+    for place in places:
+        if not place["rule_applications"]:
+            problems.append(f"{place['location']}: {place['removed']} was replaced, but no "
+                            "application in the plan-change log removed it")
+    if rule["unexplained_applications"]:
+        problems.append(f"{rule['unexplained_applications']} {EMPTY_RULE} application(s) "
+                        "removed no operator the logical plans lost")
     return problems
 
 
@@ -1822,13 +2490,19 @@ def run_scenario(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     confs = resolved_confs(spark, scenario, data_dir)
-    with _ScenarioConfs(spark, confs):
+    capture = planchange_capture(spark)
+    # The plan-change settings are the session's, not the scenario's (truth.json's confs
+    # do not list them): they change no plan.
+    logging = PLANCHANGE_CONFS if capture is not None else {}
+    with _ScenarioConfs(spark, logging), _ScenarioConfs(spark, confs):
+        start = capture.offset() if capture is not None else 0
         df = scenario.build(spark, data_dir)
         explain = (lambda *_: []) if truth_only else _write_explains
         written = explain(spark, df, out_dir, BEFORE_MODES, "before")
         df.collect()
         written += explain(spark, df, out_dir, AFTER_MODES, "after")
-        truth = read_truth(df, scenario, spark, confs)
+        planchange = capture.read_from(start) if capture is not None else None
+        truth = read_truth(df, scenario, spark, confs, planchange)
     spark.catalog.clearCache()
     if add_keys:
         committed = json.loads((out_dir / "truth.json").read_text("utf-8"))
@@ -1839,17 +2513,29 @@ def run_scenario(
     return written, truth
 
 
+# Rewrite counts whose definition changed since samples were committed: --add-keys takes
+# their fresh value (an expression-free count), and reports each one that differs.
+REDEFINED_KEYS = ("empty-relation",)
+# Fields that hold no expression id and belong to the redefined counts: always the fresh ones.
+REFRESHED_FIELDS = ("empty_relations", "empty_relation_rule")
+REFRESHED_PLAN_FIELDS = ("empty_nodes",)
+
+
 def merge_new_keys(committed: dict, fresh: dict) -> dict:
     """``committed`` truth with the keys only ``fresh`` has added to it: new rewrite kinds (at
-    the top and in each adaptive plan, matched by position) and new per-plan fields. Nothing
+    the top and in each adaptive plan, matched by position), new top-level and per-plan
+    fields, and the fresh value of each redefined count (``REDEFINED_KEYS``). Nothing else
     the committed truth holds changes, so its expression IDs keep matching the committed
     plan texts; the fresh run's adaptive plans must match the committed ones in number and
     location."""
     merged = json.loads(json.dumps(committed))
+    name = f"spark-{committed['spark_version']}/{committed['scenario']}"
     for key, value in fresh["rewrites"].items():
         merged["rewrites"].setdefault(key, value)
     for key, value in fresh["info"].items():
         merged["info"].setdefault(key, value)
+    for key, value in fresh.items():
+        merged.setdefault(key, value)
     plans, fresh_plans = merged["adaptive_plans"], fresh["adaptive_plans"]
     if [p["location"] for p in plans] != [p["location"] for p in fresh_plans]:
         raise RuntimeError(f"{committed['scenario']}: adaptive plans differ from the committed truth")
@@ -1858,6 +2544,18 @@ def merge_new_keys(committed: dict, fresh: dict) -> dict:
             plan["rewrites"].setdefault(key, value)
         for key, value in fresh_plan.items():
             plan.setdefault(key, value)
+    for key in REFRESHED_FIELDS:
+        merged[key] = fresh[key]
+    for plan, fresh_plan in zip(plans, fresh_plans):
+        for key in REFRESHED_PLAN_FIELDS:
+            plan[key] = fresh_plan[key]
+    for key in REDEFINED_KEYS:
+        for target, source in [(merged, fresh)] + list(zip(plans, fresh_plans)):
+            before, after = target["rewrites"][key], source["rewrites"][key]
+            if before != after:
+                where = target.get("location", "total")
+                print(f"REDEFINED {name} {where} {key}: {before} -> {after}", file=sys.stderr)
+                target["rewrites"][key] = after
     return merged
 
 
@@ -1932,6 +2630,12 @@ def build_session(warehouse_dir=None) -> SparkSession:
     """The single local session every scenario shares: two cores, no UI, UTC,
     and a warehouse under a temporary directory unless one is given."""
     warehouse = warehouse_dir or tempfile.mkdtemp(prefix="aqe-sample-warehouse-")
+    # The JVM starts with log4j2-planchange-capture.properties: the plan-change log goes to
+    # a file of its own, which run_scenario reads back (PlanChangeCapture). A JVM already
+    # running keeps its logging, and the truth then has no plan-change cross-check.
+    planchange = Path(tempfile.mkdtemp(prefix="aqe-planchange-")) / "planchange.log"
+    java_options = (f'"-Dlog4j2.configurationFile={PLANCHANGE_LOG4J2.as_uri()}" '
+                    f'"-D{PLANCHANGE_FILE_PROPERTY}={planchange}"')
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("aqe-inspect-sample-plans")
@@ -1939,6 +2643,7 @@ def build_session(warehouse_dir=None) -> SparkSession:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.warehouse.dir", str(warehouse))
+        .config("spark.driver.extraJavaOptions", java_options)
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

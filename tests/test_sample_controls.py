@@ -19,7 +19,8 @@ from .conftest import SAMPLE_PLANS
 TRUTHS = sorted(SAMPLE_PLANS.glob("spark-*/*/truth.json"))
 CONTROLS = [p for p in TRUTHS if json.loads(p.read_text("utf-8"))["control"] is not None]
 REASONS = {"disabled", "above-broadcast-threshold", "below-skew-factor", "unsplittable-join-side",
-           "too-many-empty-partitions", "user-repartition", "aqe-disabled", "kept-by-cost"}
+           "too-many-empty-partitions", "user-repartition", "aqe-disabled", "kept-by-cost",
+           "side-not-empty"}
 KINDS = {"coalesced", "skew-join", "smj-to-bhj", "smj-to-shj", "empty-relation", "local-read",
          "dpp", "dpp-dropped", "rebalance-skew", "one-row", "limit-removed", "adaptive"}
 # The reason each control sets up, and the setting that decides it (None: the query does).
@@ -48,6 +49,9 @@ EXPECTED = {
                                 "spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled"),
     "kept_by_cost": ("kept-by-cost",
                      "spark.sql.execution.broadcastHashJoin.outputPartitioningExpandLimit"),
+    "empty_anti_join_not_empty": ("side-not-empty", None),
+    "empty_anti_join_excluded": ("disabled", "spark.sql.adaptive.optimizer.excludedRules"),
+    "empty_anti_join_aqe_off": ("aqe-disabled", "spark.sql.adaptive.enabled"),
 }
 # What "switched off" means for each switch a `disabled` control uses.
 OFF = {
@@ -168,6 +172,11 @@ def test_the_stage_sizes_show_the_reason(path):
     facts, reason = control["facts"], control["reason"]
     if reason == "disabled":
         assert OFF[control["config"]](confs[control["config"]])
+        if control["kind"] == "empty-relation":
+            # the rule was excluded while a join side wrote no row
+            sides = join_sides(truth)
+            assert min(sides["left"]["row_count"], sides["right"]["row_count"]) == 0
+            assert facts["side_rows"] == 0 and truth["empty_relations"] == []
     elif reason == "aqe-disabled":
         assert confs["spark.sql.adaptive.enabled"] == "false" and not truth["adaptive"]
     elif reason == "above-broadcast-threshold":
@@ -220,6 +229,13 @@ def test_the_stage_sizes_show_the_reason(path):
         assert int(confs[control["config"]]) == 0
         assert [j["operator"] for j in truth["joins"]] == ["SortMergeJoin"] * 2
         assert truth["join_switches"] == [] and facts["side_bytes"] == side["size_in_bytes"]
+    elif reason == "side-not-empty":
+        # Both sides of the join read a stage that wrote rows: nothing for
+        # AQEPropagateEmptyRelation to propagate, and the join is still in the final plan.
+        sides = join_sides(truth)
+        rows = [sides["left"]["row_count"], sides["right"]["row_count"]]
+        assert min(rows) > 0 and facts["side_rows"] == min(rows)
+        assert truth["empty_relations"] == []
     elif reason == "user-repartition":
         (stage,) = truth["stages"]
         assert stage["shuffle_origin"] == "REPARTITION_BY_NUM"
@@ -269,3 +285,94 @@ def test_stage_row_counts_agree_with_the_statistics_spark_printed(scenario):
     printed = stage_statistics_in_text(scenario / "formatted_after.txt")
     assert printed == sorted((s["row_count"], printed_size(s["size_in_bytes"]))
                              for s in truth["stages"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Empty propagation: every subtree AQEPropagateEmptyRelation replaced (`empty_relations`, read
+# from the logical plans AQE started from and ended with), and the rule's applications in the
+# plan-change log the generator's JVM wrote (`empty_relation_rule`)
+# ---------------------------------------------------------------------------------------------
+
+EMPTY_RULE = "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation"
+EMPTY_NODES = {"LocalRelation", "EmptyRelation"}
+# What each kind of place must look like: the operator that went, and what stands in its place.
+PLACE_SHAPES = {
+    "Join LeftAnti": ({"LogicalQueryStage", "Project"}, "left"),
+    "Join LeftOuter": ({"Project"}, "left"),
+    "Join LeftSemi": (EMPTY_NODES, None),
+    "Join Inner": (EMPTY_NODES, None),
+    "Aggregate": (EMPTY_NODES, None),
+    "Sort": (EMPTY_NODES, None),
+    "Window": (EMPTY_NODES, None),
+    "GlobalLimit": (EMPTY_NODES, None),
+}
+
+
+@pytest.mark.parametrize("path", TRUTHS, ids=line_and_name)
+def test_empty_relation_count_is_the_places_the_jvm_lost(path):
+    truth = load(path)
+    places = truth["empty_relations"]
+    assert truth["rewrites"]["empty-relation"] == len(places)
+    for plan in truth["adaptive_plans"]:
+        mine = [p for p in places if p["location"] == plan["location"]]
+        assert plan["rewrites"]["empty-relation"] == len(mine), plan["location"]
+        # a place left with an empty relation is an empty node AQE added to the physical plan
+        assert plan["empty_nodes"] == sum(p["replaced_by"] in EMPTY_NODES for p in mine)
+    rule = truth["empty_relation_rule"]
+    assert rule is not None and rule["rule"] == EMPTY_RULE, path
+    # the plan-change log and the logical plans agree: a place for every application, an
+    # application for every place
+    assert (rule["applications"] > 0) == bool(places)
+    assert rule["unexplained_applications"] == 0
+    assert all(p["rule_applications"] >= 1 for p in places)
+    assert sum(p["rule_applications"] for p in places) >= rule["applications"]
+
+
+@pytest.mark.parametrize("path", [p for p in TRUTHS if load(p).get("empty_relations")],
+                         ids=line_and_name)
+def test_each_place_names_what_went_what_replaced_it_and_the_empty_stage(path):
+    truth = load(path)
+    final_stages = {(s["location"], s["id"]): s for s in truth["stages"]}
+    for place in truth["empty_relations"]:
+        removed, replaced_by = place["removed"], place["replaced_by"]
+        if removed == "Union":
+            assert place["branches_dropped"] >= 1 and place["kept_side"] is None
+        else:
+            replacements, side = PLACE_SHAPES[removed]
+            assert replaced_by in replacements and place["kept_side"] == side, place
+            assert place["branches_dropped"] is None
+        assert place["empty_stages"], place
+        for stage in place["empty_stages"]:
+            assert stage["row_count"] == 0 and stage["kind"] in ("shuffle", "broadcast")
+            key = (place["location"], stage["id"])
+            # a stage still in the final plan is listed there with the same 0 rows; one the
+            # rewrite dropped is not
+            assert stage["in_final_plan"] == (key in final_stages)
+            if stage["in_final_plan"]:
+                assert final_stages[key]["row_count"] == 0
+
+
+def test_empty_propagation_samples_cover_every_shape_on_both_lines():
+    """The shapes issue 47 lists: a join by an empty relation or by one side (outer, anti,
+    semi, inner with the left side empty), a union branch dropped, an aggregate, sort, window
+    and limit over nothing, in a subquery and in a cached plan, several in one query."""
+    for line in ("spark-3.5.9", "spark-4.3.0"):
+        truths = [load(p) for p in TRUTHS if p.parent.parent.name == line]
+        places = [(t["scenario"], p) for t in truths for p in t["empty_relations"]]
+        removed = {p["removed"] for _, p in places}
+        assert removed >= set(PLACE_SHAPES) | {"Union"}, line
+        assert {p["location"] for _, p in places} == {"main", "subquery", "cached"}, line
+        assert max(len(t["empty_relations"]) for t in truths) >= 3, line
+        assert any(p["removed"] == "Join Inner" and p["empty_stages"][0]["id"] == 0
+                   and t["joins"] == [] for t in truths for p in t["empty_relations"]
+                   if t["scenario"] == "empty_left_inner_join"), line
+        # the AQE-off control has no place and no rule application, the positive twin has both
+        by_name = {t["scenario"]: t for t in truths}
+        twin = by_name["empty_anti_join"]
+        assert [p["removed"] for p in twin["empty_relations"]] == ["Join LeftAnti"]
+        for control in ("empty_anti_join_not_empty", "empty_anti_join_excluded",
+                        "empty_anti_join_aqe_off"):
+            truth = by_name[control]
+            assert truth["control"]["twin"] == "empty_anti_join"
+            assert truth["empty_relations"] == [] and truth["rewrites"]["empty-relation"] == 0
+            assert truth["empty_relation_rule"]["applications"] == 0

@@ -55,7 +55,11 @@ def test_samples_cover_two_spark_lines_and_every_scenario():
         "dynamic_partition_pruning_off", "dpp_subquery", "dpp_dropped", "rebalance_skew",
         "rebalance_skew_off", "one_row_sort", "one_row_aggregate", "one_row_off",
         "limit_removed", "limit_removed_off", "rebalance_skew_none", "rebalance_skew_none_off",
-        "kept_by_cost",
+        "kept_by_cost", "empty_anti_join", "empty_anti_join_not_empty",
+        "empty_anti_join_excluded", "empty_anti_join_aqe_off", "empty_outer_join",
+        "empty_semi_join", "empty_left_inner_join", "empty_union_branch", "empty_aggregate",
+        "empty_sort", "empty_window", "empty_limit", "empty_scalar_subquery",
+        "empty_in_cached_plan", "empty_several",
     }
 
 
