@@ -138,3 +138,28 @@ def test_a_side_kept_is_not_read_as_operators_removed_one_by_one():
         report = diff_document(aqe_inspect.parse(path.read_text("utf-8"), str(path)))
         kinds = [r.kind for q in report.queries for r in q.rewrites]
         assert kinds.count("empty-relation") == 1 and "one-row" not in kinds, kinds
+
+
+RULE = "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation"
+
+
+@pytest.mark.parametrize("line", ["spark-3.5.9", "spark-4.3.0"])
+def test_why_says_the_rule_was_excluded_or_the_side_had_rows(line):
+    """`why --kind empty-relation` on the negative controls: the LEFT ANTI join whose right
+    side was empty is blocked by the excluded rule (an empty right side removes a LEFT ANTI
+    join: it becomes its left side); the one whose right side had rows was not needed, with
+    both sides' row counts."""
+    excluded = SAMPLE_PLANS / line / "empty_anti_join_excluded" / "formatted_after.txt"
+    code, out, err = run("why", "--kind", "empty-relation", "--format", "json", "--conf",
+                         f"spark.sql.adaptive.optimizer.excludedRules={RULE}", str(excluded))
+    assert (code, err) == (0, ""), err
+    (candidate,) = [c for q in json.loads(out)["queries"] for c in q["candidates"]]
+    assert candidate["verdict"] == "blocked", candidate
+    assert any("produced no rows" in r["text"] for r in candidate["reasons"])
+    assert any("is excluded" in r["text"] for r in candidate["reasons"])
+    kept = SAMPLE_PLANS / line / "empty_anti_join_not_empty" / "formatted_after.txt"
+    code, out, err = run("why", "--kind", "empty-relation", "--format", "json", str(kept))
+    (candidate,) = [c for q in json.loads(out)["queries"] for c in q["candidates"]]
+    assert candidate["verdict"] == "not-needed", candidate
+    rows = [r["text"] for r in candidate["reasons"] if "rows (plan" in r["text"]]
+    assert len(rows) == 2 and not any("no rows" in text for text in rows), rows
