@@ -31,7 +31,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 from ...plan.align import EXPRESSION_ID, tree_expression_ids
 from ...plan.model import ADAPTIVE_ROOT, Node
 from ...plan.operators import JOINS, QUERY_STAGES, VENDOR_PREFIXES, VENDOR_SUFFIXES, \
-    family, is_empty_relation, join_keys, join_type
+    family, is_empty_relation, join_keys, join_type, parents
 
 #: What a side's anchors are: the exchanges at the top of a query stage.
 EXCHANGES = frozenset(("Exchange", "ShuffleExchange", "BroadcastExchange"))
@@ -197,7 +197,7 @@ def _find(pair) -> EmptiedSides:
             how, with_nulls = None, False
             names = tuple(str(sides.index(side) + 1) for side, _ in gone)
         if final_parents is None:
-            final_parents = _parents(pair.final)
+            final_parents = parents(pair.final)
         replacement = _in_place(pair, node, kept, final_parents)
         for side, _ in gone:
             inside.update(id(below) for below in side.walk(inner=False))
@@ -222,19 +222,8 @@ def _reused_output(node: Node) -> FrozenSet[str]:
     return frozenset(EXPRESSION_ID.findall(output))
 
 
-def _parents(root: Node) -> Dict[int, Node]:
-    found: Dict[int, Node] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for child in node.children:
-            found[id(child)] = node
-            stack.append(child)
-    return found
-
-
 def _in_place(pair, removed: Node, kept: List[Tuple[Node, List[Node]]],
-              parents: Dict[int, Node]) -> Optional[Node]:
+              above: Dict[int, Node]) -> Optional[Node]:
     """The final operator standing where `removed` stood: from the kept side's anchor in the
     final plan, up through what AQE put in (query stages, shuffle reads) and through operators
     that stand for nothing outside `removed` (the nulls of an outer join's projection, the
@@ -247,7 +236,7 @@ def _in_place(pair, removed: Node, kept: List[Tuple[Node, List[Node]]],
             continue
         node = there[0]
         while True:
-            parent = parents.get(id(node))
+            parent = above.get(id(node))
             if parent is None or family(parent) == "ResultQueryStage":
                 break
             if family(parent) not in _AQE_ONLY:
@@ -267,16 +256,16 @@ def _in_place(pair, removed: Node, kept: List[Tuple[Node, List[Node]]],
     node = tops[0]
     while node is not None:
         ancestors.append(node)
-        node = parents.get(id(node))
+        node = above.get(id(node))
     for candidate in ancestors:
-        if all(_is_under(top, candidate, parents) for top in tops[1:]):
+        if all(_is_under(top, candidate, above) for top in tops[1:]):
             return candidate
     return None
 
 
-def _is_under(node: Node, ancestor: Node, parents: Dict[int, Node]) -> bool:
+def _is_under(node: Node, ancestor: Node, above: Dict[int, Node]) -> bool:
     while node is not None:
         if node is ancestor:
             return True
-        node = parents.get(id(node))
+        node = above.get(id(node))
     return False
