@@ -46,17 +46,19 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: boo
     each query of a driver log holding Spark's plan-change log gets what it says of it
     (`Query.plan_changes`: planchange.py)."""
     reader = InputReader(path, max_size)
-    if path == STDIN or not os.path.isfile(path):
-        # Standard input, a pipe (`<(...)`): read once, every line.
-        return _document(reader.lines(), reader.name, reader, max_size)
     from .skim import Skimmer
 
     skimmer = Skimmer(reader)
     # The plan-change log read from the skim's own buffers: the file is read once.
     skimmer.plan_changes = plan_changes
+    # Standard input, a pipe (`<(...)`), anything but a file, is read once, by the same
+    # route: nothing is read again, so its plan-change log is read from the first buffer on
+    # and its lines are counted (every line handed on) until a plan is read, for the error
+    # of a text that holds none.
+    once = skimmer.once = path == STDIN or not os.path.isfile(path)
     headings: List[int] = []  # the lines of rule headings handed on (planchange.py)
-    document = _document(skimmer.lines(), reader.name, reader, max_size, skimmed=True,
-                         rule_headings=headings)
+    document = _document(skimmer.lines(), reader.name, reader, max_size, skimmed=not once,
+                         rule_headings=headings, skimmer=skimmer)
     if document is None:
         # No plan: read every line, for the error that counts them (or whatever else it finds).
         reader = InputReader(path, max_size)
@@ -69,6 +71,10 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: boo
     blocks = getattr(skimmer, "rule_blocks", None)
     if blocks == 0 and not headings:
         return document
+    if once:
+        from .planchange import attach_read_once
+
+        return attach_read_once(document, skimmer.sink)
     from .planchange import attach_streamed
 
     # The bytes the skim read are the file's when it took nothing out (no byte-order mark,
@@ -87,10 +93,11 @@ def read_text_document(text: str, source: str = "") -> Document:
 
 
 def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
-              rule_headings: Optional[List[int]] = None) -> Optional[Document]:
+              rule_headings: Optional[List[int]] = None, skimmer=None) -> Optional[Document]:
     """The Document of the lines `raw`; with `skimmed` (only the lines that can hold a plan:
     skim.py), None when no plan was read, so that every line is read for the error. The
-    lines of the plan-change rule headings read go to `rule_headings`."""
+    lines of the plan-change rule headings read go to `rule_headings`. `skimmer`: the skim
+    giving `raw`, told when a plan has been read (`Skimmer.plan_read`)."""
     from ..parsing.repeats import RepeatedPlans
 
     parse_lines = RepeatedPlans().parse  # a plan printed again is parsed once
@@ -136,6 +143,8 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
                              f"({error.message})")
                 continue
             read += 1
+            if skimmer is not None:
+                skimmer.plan_read = True
             notes.extend(document.notes)
             for query in document.queries:
                 if region.notes:

@@ -282,8 +282,13 @@ class Stream:
     #: What `finish` says when the buffers held no plan-change log.
     ABSENT = "absent"
 
-    def __init__(self) -> None:
-        self.state = "waiting"  # for SIGNATURE; then "reading", or "off" (found too late)
+    def __init__(self, eager: bool = False) -> None:
+        """`eager`: the log is read whole from its first buffer on, SIGNATURE or not (an
+        input that cannot be read again: standard input, a pipe); `finish` says ABSENT when
+        no buffer held SIGNATURE, as the file's one search would."""
+        self.state = "reading" if eager else "waiting"  # for SIGNATURE; or "off" (too late)
+        self.eager = eager
+        self.signed = False  # SIGNATURE was found (eager: in some buffer)
         self._reader = _EventReader()
         self._pending: List[Tuple[int, str, int]] = []  # headings found, not read yet
         self._scanned = 0  # the headings are searched up to this offset
@@ -333,6 +338,8 @@ class Stream:
             kinds = _KINDS
             pending.extend([(hits_base + at, kinds[index], line + before)
                             for at, index, before in hits])
+            if not self.signed:
+                self.signed = any(index == 0 for _, index, _ in hits)  # (HEADINGS[0])
             self._line = line + newlines
             self._scanned = data_base + upto
         done = self._reader.read(data, data_base, pending, final)
@@ -347,7 +354,7 @@ class Stream:
         """The events read and their notes; ABSENT when the log holds no plan-change log
         (all of it seen in the first buffer); None when it was not read here (`state`
         off)."""
-        if self.state == "waiting":
+        if self.state == "waiting" or self.eager and not self.signed:
             return self.ABSENT
         if self.state != "reading" or self._pending:
             return None
@@ -370,6 +377,15 @@ def attach_streamed(document: Document, path: str, stream: Optional[Stream], usa
                 return document
             return attach(document, None, found)
     return attach_from_file(document, path)
+
+
+def attach_read_once(document: Document, stream: Optional[Stream]) -> Document:
+    """`document` with each query's plan changes, read by `stream` (eager) from an input
+    that cannot be read again (standard input, a pipe): what the same bytes in a file give."""
+    found = stream.finish() if stream is not None else None
+    if found is None or found is Stream.ABSENT:
+        return document
+    return attach(document, None, found)
 
 
 def attach_from_text(document: Document, text: str) -> Document:

@@ -85,6 +85,14 @@ def display_name(path: str) -> str:
 _stdin_head = b""  # the bytes peeked at, not yet handed on
 _stdin_ended = False  # standard input ended within them
 _stdin_taken = False  # standard input was handed on (`stdin_stream`): nothing more to peek
+_stdin_of = None  # the `sys.stdin` these are of: another one (the library given a new
+#                   standard input, in one process) starts again
+
+
+def _same_stdin() -> None:
+    global _stdin_head, _stdin_ended, _stdin_taken, _stdin_of
+    if sys.stdin is not _stdin_of:
+        _stdin_head, _stdin_ended, _stdin_taken, _stdin_of = b"", False, False, sys.stdin
 
 
 def peek_stdin(size: int) -> bytes:
@@ -92,6 +100,7 @@ def peek_stdin(size: int) -> bytes:
     standard input next (`stdin_stream`): what it holds is told by content. A larger `size`
     later reads on (a compressed stream whose first block is long)."""
     global _stdin_head, _stdin_ended
+    _same_stdin()
     if _stdin_taken:
         return b""
     if len(_stdin_head) < size and not _stdin_ended:
@@ -134,6 +143,7 @@ class _Replay(io.RawIOBase):
 def stdin_stream() -> BinaryIO:
     """Standard input's bytes from the first (those `peek_stdin` read included)."""
     global _stdin_head, _stdin_taken
+    _same_stdin()
     head, _stdin_head, _stdin_taken = _stdin_head, b"", True
     if not head:
         return sys.stdin.buffer
