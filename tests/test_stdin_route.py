@@ -28,7 +28,7 @@ import pytest
 
 from aqe_inspect.cli import main
 
-from .conftest import SAMPLE_PLANS
+from .conftest import AQE_INSPECT, SAMPLE_PLANS
 
 STDIN_NAME = "<stdin>"
 #: What the generators write beside the inputs: the answer keys, manifests, configurations.
@@ -133,23 +133,55 @@ def _first_difference(by_file: Tuple, by_stdin: Tuple) -> str:
     return "?"
 
 
-def test_a_pipe_is_read_as_standard_input_is(fixed_environment):
-    """A path that is no file (`<(cat log)`, a named pipe) is read once, as standard input:
-    its plan-change log too."""
-    log = SAMPLE_PLANS / "spark-3.5.9" / "skew_join" / "driver_planchange.log"
-    fifo = fixed_environment / "pipe"
-    os.mkfifo(fifo)
+@pytest.mark.parametrize("name", ["driver_planchange.log", "eventlog.zstd", "history_sql.json"])
+def test_a_pipe_is_read_as_standard_input_is(name, fixed_environment):
+    """A path that is no file (`<(zcat log)`: /dev/fd/N, a pipe; a named pipe) is read once,
+    as standard input is: its first bytes, read to tell what it holds, are read again (was:
+    lost, the first 64 KiB of a driver log, its lines numbered from there, a compressed event
+    log cut), and a driver log's plan-change log is read. Run as the shell runs it: the
+    command given the pipe's read end as /dev/fd/N."""
+    import subprocess
     import threading
 
-    def feed():
-        with open(fifo, "wb") as handle:
-            handle.write(log.read_bytes())
+    data = (SAMPLE_PLANS / "spark-3.5.9" / "skew_join" / name).read_bytes()
+    read_end, write_end = os.pipe()
 
-    writer = threading.Thread(target=feed)
+    def feed():
+        with os.fdopen(write_end, "wb") as handle:
+            handle.write(data)
+
+    writer = threading.Thread(target=feed, daemon=True)
     writer.start()
+    path = f"/dev/fd/{read_end}"
     try:
-        code, out, err = run(["diff", str(fifo), "--format", "text"])
+        by_pipe = subprocess.run([*AQE_INSPECT, "diff", path, "--format", "json"],
+                                 pass_fds=(read_end,), capture_output=True, text=True,
+                                 timeout=120)
     finally:
+        os.close(read_end)
         writer.join(timeout=30)
-    assert (code, err) == (0, "")
-    assert "by OptimizeSkewedJoin (log line" in out and "plan-change log: 3 re-plannings" in out
+    by_stdin = subprocess.run([*AQE_INSPECT, "diff", "-", "--format", "json"], input=data,
+                              capture_output=True, timeout=120)
+    assert (by_pipe.returncode, by_pipe.stderr) == (0, "")
+    assert by_pipe.stdout.replace(path, STDIN_NAME) == by_stdin.stdout.decode("utf-8")
+    if name == "driver_planchange.log":
+        assert '"rule": "OptimizeSkewedJoin"' in by_pipe.stdout
+
+
+def test_a_log_with_no_plan_is_counted_alike(fixed_environment):
+    """A driver log cut before its first plan (its plan-change rule blocks and ordinary
+    messages only): the error counts its messages, from standard input as from the file
+    (a file is read again for it; standard input, read once, hands every line on until a
+    plan is read)."""
+    log = SAMPLE_PLANS / "spark-3.5.9" / "skew_join" / "driver_planchange.log"
+    lines = log.read_bytes().split(b"\n")
+    first_plan = lines.index(b"== Physical Plan ==")
+    data = b"\n".join(lines[:first_plan]) + b"\n"
+    assert b"=== Applying Rule " in data
+    name = "QQQ.log"
+    (fixed_environment / name).write_bytes(data)
+    by_file = run(["diff", name, "--format", "text"])
+    by_stdin = run(["diff", "-", "--format", "text"], data)
+    assert by_file[0] == by_stdin[0] == 2
+    assert "messages) with no plan in it" in by_stdin[2]
+    assert by_file[2].replace(name, STDIN_NAME) == by_stdin[2]

@@ -40,12 +40,13 @@ LOG_HINT = ("to log plans, run with spark.sql.adaptive.logLevel=INFO (AQE's 'Pla
             "action, or read the event log instead (spark.eventLog.enabled=true)")
 
 
-def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: bool = False
-                  ) -> Document:
+def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: bool = False,
+                  stream=None) -> Document:
     """Every plan in the file (or `-`, standard input), as one Document; with `plan_changes`,
     each query of a driver log holding Spark's plan-change log gets what it says of it
-    (`Query.plan_changes`: planchange.py)."""
-    reader = InputReader(path, max_size)
+    (`Query.plan_changes`: planchange.py). `stream`: the input at `path` opened already (a
+    pipe whose first bytes were peeked at: `reading.Peeked`)."""
+    reader = InputReader(path, max_size, stream)
     from .skim import Skimmer
 
     skimmer = Skimmer(reader)
@@ -56,7 +57,7 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: boo
     # and its lines are counted (every line handed on) until a plan is read, for the error
     # of a text that holds none.
     once = skimmer.once = path == STDIN or not os.path.isfile(path)
-    headings: List[int] = []  # the lines of rule headings handed on (planchange.py)
+    headings: List[int] = []  # the line of the first rule heading handed on (planchange.py)
     document = _document(skimmer.lines(), reader.name, reader, max_size, skimmed=not once,
                          rule_headings=headings, skimmer=skimmer)
     if document is None:
@@ -96,7 +97,7 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
               rule_headings: Optional[List[int]] = None, skimmer=None) -> Optional[Document]:
     """The Document of the lines `raw`; with `skimmed` (only the lines that can hold a plan:
     skim.py), None when no plan was read, so that every line is read for the error. The
-    lines of the plan-change rule headings read go to `rule_headings`. `skimmer`: the skim
+    line of the first plan-change rule heading read goes to `rule_headings`. `skimmer`: the skim
     giving `raw`, told when a plan has been read (`Skimmer.plan_read`)."""
     from ..parsing.repeats import RepeatedPlans
 
