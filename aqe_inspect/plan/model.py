@@ -300,6 +300,13 @@ class Query:
     #: What Spark's plan-change log (spark.sql.planChangeLog.level) said of this query's AQE
     #: run, when the text is a driver log holding it; None otherwise.
     plan_changes: Optional["PlanChanges"] = None
+    #: Where a log places this query's run, by its lines (0: it does not): `ran_from`, its
+    #: plan printed before the action (`isFinalPlan=false`: AQE's run of it comes later);
+    #: `ended_by`, the first line that shows it had ended (AQE's `Final plan:` of it, its
+    #: plan printed after the action). A plan-change message of AQE's run goes only to a
+    #: query that may be running where it stands (sources/planchange.py).
+    ran_from: int = 0
+    ended_by: int = 0
 
     @property
     def adaptive(self) -> bool:
