@@ -12,7 +12,10 @@ sample_plans/ (tests/hostile_sizes.py), each against the same command over the r
 - the same as one plain 300 MB line (goal: at most 3x);
 - 3,000 executions that never end, 100 KB each (goal: at most 8x: at most 1,000 are held,
   MAX_OPEN; all 3,000 would be 300 MB);
-- a History Server answer of 4 GiB said by its size (goal: at most 1.2x: refused unread).
+- a History Server answer of 4 GiB said by its size (goal: at most 1.2x: refused unread);
+- a driver log with 400,000 bare plan-change rule headings (`=== Applying Rule ... ===` with
+  nothing under it; tests/planchange_logs.py: built from skew_join's driver_planchange.log;
+  goal: at most 3x: the headings are counted, not held; it took 374 MB, 13x).
 
 Interruption: the seconds from Ctrl-C (to the process group) to the end of a run reading a
 long log in its pool of workers, against the CLI's own start-up (`aqe-inspect --version`):
@@ -38,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from run import cli_command, wall  # noqa: E402
 from tests import hostile_sizes as hostile  # noqa: E402
+from tests import planchange_logs  # noqa: E402
 
 GiB, MiB = 1 << 30, 1 << 20
 
@@ -62,11 +66,17 @@ def build(cache: Path):
         "3,000 executions never ended": (cache / "never.zstd", lambda path: hostile.write_zstd(
             hostile.never_ending(lines, 3000, 100 << 10), path), 8.0),
         "History Server answer of 4 GiB": (cache / "sql.json", _sparse_history, 1.2),
+        "400,000 bare rule headings": (cache / "bare-headings.log", _bare_headings, 3.0),
     }
     for _, (path, write, _) in made.items():
         if not path.exists():
             write(path)
     return made
+
+
+def _bare_headings(path: Path) -> None:
+    path.write_bytes(planchange_logs.bare_headings(
+        planchange_logs.planchange_log("skew_join").read_bytes(), 400_000))
 
 
 def _sparse_history(path: Path) -> None:

@@ -14,6 +14,10 @@ Usage::
     python sample_plans/driver_logs.py --spark-submit ... --out sample_plans --only skew_join window
     # one query run three times in one application (rerun_job.py), per negative control:
     python sample_plans/driver_logs.py --spark-submit ... --out sample_plans --reruns
+    # four queries one after another over the same DataFrames, plan-change log on
+    # (sequential_job.py): spark-<version>/sequential_queries/sequential_planchange.log and
+    # queries.json
+    python sample_plans/driver_logs.py --spark-submit ... --out sample_plans --sequential
 
 Standard library only; the Spark side is ``driver_job.py``.
 """
@@ -31,6 +35,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DRIVER_JOB = HERE / "driver_job.py"
 RERUN_JOB = HERE / "rerun_job.py"
+SEQUENTIAL_JOB = HERE / "sequential_job.py"
+#: The folder, the log and the truth file of sequential_job.py (the log is no scenario's
+#: driver_planchange.log: it holds four queries, and its truth is queries.json).
+SEQUENTIAL = "sequential_queries"
+SEQUENTIAL_LOG = "sequential_planchange.log"
+SEQUENTIAL_TRUTH = "queries.json"
 LOG4J2_PLAIN = HERE / "log4j2-info.properties"
 LOG4J2_JSON = HERE / "log4j2-json-info.properties"
 
@@ -87,13 +97,15 @@ def pyspark_version(python: str) -> str:
 
 
 def submit_command(spark_submit: str, scenario: str, variant: str,
-                   rerun: bool = False) -> list[str]:
+                   rerun: bool = False, truth_out: Path | None = None) -> list[str]:
     _, log4j2, extra = VARIANTS[variant]
     command = [spark_submit, "--master", "local[2]"]
     for key, value in {**SUBMIT_CONFS, **extra}.items():
         command += ["--conf", f"{key}={value}"]
     command += ["--driver-java-options", f"-Dlog4j2.configurationFile={log4j2}"]
-    if rerun:
+    if scenario == SEQUENTIAL:
+        command += [str(SEQUENTIAL_JOB), "--truth-out", str(truth_out)]
+    elif rerun:
         command += [str(RERUN_JOB), "--control", scenario]
     else:
         command += [str(DRIVER_JOB), "--scenario", scenario]
@@ -121,10 +133,12 @@ def run_one(
     env = {**os.environ, "PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     partial = partial_path(log_path)
+    # sequential_job.py's truth, written by the job; kept beside the log with it.
+    truth = partial.with_name(f".{SEQUENTIAL_TRUTH}.partial").resolve()
     with tempfile.TemporaryDirectory(prefix="aqe-driver-log-") as cwd, partial.open("wb") as log:
         try:
             code = subprocess.run(
-                submit_command(spark_submit, scenario, variant, rerun),
+                submit_command(spark_submit, scenario, variant, rerun, truth),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -135,6 +149,8 @@ def run_one(
         except subprocess.TimeoutExpired:
             code = -1
     if code == 0:
+        if scenario == SEQUENTIAL:
+            os.replace(truth, log_path.with_name(SEQUENTIAL_TRUTH))
         os.replace(partial, log_path)
     return code
 
@@ -154,6 +170,9 @@ def main(argv=None) -> int:
                         help="also write driver_planchange.log (spark.sql.planChangeLog.level)")
     parser.add_argument("--reruns", action="store_true",
                         help="instead: reruns/<control>.log per negative control (rerun_job.py)")
+    parser.add_argument("--sequential", action="store_true",
+                        help=f"instead: {SEQUENTIAL}/{SEQUENTIAL_LOG} and "
+                             f"{SEQUENTIAL_TRUTH} (sequential_job.py)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per spark-submit")
     args = parser.parse_args(argv)
 
@@ -177,12 +196,17 @@ def main(argv=None) -> int:
         names = [name for name in controls if not args.only or name in args.only]
         variants = ["plain"]
 
+    if args.sequential:
+        names, variants = [SEQUENTIAL], ["planchange"]
+
     failures = []
     total = 0
     for name in names:
         for variant in variants:
             if args.reruns:
                 log_path = Path(args.out) / f"spark-{version}" / "reruns" / f"{name}.log"
+            elif args.sequential:
+                log_path = Path(args.out) / f"spark-{version}" / SEQUENTIAL / SEQUENTIAL_LOG
             else:
                 log_path = Path(args.out) / f"spark-{version}" / name / VARIANTS[variant][0]
             started = time.monotonic()

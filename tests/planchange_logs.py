@@ -1,7 +1,7 @@
 """Hostile plan-change logs built from the real ones of sample_plans/ (driver_planchange.log,
 spark.sql.planChangeLog.level=INFO): markers inside a block, a line full of markers, bare rule
 headings, many queries one after the other, two queries' messages interleaved as concurrent
-queries print them. A query copied is given its own expression ids (`#n` moved by an
+queries print them (their planning too, or their runs only). A query copied is given its own expression ids (`#n` moved by an
 offset), as Spark's global counter would give another query's."""
 
 from __future__ import annotations
@@ -60,6 +60,24 @@ def interleaved(first: bytes, second: bytes, offset: int = 100_000) -> bytes:
     merged: List[bytes] = []
     for index in range(max(len(one), len(two))):
         merged.extend(part[index] for part in (one, two) if index < len(part))
+    return b"".join(head + merged)
+
+
+def interleaved_runs(first: bytes, second: bytes, offset: int = 100_000) -> bytes:
+    """`interleaved`, the two queries' runs at once: each query's messages up to its plan
+    printed before the action (its planning), the first's then the second's, then the
+    messages of both runs alternating, as two queries whose actions run at once print them."""
+    head, one = split_at_query(first)
+    _, two = split_at_query(renumbered(second, offset))
+
+    def at_action(found: List[bytes]) -> int:
+        return next(i for i, m in enumerate(found) if b"isFinalPlan=false" in m) + 1
+
+    cut_one, cut_two = at_action(one), at_action(two)
+    merged: List[bytes] = one[:cut_one] + two[:cut_two]
+    rest_one, rest_two = one[cut_one:], two[cut_two:]
+    for index in range(max(len(rest_one), len(rest_two))):
+        merged.extend(part[index] for part in (rest_one, rest_two) if index < len(part))
     return b"".join(head + merged)
 
 

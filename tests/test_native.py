@@ -157,7 +157,7 @@ def _inputs() -> list:
     """Every bundled sample input, and the golden corpus's explain texts where it is here."""
     commands = []
     for path in sorted(SAMPLE_PLANS.rglob("*")):
-        if not path.is_file() or path.name in ("truth.json", "runs.json") or \
+        if not path.is_file() or path.name in ("truth.json", "runs.json", "queries.json") or \
                 path.suffix in (".py", ".md", ".toml", ".conf", ".snap", ".xml"):
             continue
         commands += [(path, "json"), (path, "text")]

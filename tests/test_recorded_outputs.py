@@ -4,10 +4,10 @@ not change behaviour (moving modules into folders, a refactoring).
 Inputs: every entry of every scenario folder `sample_plans/spark-*/<scenario>/`, by what is
 there (no list to keep up to date): the plan texts of each explain mode, the driver logs, the
 event logs of every codec and layout (a rolling log's folder is one input, an in-progress or cut
-log one), History Server JSON; `truth.json` (the generator's answer key, not an input) and
-dot-files are left out. Each `X_before.txt` with its `X_after.txt` is one more input, the pair.
-`test_every_indexed_log_is_an_input` checks that sample_plans/eventlogs.json lists nothing this
-misses.
+log one), History Server JSON; `truth.json` and `queries.json` (the generators' answer keys, not
+inputs) and dot-files are left out. Each `X_before.txt` with its `X_after.txt` is one more
+input, the pair. `test_every_indexed_log_is_an_input` checks that sample_plans/eventlogs.json
+lists nothing this misses.
 
 Commands: `diff --format F` for every format F of the tool, and `parse --format json` (one
 path: not of a pair). Recorded for each: the exit code, the SHA-256 of standard output and, when
@@ -55,7 +55,7 @@ from .conftest import IN_CI, ROOT, SAMPLE_PLANS
 RECORD = ROOT / "tests" / "snapshots" / "recorded_outputs.json"
 RECORDING = os.environ.get("AQE_RECORD") == "1"
 ENVIRONMENT = {"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
-NOT_INPUTS = {"truth.json"}
+NOT_INPUTS = {"truth.json", "queries.json"}
 COMMANDS = [("diff", name) for name in FORMAT_NAMES] + [("parse", "json")]
 
 

@@ -320,6 +320,13 @@ class Query:
     #: others out. 0 where no text numbered it (a Query made by hand): its place in what
     #: holds it names it then (`number_of`).
     number: int = 0
+    #: Where a log places this query's run, by its lines (0: it does not): `ran_from`, its
+    #: plan printed before the action (`isFinalPlan=false`: AQE's run of it comes later);
+    #: `ended_by`, the first line that shows it had ended (AQE's `Final plan:` of it, its
+    #: plan printed after the action). A plan-change message of AQE's run goes only to a
+    #: query that may be running where it stands (sources/planchange.py).
+    ran_from: int = 0
+    ended_by: int = 0
 
     @property
     def adaptive(self) -> bool:

@@ -41,23 +41,26 @@ LOG_HINT = ("to log plans, run with spark.sql.adaptive.logLevel=INFO (AQE's 'Pla
             "action, or read the event log instead (spark.eventLog.enabled=true)")
 
 
-def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: bool = False
-                  ) -> Document:
+def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: bool = False,
+                  stream=None) -> Document:
     """Every plan in the file (or `-`, standard input), as one Document; with `plan_changes`,
     each query of a driver log holding Spark's plan-change log gets what it says of it
-    (`Query.plan_changes`: planchange.py)."""
-    reader = InputReader(path, max_size)
-    if path == STDIN or not os.path.isfile(path):
-        # Standard input, a pipe (`<(...)`): read once, every line.
-        return _document(reader.lines(), reader.name, reader, max_size)
+    (`Query.plan_changes`: planchange.py). `stream`: the input at `path` opened already (a
+    pipe whose first bytes were peeked at: `reading.Peeked`)."""
+    reader = InputReader(path, max_size, stream)
     from .skim import Skimmer
 
     skimmer = Skimmer(reader)
     # The plan-change log read from the skim's own buffers: the file is read once.
     skimmer.plan_changes = plan_changes
-    headings: List[int] = []  # the lines of rule headings handed on (planchange.py)
-    document = _document(skimmer.lines(), reader.name, reader, max_size, skimmed=True,
-                         rule_headings=headings)
+    # Standard input, a pipe (`<(...)`), anything but a file, is read once, by the same
+    # route: nothing is read again, so its plan-change log is read from the first buffer on
+    # and its lines are counted (every line handed on) until a plan is read, for the error
+    # of a text that holds none.
+    once = skimmer.once = path == STDIN or not os.path.isfile(path)
+    headings: List[int] = []  # the line of the first rule heading handed on (planchange.py)
+    document = _document(skimmer.lines(), reader.name, reader, max_size, skimmed=not once,
+                         rule_headings=headings, skimmer=skimmer)
     if document is None:
         # No plan: read every line, for the error that counts them (or whatever else it finds).
         reader = InputReader(path, max_size)
@@ -70,6 +73,10 @@ def read_document(path: str, max_size: int = DEFAULT_MAX_SIZE, plan_changes: boo
     blocks = getattr(skimmer, "rule_blocks", None)
     if blocks == 0 and not headings:
         return document
+    if once:
+        from .planchange import attach_read_once
+
+        return attach_read_once(document, skimmer.sink)
     from .planchange import attach_streamed
 
     # The bytes the skim read are the file's when it took nothing out (no byte-order mark,
@@ -88,10 +95,11 @@ def read_text_document(text: str, source: str = "") -> Document:
 
 
 def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
-              rule_headings: Optional[List[int]] = None) -> Optional[Document]:
+              rule_headings: Optional[List[int]] = None, skimmer=None) -> Optional[Document]:
     """The Document of the lines `raw`; with `skimmed` (only the lines that can hold a plan:
     skim.py), None when no plan was read, so that every line is read for the error. The
-    lines of the plan-change rule headings read go to `rule_headings`."""
+    line of the first plan-change rule heading read goes to `rule_headings`. `skimmer`: the skim
+    giving `raw`, told when a plan has been read (`Skimmer.plan_read`)."""
     from ..parsing.repeats import RepeatedPlans
 
     parse_lines = RepeatedPlans().parse  # a plan printed again is parsed once
@@ -137,6 +145,8 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
                              f"({error.message})")
                 continue
             read += 1
+            if skimmer is not None:
+                skimmer.plan_read = True
             notes.extend(document.notes)
             for query in document.queries:
                 if region.notes:

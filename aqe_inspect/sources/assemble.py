@@ -189,11 +189,34 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
     def run_of(query: Query) -> int:
         return bisect_right(runs, query.line)
 
+    # Where the log places each query's run, by id(query): [ran_from, ended_by] (Query's
+    # fields; 0 while it does not): its plan printed before the action, its end shown.
+    spans: Dict[int, List[int]] = {}
+
+    def shown(key: int, line: int, ended: Optional[bool]) -> None:
+        """A print of the query `key` at `line`: one that shows it ended (`ended`: its plan
+        printed after the action, AQE's `Final plan:`), else its plan printed before the
+        action (None: not adaptive, no run to place)."""
+        if ended is None or not line:
+            return
+        span = spans.setdefault(key, [0, 0])
+        at = 1 if ended else 0
+        if not span[at] or line < span[at]:
+            span[at] = line
+
+    def moved(old: Query, new: Query) -> None:
+        """`new` replaces `old`: it takes over its span."""
+        span = spans.pop(id(old), None)
+        if span is not None:
+            for line, ended in ((span[0], False), (span[1], True)):
+                shown(id(new), line, ended)
+
     trusted = bool(runs)  # plan ids decide alone within one application (`_Plan.apart`)
 
     def add_note(query: Query, note: str) -> Query:
         updated = dataclasses.replace(query, notes=(*query.notes, note))
         plans[id(updated)] = plans.pop(id(query))
+        moved(query, updated)
         return updated
 
     # The explains: each is compared only with the reported ones it may match (same final
@@ -259,6 +282,7 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
                 reported[index_at] = add_note(
                     earlier, f"line {query.line}: the same plan is printed again "
                     f"({query.mode} mode; {evidence} as line {earlier.line})")
+                shown(id(reported[index_at]), query.line, query.is_final_plan)
                 break
             if earlier.is_final_plan is False and query.is_final_plan is True and \
                     earlier_initial is not None and initial is not None and \
@@ -275,6 +299,8 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
                     f"action (isFinalPlan=false; {earlier_initial.evidence(initial)} in the "
                     f"initial plan as line {query.line})"))
                 plans[id(query)] = (initial, final)
+                moved(earlier, query)
+                shown(id(query), query.line, True)
                 reported[index_at] = query
                 index(index_at, query, initial, final)
                 break
@@ -283,6 +309,7 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
                 query = dataclasses.replace(query, notes=(
                     *query.notes, *_apart_note(query, told_apart)))
             plans[id(query)] = (initial, final)
+            shown(id(query), query.line, query.is_final_plan)
             index(len(reported), query, initial, final)
             reported.append(query)
 
@@ -331,15 +358,18 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
                 and covered_by[number][0] in explained and covered[number].same(final)
                 and not covered[number].apart(final, trusted)]
         after = [number for number in fits if covered_by[number][2] > query.line]
-        shown = min(after, key=lambda n: covered_by[n][2]) if after else \
+        printed = min(after, key=lambda n: covered_by[n][2]) if after else \
             max(fits, key=lambda n: covered_by[n][2]) if fits else None
-        if shown is not None:  # an explain after the action shows this plan already
-            taken.add(shown)
-            later_notes.setdefault(covered_by[shown][0], []).append(
+        if printed is not None:  # an explain after the action shows this plan already
+            taken.add(printed)
+            owner = covered_by[printed][0]
+            later_notes.setdefault(owner, []).append(
                 f"line {query.line}: AQE's 'Final plan' log message shows this plan again "
-                f"({covered[shown].evidence(final)} as line {covered_by[shown][2]})")
+                f"({covered[printed].evidence(final)} as line {covered_by[printed][2]})")
+            shown(owner, query.line, True)
             continue
         initial_tree, how = None, ""
+        begun: Optional[List[int]] = None  # the span of the explain printed before it
         sharing = [key for key in waiting_index.sharing(final) if key in waiting]
         if sharing:
             place = {id(earlier): at for at, earlier in enumerate(reported)}
@@ -353,6 +383,7 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
                     how = f"the explain at line {earlier.line}, printed before the action"
                     waiting.pop(id(earlier), None)
                     plans.pop(id(reported.pop(index_at)))
+                    begun = spans.pop(id(earlier), None)
                     break
         befores = [q for q, r in mine if r == AQE_BEFORE]
         if initial_tree is None and befores:
@@ -364,6 +395,9 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
                 "initial plan in the log")
         built = _aqe_query(query, query.root, initial_tree, True, note)
         plans[id(built)] = (None, final)
+        shown(id(built), query.line, True)
+        if begun is not None:
+            shown(id(built), begun[0], False)
         reported.append(built)
         covered_index.add(len(covered), final)
         covered.append(final)
@@ -408,11 +442,21 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
                     "query (a subquery's) and reported here")
                 continue
         kept.append(query)
-    if later_notes:
-        kept = [dataclasses.replace(query, notes=(*query.notes, *later_notes[id(query)]))
-                if id(query) in later_notes else query for query in kept]
+    if later_notes or spans:
+        kept = [_finished(query, later_notes.get(id(query), ()), spans.get(id(query)))
+                for query in kept]
     kept.sort(key=lambda q: q.line)
     return kept
+
+
+def _finished(query: Query, notes: Sequence[str], span: Optional[List[int]]) -> Query:
+    """`query` with the notes said of it later and where it was shown running."""
+    changes: Dict[str, object] = {}
+    if notes:
+        changes["notes"] = (*query.notes, *notes)
+    if span is not None and (span[0], span[1]) != (query.ran_from, query.ended_by):
+        changes["ran_from"], changes["ended_by"] = span
+    return dataclasses.replace(query, **changes) if changes else query
 
 
 def _apart_note(query: Query, told_apart: str) -> Tuple[str, ...]:

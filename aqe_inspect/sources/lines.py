@@ -84,8 +84,8 @@ def logical_lines(raw: Iterable[Tuple[int, str]], damaged: Optional[List[str]] =
     """The lines of a text, cleaned; JSON log records become the lines of their message.
     `damaged`, when given, gets a note `line N: ...` for each line with `damage` (once for
     the lines of one JSON record); `runs`, the number of each line starting a log message
-    `Submitted application: ...` (APPLICATION_START); `rule_headings`, that of each line
-    holding a plan-change rule block's heading (`is_rule_heading`); `stops`, that of each line
+    `Submitted application: ...` (APPLICATION_START); `rule_headings`, that of the first
+    line holding a plan-change rule block's heading (`is_rule_heading`); `stops`, that of each line
     starting a log message `Successfully stopped SparkContext` (APPLICATION_STOP)."""
     watched = runs is not None or rule_headings is not None or stops is not None
     prefix: Optional[str] = None
@@ -219,8 +219,8 @@ def _watch(line: Line, runs: Optional[List[int]], rule_headings: Optional[List[i
         runs.append(line.number)
     if stops is not None and line.message_start and line.text.startswith(APPLICATION_STOP):
         stops.append(line.number)
-    if rule_headings is not None and is_rule_heading(line):
-        rule_headings.append(line.number)
+    if rule_headings is not None and not rule_headings and is_rule_heading(line):
+        rule_headings.append(line.number)  # (the first only: whether there is one is asked)
 
 
 def message_header(text: str) -> Optional[str]:

@@ -21,10 +21,12 @@ and after, side by side, changed lines marked `!`), each batch's result (`=== Re
 Spark 4's structured (JSON) logs are read the same way, each record's message decoded
 (`{"msg": "\\n=== Applying Rule ... ===\\n..."}`), its events at the record's line.
 
-The log does not say which query a message is about. Each block's plans carry the query's
-expression ids (`k#12L`), which Spark keeps for the life of a query: a block goes to the
-query sharing most of them; a line with no plan (`Batch AQE Replanning has no effect.`) goes
-with the blocks around it.
+The log does not say which query a message is about. A message goes to a query that may be
+running where it stands (not ended by then, its run not after it: `_Owners`), and of those to
+the one whose plans share most of the expression ids (`k#12L`) the message's plans carry:
+Spark keeps them for the life of a query, and queries over the same DataFrames share them,
+where the query running then is the one. A line with no plan (`Batch AQE Replanning has no
+effect.`) goes with the blocks around it.
 
 Read only when the log holds `=== Applying Rule` (one byte search); the bytes are searched
 for the few headings, never split into lines. A block cut short or damaged is a note. A
@@ -73,6 +75,8 @@ POST_STAGE = "AQE Post Stage Creation"
 POST_PLANNER = "AQE Query Post Planner Strategy Rules"
 AQE_PHYSICAL = frozenset({PREPARATIONS, REPLANNING, STAGE_OPTIMIZATION, POST_STAGE,
                           POST_PLANNER})
+#: Those AQE runs only while the query runs (not when it plans, as explain does).
+AQE_RUN = frozenset({REPLANNING, STAGE_OPTIMIZATION, POST_STAGE})
 #: The batches of AQE's logical optimizer (AQEOptimizer) on 3.2-4.x; their rules are counted
 #: when they run in a re-planning (before its `AQE Replanning` batch). A batch not named here
 #: counts when its plans hold AQE's `LogicalQueryStage`.
@@ -102,7 +106,7 @@ class _Event:
     (Slots: a log can hold millions of headings.)"""
 
     __slots__ = ("position", "kind", "name", "line", "ids", "removed", "added", "altered",
-                 "touched", "hints", "logical_stage", "damage", "block_end")
+                 "touched", "hints", "logical_stage", "damage", "block_end", "bare")
 
     def __init__(self, position: int, kind: str, name: str = "", line: int = 0,
                  damage: str = "") -> None:
@@ -119,6 +123,7 @@ class _Event:
         self.logical_stage = False
         self.damage = damage
         self.block_end = 0  # where the plan lines read with it end
+        self.bare = False  # a rule heading with nothing under it
 
 
 @dataclass
@@ -282,8 +287,13 @@ class Stream:
     #: What `finish` says when the buffers held no plan-change log.
     ABSENT = "absent"
 
-    def __init__(self) -> None:
-        self.state = "waiting"  # for SIGNATURE; then "reading", or "off" (found too late)
+    def __init__(self, eager: bool = False) -> None:
+        """`eager`: the log is read whole from its first buffer on, SIGNATURE or not (an
+        input that cannot be read again: standard input, a pipe); `finish` says ABSENT when
+        no buffer held SIGNATURE, as the file's one search would."""
+        self.state = "reading" if eager else "waiting"  # for SIGNATURE; or "off" (too late)
+        self.eager = eager
+        self.signed = False  # SIGNATURE was found (eager: in some buffer)
         self._reader = _EventReader()
         self._pending: List[Tuple[int, str, int]] = []  # headings found, not read yet
         self._scanned = 0  # the headings are searched up to this offset
@@ -333,6 +343,8 @@ class Stream:
             kinds = _KINDS
             pending.extend([(hits_base + at, kinds[index], line + before)
                             for at, index, before in hits])
+            if not self.signed:
+                self.signed = any(index == 0 for _, index, _ in hits)  # (HEADINGS[0])
             self._line = line + newlines
             self._scanned = data_base + upto
         done = self._reader.read(data, data_base, pending, final)
@@ -347,11 +359,11 @@ class Stream:
         """The events read and their notes; ABSENT when the log holds no plan-change log
         (all of it seen in the first buffer); None when it was not read here (`state`
         off)."""
-        if self.state == "waiting":
+        if self.state == "waiting" or self.eager and not self.signed:
             return self.ABSENT
         if self.state != "reading" or self._pending:
             return None
-        return self._reader.events, summarised(self._reader.notes)
+        return self._reader.events, self._reader.notes.said()
 
 
 def attach_streamed(document: Document, path: str, stream: Optional[Stream], usable: bool
@@ -370,6 +382,15 @@ def attach_streamed(document: Document, path: str, stream: Optional[Stream], usa
                 return document
             return attach(document, None, found)
     return attach_from_file(document, path)
+
+
+def attach_read_once(document: Document, stream: Optional[Stream]) -> Document:
+    """`document` with each query's plan changes, read by `stream` (eager) from an input
+    that cannot be read again (standard input, a pipe): what the same bytes in a file give."""
+    found = stream.finish() if stream is not None else None
+    if found is None or found is Stream.ABSENT:
+        return document
+    return attach(document, None, found)
 
 
 def attach_from_text(document: Document, text: str) -> Document:
@@ -403,7 +424,10 @@ def attach(document: Document, data, read: Optional[Tuple[List[_Event], List[str
         if not segment_queries:
             continue
         owners = _Owners({index: _query_ids(document.queries[index])
-                          for index in segment_queries}, segment_queries)
+                          for index in segment_queries}, segment_queries,
+                         {index: (document.queries[index].ran_from,
+                                  document.queries[index].ended_by)
+                          for index in segment_queries})
         found, messages, guessed = _units(segment_events, owners)
         _assign(found, owners, segment_queries)
         units.extend(found)
@@ -436,19 +460,160 @@ def attach(document: Document, data, read: Optional[Tuple[List[_Event], List[str
     return dataclasses.replace(document, queries=tuple(queries))
 
 
-class _Owners:
-    """Which query a set of expression ids is of: the query sharing most of them (the first
-    of `candidates` on a tie), through an index of each id's queries (one look-up per id,
-    whatever the number of queries)."""
+#: A query whose end the log does not show: it may be running to the log's end.
+NEVER = 1 << 62
 
-    def __init__(self, query_ids: Dict[int, FrozenSet[str]], candidates: Sequence[int]):
+
+class _Owners:
+    """Which query a plan-change message is of, among the queries of one application: one
+    that may be running where the message stands (`advance`: the lines go by in order), and
+    of those, the one sharing most of its expression ids (through an index of each id's
+    queries: one look-up per id, whatever the number of queries).
+
+    A query may be running up to the line that shows it ended (AQE's `Final plan:` of it,
+    its plan printed after the action: `Query.ended_by`): an ended query receives no later
+    message. Where its plan is printed before the action (`Query.ran_from`), AQE's run of
+    it comes after that line: a message before it is of the query only when no query that
+    may be running then shares its ids (the query's planning, logged before its plan is
+    printed). Queries run one after the other over the same DataFrames share expression ids;
+    where several share most of a message's, it goes with the message before it, else to
+    the one that ends first: the query running then. Queries are shown running at once only
+    where the log shows both running (`shown`): each named by a message of AQE's run (its
+    plan printed before the action is not enough: it may never run), and neither ended."""
+
+    def __init__(self, query_ids: Dict[int, FrozenSet[str]], candidates: Sequence[int],
+                 spans: Optional[Dict[int, Tuple[int, int]]] = None):
         self.order = {index: rank for rank, index in enumerate(candidates)}
+        self.query_ids = query_ids
         self.holders: Dict[str, List[int]] = {}
         for index in candidates:
             for expression_id in query_ids[index]:
                 self.holders.setdefault(expression_id, []).append(index)
+        spans = spans or {}
+        self.start = started = {index: spans.get(index, (0, 0))[0] for index in candidates}
+        self.end = {index: spans.get(index, (0, 0))[1] or NEVER for index in candidates}
+        order = self.order
+        self._starts = sorted((started[index], order[index], index) for index in candidates
+                              if started[index])
+        self._ends = sorted((self.end[index], order[index], index) for index in candidates)
+        self._next_start = self._next_end = 0
+        #: The queries that may be running at the line last advanced to; `shown`, those of
+        #: them the log shows running.
+        self.open = {index for index in candidates if not started[index]}
+        self.shown: set = set()
+        self._ended: set = set()
+        self._future = {index for index in candidates if started[index]}  # not open yet
+
+    def advance(self, line: int) -> None:
+        """To `line` (never back): the queries printed before their action by then may be
+        running, those ended before it no longer."""
+        starts, ends = self._starts, self._ends
+        while self._next_start < len(starts) and starts[self._next_start][0] <= line:
+            index = starts[self._next_start][2]
+            self._next_start += 1
+            self._future.discard(index)
+            if index not in self._ended:
+                self.open.add(index)
+        while self._next_end < len(ends) and ends[self._next_end][0] < line:
+            index = ends[self._next_end][2]
+            self._next_end += 1
+            self._ended.add(index)
+            self.open.discard(index)
+            self.shown.discard(index)
+            self._future.discard(index)
+
+    def running(self, index: Optional[int], still: bool = True) -> None:
+        """A message of AQE's run (a batch AQE runs only while a query runs) was the query's,
+        by its ids: the log shows it running; or (not `still`) AQE's `Final plan:` of it, or
+        of a plan inside it (a subquery's, whose ids it holds: the query is not closed, it
+        is shown running again by its next message of AQE's run)."""
+        if index is not None and index in self.open:
+            if still:
+                self.shown.add(index)
+            else:
+                self.shown.discard(index)
+
+    def _first_to_end(self, among: Optional[Iterable[int]] = None) -> Optional[int]:
+        """Of `among` (default: every open query), the one that ends first, one shown running
+        before one that is not; with none open, the query printed next before its action (a
+        query's planning is logged before its plan is printed)."""
+        if among is not None:
+            end, order, shown = self.end, self.order, self.shown
+            return min(among, key=lambda index: (index not in shown, end[index], order[index]),
+                       default=None)
+        ends, open_, shown = self._ends, self.open, self.shown
+        first = None
+        for at in range(self._next_end, len(ends)):
+            index = ends[at][2]
+            if index in open_:
+                if index in shown:
+                    return index
+                if first is None:
+                    first = index
+                    if not shown:
+                        break
+        if first is not None:
+            return first
+        if self._next_start < len(self._starts):
+            return self._starts[self._next_start][2]
+        return None
+
+    def choose(self, ids: FrozenSet[str], current: Optional[int]) -> Tuple[Optional[int], int]:
+        """The query of a message naming `ids` at the line last advanced to, and, when that
+        is a guess, how many queries were shown running at once among those it could be of
+        (0: decided). Of the queries that may be running then, the one sharing most of the
+        ids; else, when none of them shares one, the query printed later before its action
+        that does; else the query of the message before (`current`) when it may be, or the
+        one that ends first (with none running, the next printed before its action)."""
+        open_ = self.open
+        pool: Optional[List[int]] = None
+        if ids:
+            shared = self._shared(ids, open_) if open_ else None
+            if shared:
+                most = max(shared.values())
+                pool = [index for index, count in shared.items() if count == most]
+                if len(pool) == 1:
+                    return pool[0], 0
+            elif self._future:
+                later = self._shared(ids, self._future)
+                if later:
+                    most = max(later.values())
+                    return min((index for index, count in later.items() if count == most),
+                               key=lambda index: (self.start[index], self.order[index])), 0
+        if pool is None:
+            if len(open_) <= 1:
+                return (next(iter(open_)) if open_ else self._first_to_end()), 0
+            chosen = current if current in open_ else self._first_to_end()
+            return chosen, self._at_once(open_)
+        chosen = current if current in pool else self._first_to_end(pool)
+        return chosen, self._at_once(pool)
+
+    def _at_once(self, among: Iterable[int]) -> int:
+        """How many of `among` are shown running (0 for fewer than two)."""
+        shown = self.shown
+        count = len(shown) if among is self.open else sum(index in shown for index in among)
+        return count if count > 1 else 0
+
+    def _shared(self, ids: FrozenSet[str], among: set) -> Counter:
+        """How many of `ids` each query of `among` holds (those holding none left out)."""
+        shared: Counter = Counter()
+        if len(among) <= 8:  # a few queries: each one's ids asked
+            query_ids = self.query_ids
+            for index in among:
+                count = len(ids & query_ids[index])
+                if count:
+                    shared[index] = count
+            return shared
+        holders = self.holders
+        for expression_id in ids:
+            held = holders.get(expression_id)
+            if held:
+                shared.update(index for index in held if index in among)
+        return shared
 
     def of(self, ids: Iterable[str]) -> Optional[int]:
+        """The query sharing most of `ids`, whenever it ran (the first of the candidates on a
+        tie)."""
         shared: Counter = Counter()
         holders = self.holders
         for expression_id in ids:
@@ -477,7 +642,7 @@ def read_events(data) -> Tuple[List[_Event], List[str]]:
     notes on blocks that could not be read."""
     reader = _EventReader()
     reader.read(data, 0, _headings(data), True)
-    return reader.events, summarised(reader.notes)
+    return reader.events, reader.notes.said()
 
 
 class _EventReader:
@@ -490,7 +655,7 @@ class _EventReader:
 
     def __init__(self) -> None:
         self.events: List[_Event] = []
-        self.notes: List[str] = []
+        self.notes = _Notes()
         self.line = 1
         self.record_end = -1  # the end of the JSON log record last read
         self.released = 0  # the mapped pages before this are given back
@@ -539,7 +704,8 @@ class _EventReader:
                     inner = _record_events(data[begin - base:end - base], line)
                     for event in inner:
                         if event.damage:
-                            notes.append(f"line {line}: {event.damage}")
+                            notes.add(line, event.damage)
+                            event.damage = ""
                     events.extend(inner)
                     done += 1
                     continue
@@ -572,33 +738,61 @@ class _EventReader:
                     event.block_end += base
             consumed = max(consumed, event.block_end)
             if event.damage:
-                notes.append(f"line {line}: {event.damage}")
-            events.append(event)
+                notes.add(line, event.damage)
+                event.damage = ""
             done += 1
+            if event.bare and events:
+                last = events[-1]
+                if last.bare and last.name == event.name:
+                    # Bare headings of one rule, one after the other, are that rule's
+                    # application once: the note counts them (a log of a million is
+                    # held as one).
+                    continue
+            events.append(event)
         self.line, self.record_end, self.released = line, record_end, released
         self.begin, self.end, self.line_done = begin, end, line_done
         self.no_effect, self.consumed = no_effect, consumed
         return done
 
 
+class _Notes:
+    """Notes `line N: <text>` kept as `summarised` says them, as they come: each text once,
+    with its first line and how many more lines say it (a log of a million damaged headings
+    holds one entry, not a million notes)."""
+
+    __slots__ = ("first",)
+
+    def __init__(self) -> None:
+        self.first: Dict[str, List] = {}  # text -> [first note, more lines, last line]
+
+    def add(self, line, text: str) -> None:
+        """`text` said at `line` (a number, or a note's head `line N`)."""
+        held = self.first.get(text)
+        if held is None:
+            head = line if isinstance(line, str) else f"line {line}"
+            self.first[text] = [f"{head}: {text}", 0, line]
+        elif line != held[2]:
+            held[1] += 1
+            held[2] = line
+
+    def said(self) -> List[str]:
+        out = []
+        for note, more, last in self.first.values():
+            if more:
+                last = last if isinstance(last, str) else f"line {last}"
+                note += f" (and {more:,} more like it, to {last})"
+            out.append(note)
+        return out
+
+
 def summarised(notes: Iterable[str]) -> List[str]:
     """Notes `line N: <text>` with the same text said once, at its first line, with how many
     more lines say it (a log of a million damaged headings gives one note, not a million)."""
-    first: Dict[str, List] = {}  # text -> [first line's note, its line, more lines, last line]
+    kept = _Notes()
     for note in notes:
         head, _, text = note.partition(": ")
-        held = first.get(text)
-        if held is None:
-            first[text] = [note, head, 0, head]
-        elif head != held[3]:
-            held[2] += 1
-            held[3] = head
-    out = []
-    for note, _, more, last in first.values():
-        if more:
-            note += f" (and {more:,} more like it, to {last})"
-        out.append(note)
-    return out
+        kept.add(head, text)
+    return kept.said()
 
 
 def _record_events(record: bytes, line: int) -> List[_Event]:
@@ -659,8 +853,7 @@ def _event(data, position: int, kind: str, line: int, begin: int, end: int
             return _Event(position, kind, "", line,
                           damage=f"a plan-change {what} heading with no name closed by "
                                  f"' ===' was skipped")
-        name = named.group(1).decode("utf-8", "replace").strip()
-        event = _Event(position, kind, name, line)
+        event = _Event(position, kind, _name(named.group(1)), line)
         _read_block(data, end + 1, event)
         return event
     # AQE's own messages: at a message's start (after a log prefix's `: `) or a line's.
@@ -687,6 +880,21 @@ def _event(data, position: int, kind: str, line: int, begin: int, end: int
     return event
 
 
+#: The names of rules and batches read lately, by their bytes: a log names the same few again
+#: and again (one string each, not one per heading). Emptied when it holds NAMES_KEPT.
+_names: Dict[bytes, str] = {}
+NAMES_KEPT = 1 << 12
+
+
+def _name(raw: bytes) -> str:
+    known = _names.get(raw)
+    if known is None:
+        if len(_names) >= NAMES_KEPT:
+            _names.clear()
+        known = _names[raw] = raw.decode("utf-8", "replace").strip()
+    return known
+
+
 def _block_end(data, start: int) -> int:
     """Where the plan lines from `start` end: at the first line that is blank or does not
     begin as a side-by-side plan line does (` ` or `!`: a log message, the file's end)."""
@@ -702,9 +910,14 @@ def _block_end(data, start: int) -> int:
     return size
 
 
+#: The ids of a block naming none (one set for all of them).
+_NO_IDS: FrozenSet[str] = frozenset()
+
+
 def _ids(piece: bytes) -> FrozenSet[str]:
     # Each id decoded once (a plan's ids stand on both sides, and many times on each).
-    return frozenset(map(bytes.decode, set(_EXPRESSION_ID.findall(piece))))
+    found = set(_EXPRESSION_ID.findall(piece))
+    return frozenset(map(bytes.decode, found)) if found else _NO_IDS
 
 
 def _read_block(data, start: int, event: _Event) -> None:
@@ -717,13 +930,15 @@ def _read_block(data, start: int, event: _Event) -> None:
     if not piece.strip():
         end = data.find(b"\n", stop)
         following = data[stop:len(data) if end < 0 else end]
-        if following.strip() and not _MESSAGE_START.match(following):
+        if following.strip() and not _MESSAGE_START.match(following) and \
+                not following.startswith(b"=== "):
             event.damage = (f"the plans of the plan-change block "
                             f"'{_simple(event.name) or 'Plan changed'}' are not side by side "
                             "as Spark prints them; its operators are not known")
         elif event.kind == "rule":
             event.damage = (f"the plan-change block of {_simple(event.name)} holds no plans "
                             "(cut short?); the rule is kept, its operators are not known")
+        event.bare = event.kind == "rule"
         return
     whole = piece.decode("utf-8", "replace").rstrip("\n")
     lines = whole.split("\n")
@@ -924,18 +1139,18 @@ class _Stream:
     rules since its last batch result, logical rules since its last AQE batch, its last
     re-planning waiting for `Plan changed`."""
 
-    __slots__ = ("pending", "logical", "replanning", "live")
+    __slots__ = ("pending", "logical", "replanning")
 
     def __init__(self) -> None:
         self.pending: List[_Event] = []
         self.logical: List[Tuple[_Event, str]] = []
         self.replanning: Optional[_Unit] = None
-        self.live = True  # until its `Final plan:`
 
 
 #: The note on a message no query's expression ids name, read while queries ran at once.
 AMBIGUOUS = ("a plan-change message names no expression id of one query while {count} queries "
-             "ran at once; it is given to the query of the message before it")
+             "ran at once; it is given to the query of the message before it, else to the one "
+             "that ended first")
 
 
 def _units(events: Iterable[_Event], owners: Optional["_Owners"] = None
@@ -944,46 +1159,54 @@ def _units(events: Iterable[_Event], owners: Optional["_Owners"] = None
     log holds AQE's own messages (`Plan changed:`, `Final plan:`), without which a kept plan
     cannot be told from a changed one; and the notes on messages given to a query by guess.
 
-    Each message goes to the query its expression ids name (`owners`), and is read with that
-    query's other messages: the messages of queries run at once interleave. A message naming
-    none goes with the message before it; when more than one query is running then (seen, no
-    `Final plan:` yet), that is a guess, and a note says so."""
+    Each message goes to a query that may be running where it stands, the one its
+    expression ids name (`owners.choose`), and is read with that query's other messages:
+    the messages of queries run at once interleave. A message naming none of them goes with
+    the message before it; when more than one query is shown running then, that is a guess,
+    and a note says so."""
     units: List[_Unit] = []
     notes: List[str] = []
     aqe_messages = False
     streams: Dict[Optional[int], _Stream] = {}
-    current: Optional[int] = None  # the query of the last message naming one
-    guessed: set = set()  # the rules given to a query by guess (by id of the event)
-    live = 0  # the streams whose `Final plan:` is not read yet (counted, not looked for)
+    current: Optional[int] = None  # the query of the last message given one
+    guessed: Dict[int, int] = {}  # the rules given to a query by guess (by id of the event):
+    #                               how many queries ran at once then
 
-    def note(line: int) -> None:
-        notes.append(f"line {line}: " + AMBIGUOUS.format(count=live))
+    def note(line: int, count: int) -> None:
+        notes.append(f"line {line}: " + AMBIGUOUS.format(count=count))
 
     for event in events:
-        key = owners.of(event.ids) if owners is not None and event.ids else None
-        guess = False
-        if key is None:
+        guess = 0  # when the event's query is a guess: how many queries ran at once
+        if owners is not None:
+            owners.advance(event.line)
+            key, guess = owners.choose(event.ids, current)
+            if not guess:
+                if event.kind in ("result", "no-effect") and event.name in AQE_RUN:
+                    owners.running(key)
+                elif event.kind == "final":
+                    owners.running(key, still=False)
+        else:
             key = current
-            guess = key is not None and live > 1
-        elif current is None and None in streams:
+        if key is not None and current is None and None in streams:
             streams[key] = streams.pop(None)  # what came before any query was named
         if key is not None:
             current = key
         stream = streams.get(key)
         if stream is None:
             stream = streams[key] = _Stream()
-            live += 1
         if event.kind == "rule":
             stream.pending.append(event)
             if guess:
-                guessed.add(id(event))
+                guessed[id(event)] = guess
             continue
         if event.kind in ("result", "no-effect"):
             batch = event.name
-            if event.kind == "no-effect" and guess:
+            if event.kind == "no-effect":
                 # A batch with no effect applied no rule (Spark logs a rule only when it
-                # changed the plan): with queries running at once, the rules waiting are
-                # another batch's.
+                # changed the plan): the rules waiting are another batch's, one this batch
+                # ran inside (4.x canonicalizes expressions while AQE re-plans: `Batch
+                # CleanExpressions has no effect.` between EnsureRequirements and the result
+                # of `AQE Replanning`), or, with queries running at once, another query's.
                 rules = []
             else:
                 rules, stream.pending = stream.pending, []
@@ -1006,8 +1229,10 @@ def _units(events: Iterable[_Event], owners: Optional["_Owners"] = None
                 for rule in rules:
                     unit.ids.update(rule.ids)
                 unit.ids.update(event.ids)
-                if guess or any(id(rule) in guessed for rule, _ in stream.logical):
-                    note(event.line)
+                was = guess or max((guessed.get(id(rule), 0) for rule, _ in stream.logical),
+                                   default=0)
+                if was:
+                    note(event.line, was)
                 stream.logical = []
                 units.append(unit)
                 stream.replanning = unit
@@ -1016,11 +1241,11 @@ def _units(events: Iterable[_Event], owners: Optional["_Owners"] = None
                 for rule in rules:
                     unit.ids.update(rule.ids)
                 if guess and not unit.ids:
-                    note(event.line)
+                    note(event.line, guess)
                 units.append(unit)
             for rule in rules:
                 if id(rule) in guessed:
-                    note(rule.line)
+                    note(rule.line, guessed[id(rule)])
             continue
         if event.kind == "changed":
             aqe_messages = True
@@ -1033,14 +1258,11 @@ def _units(events: Iterable[_Event], owners: Optional["_Owners"] = None
                 replanning.ids.update(event.ids)
                 stream.replanning = None
                 if guess:
-                    note(event.line)
+                    note(event.line, guess)
             continue
         if event.kind == "final":
             aqe_messages = True
             stream.replanning = None
-            if key is not None and not guess and stream.live:
-                stream.live = False
-                live -= 1
     return units, aqe_messages, notes
 
 
@@ -1052,13 +1274,13 @@ def _applied(event: _Event, batch: str) -> RuleApplied:
 
 
 def _assign(units: List[_Unit], owners: _Owners, candidates: Sequence[int]) -> None:
-    """Give each unit the query sharing most of its expression ids; a unit with none goes
-    with the query its messages were read with, else the unit before it (or, at the start,
-    the one after it)."""
+    """Give each unit the query its messages were read with (`_units`: one running where
+    they stand); a unit read with none, the query sharing most of its expression ids, else
+    the unit before it (or, at the start, the one after it)."""
     for unit in units:
-        unit.query = owners.of(unit.ids) if unit.ids else None
-        if unit.query is None and unit.stream is not None:
-            unit.query = unit.stream
+        unit.query = unit.stream
+        if unit.query is None and unit.ids:
+            unit.query = owners.of(unit.ids)
     previous: Optional[int] = None
     for unit in units:
         if unit.query is None:

@@ -82,39 +82,75 @@ def display_name(path: str) -> str:
     return "<stdin>" if path == STDIN else path
 
 
-_stdin_head = b""  # the bytes peeked at, not yet handed on
-_stdin_ended = False  # standard input ended within them
-_stdin_taken = False  # standard input was handed on (`stdin_stream`): nothing more to peek
+class Peeked:
+    """An input read once (standard input, a pipe) whose first bytes are read ahead, to tell
+    what it holds by content, and given again to whoever reads it next (`stream`)."""
+
+    def __init__(self, source: BinaryIO, owned: bool = False):
+        self.source = source
+        self.owned = owned  # closed with the stream handed on (a pipe opened here)
+        self.head = b""  # the bytes peeked at, not yet handed on
+        self.ended = False  # the input ended within them
+        self.taken = False  # handed on (`stream`): nothing more to peek
+
+    def peek(self, size: int) -> bytes:
+        """Up to `size` first bytes, read now and given again by `stream`. A larger `size`
+        later reads on (a compressed stream whose first block is long)."""
+        if self.taken:
+            return b""
+        if len(self.head) < size and not self.ended:
+            parts, got = [self.head], len(self.head)
+            source = self.source
+            while got < size:
+                data = source.read1(size - got) if hasattr(source, "read1") else \
+                    source.read(size - got)
+                if not data:
+                    self.ended = True
+                    break
+                parts.append(data)
+                got += len(data)
+            self.head = b"".join(parts)
+        return self.head[:size]
+
+    def stream(self) -> BinaryIO:
+        """The input's bytes from the first (those `peek` read included)."""
+        head, self.head, self.taken = self.head, b"", True
+        if not head:
+            return self.source
+        return io.BufferedReader(_Replay(head, self.source, self.owned), CHUNK)
+
+
+_stdin: Optional[Tuple[object, Peeked]] = None  # sys.stdin, and what was peeked of it: another
+#                                                 one (the library given a new standard input,
+#                                                 in one process) starts again
+
+
+def stdin_peeked() -> Peeked:
+    """Standard input as `Peeked` (a new one for another `sys.stdin`)."""
+    global _stdin
+    if _stdin is None or _stdin[0] is not sys.stdin:
+        _stdin = (sys.stdin, Peeked(sys.stdin.buffer))
+    return _stdin[1]
 
 
 def peek_stdin(size: int) -> bytes:
     """Up to `size` first bytes of standard input, read now and given again to whoever reads
-    standard input next (`stdin_stream`): what it holds is told by content. A larger `size`
-    later reads on (a compressed stream whose first block is long)."""
-    global _stdin_head, _stdin_ended
-    if _stdin_taken:
-        return b""
-    if len(_stdin_head) < size and not _stdin_ended:
-        parts, got = [_stdin_head], len(_stdin_head)
-        source = sys.stdin.buffer
-        while got < size:
-            data = source.read1(size - got) if hasattr(source, "read1") else \
-                source.read(size - got)
-            if not data:
-                _stdin_ended = True
-                break
-            parts.append(data)
-            got += len(data)
-        _stdin_head = b"".join(parts)
-    return _stdin_head[:size]
+    standard input next (`stdin_stream`): what it holds is told by content."""
+    return stdin_peeked().peek(size)
+
+
+def stdin_stream() -> BinaryIO:
+    """Standard input's bytes from the first (those `peek_stdin` read included)."""
+    return stdin_peeked().stream()
 
 
 class _Replay(io.RawIOBase):
-    """Standard input with its peeked first bytes put back in front."""
+    """An input with its peeked first bytes put back in front."""
 
-    def __init__(self, head: bytes, rest: BinaryIO):
+    def __init__(self, head: bytes, rest: BinaryIO, owned: bool = False):
         self._head = memoryview(head)
         self._rest = rest
+        self._owned = owned
 
     def readable(self) -> bool:
         return True
@@ -130,14 +166,10 @@ class _Replay(io.RawIOBase):
         buffer[:len(data)] = data
         return len(data)
 
-
-def stdin_stream() -> BinaryIO:
-    """Standard input's bytes from the first (those `peek_stdin` read included)."""
-    global _stdin_head, _stdin_taken
-    head, _stdin_head, _stdin_taken = _stdin_head, b"", True
-    if not head:
-        return sys.stdin.buffer
-    return io.BufferedReader(_Replay(head, sys.stdin.buffer), CHUNK)
+    def close(self) -> None:
+        if self._owned and not self.closed:
+            self._rest.close()
+        super().close()
 
 
 _NUL_RUN = re.compile(rb"\x00+")
@@ -264,10 +296,12 @@ class InputReader:
     """The lines of one input; `binary` holds where the first non-text byte was found,
     `gaps` what NUL bytes a copy-truncate left were taken out (`NulGaps`)."""
 
-    def __init__(self, path: str, max_size: int = DEFAULT_MAX_SIZE):
+    def __init__(self, path: str, max_size: int = DEFAULT_MAX_SIZE,
+                 stream: Optional[BinaryIO] = None):
         self.path = path
         self.name = display_name(path)
         self.max_size = max_size
+        self.stream = stream  # the input opened already (a pipe, its first bytes peeked at)
         self.binary: Optional[Tuple[int, int, str]] = None  # (line, column, what)
         self.gaps: Optional[NulGaps] = None
 
@@ -286,6 +320,8 @@ class InputReader:
         return self.gaps  # type: ignore[return-value]
 
     def _open_raw(self) -> BinaryIO:
+        if self.stream is not None:
+            return self.stream
         try:
             if self.path == STDIN:
                 if sys.stdin is None or sys.stdin.closed:

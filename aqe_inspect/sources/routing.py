@@ -6,6 +6,7 @@ logs, pasted plans)."""
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from typing import TYPE_CHECKING, Optional, Union
 
@@ -26,19 +27,54 @@ def read_input(path: str, max_size: int = DEFAULT_MAX_SIZE, task_metrics: bool =
     if path == STDIN:
         if sys.stdin is None:  # started with standard input closed (`<&-`)
             raise InspectError("cannot read: standard input is closed", source="<stdin>")
-        log = _stdin_event_log()
-        if log is not None:
-            from .eventlog import LogStream
+        if sys.stdin.closed:
+            return read_document(path, max_size, plan_changes=True)  # (says so)
+        from .reading import stdin_peeked
 
-            return LogStream("<stdin>", [log], task_metrics=task_metrics, max_size=max_size)
-        history = _stdin_history(max_size)
-        if history is not None:
-            return history
-    else:
-        found = _read_events(path, task_metrics, max_size)
-        if found is not None:
-            return found
+        return _read_once(stdin_peeked(), "<stdin>", path, max_size, task_metrics)
+    if _is_pipe(path):
+        # A pipe (`<(zcat log)`, a named pipe) is read once, as standard input is: its first
+        # bytes, peeked at to tell what it holds, are read again by its reader.
+        from .reading import Peeked
+
+        try:
+            handle = open(path, "rb")
+        except OSError as error:
+            raise InspectError(f"cannot read: {error.strerror or error}", source=path) from None
+        return _read_once(Peeked(handle, owned=True), path, path, max_size, task_metrics)
+    found = _read_events(path, task_metrics, max_size)
+    if found is not None:
+        return found
     return read_document(path, max_size, plan_changes=True)
+
+
+def _is_pipe(path: str) -> bool:
+    """Whether `path` names an input that can be read only once: neither a file nor a
+    folder (a pipe, a character device)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False  # the text reader says what is wrong
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _read_once(peeked, name: str, path: str, max_size: int, task_metrics: bool
+               ) -> Union[Document, "LogStream"]:
+    """What an input read once holds (standard input, a pipe; `name` as reports call it),
+    told by its first bytes (`peeked`), as a file's are: an event log, History Server JSON,
+    or text."""
+    log = _event_log_of(peeked, name)
+    if log is not None:
+        from .eventlog import LogStream
+
+        return LogStream(name, [log], task_metrics=task_metrics, max_size=max_size)
+    history = _history_of(peeked, name, max_size)
+    if history is not None:
+        return history
+    from . import read_document
+
+    return read_document(path, max_size, plan_changes=True,
+                         stream=None if path == STDIN else peeked.stream())
 
 
 def read_url(url: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:
@@ -50,40 +86,34 @@ def read_url(url: str, max_size: int = DEFAULT_MAX_SIZE) -> Document:
     return read_history(data, target, app_id)
 
 
-def _stdin_event_log():
-    """Standard input as an event log, when its first bytes say it is one: a compressed stream
-    (told by its magic; an error when it cannot be read as an event log), or `{"Event":` text."""
+def _event_log_of(peeked, name: str):
+    """An input read once as an event log, when its first bytes say it is one: a compressed
+    stream (told by its magic; an error when it cannot be read as an event log), or
+    `{"Event":` text."""
     from .eventlog.files import event_stream_codec, stream_event_log
-    from .reading import peek_stdin, stdin_stream
-
-    if sys.stdin.closed:
-        return None
 
     try:
-        codec = event_stream_codec(peek_stdin, "<stdin>")
+        codec = event_stream_codec(peeked.peek, name)
     except OSError as error:
-        raise InspectError(f"cannot read: {error.strerror or error}", source="<stdin>") from None
-    return None if codec is None else stream_event_log("<stdin>", codec, stdin_stream())
+        raise InspectError(f"cannot read: {error.strerror or error}", source=name) from None
+    return None if codec is None else stream_event_log(name, codec, peeked.stream())
 
 
-def _stdin_history(max_size: int) -> Optional[Document]:
-    """Standard input as a History Server `/sql` answer, when its first bytes say it is one
-    (as a file's are told): read whole, bounded by `max_size`, as `_history_bytes` reads a
-    file."""
+def _history_of(peeked, name: str, max_size: int) -> Optional[Document]:
+    """An input read once as a History Server `/sql` answer, when its first bytes say it is
+    one (as a file's are told): read whole, bounded by `max_size`, as `_history_bytes` reads
+    a file."""
     from .magic import SNIFF_SIZE
-    from .reading import peek_stdin, read_bounded, stdin_stream
-
-    if sys.stdin.closed:
-        return None
+    from .reading import read_bounded
     from .eventlog.history import looks_like_history_json, read_history
 
     try:
-        if not looks_like_history_json(peek_stdin(SNIFF_SIZE)):
+        if not looks_like_history_json(peeked.peek(SNIFF_SIZE)):
             return None
-        data = read_bounded(stdin_stream(), max_size, "<stdin>", "the History Server answer")
+        data = read_bounded(peeked.stream(), max_size, name, "the History Server answer")
     except OSError as error:
-        raise InspectError(f"cannot read: {error.strerror or error}", source="<stdin>") from None
-    return read_history(data, "<stdin>")
+        raise InspectError(f"cannot read: {error.strerror or error}", source=name) from None
+    return read_history(data, name)
 
 
 def _read_events(path: str, task_metrics: bool = False, max_size: int = DEFAULT_MAX_SIZE):

@@ -148,6 +148,13 @@ class Skimmer:
         # so that a log without one imports nothing of planchange.py.
         self.sink = None
         self.plan_changes = False
+        # An input read once (standard input, a pipe: `once`): its plan-change log is read
+        # from the first buffer on, whatever the first buffer holds, and every line is handed
+        # on until a plan has been read (`plan_read`, set by the reader of the lines), so
+        # that a text with no plan is counted as reading every line counts it: nothing can
+        # be read again.
+        self.once = False
+        self.plan_read = False
         self.bom = False  # the file began with a byte-order mark (taken off)
         # The Scan of the buffer being searched, when the plan-change log is read from it
         # (`_scan_of`: it serves `_search` too), and the table it searches for.
@@ -311,10 +318,10 @@ class Skimmer:
             if wanted:
                 if offset:  # (a rule heading only past the first buffer: read again later)
                     wanted = False
-                elif buffer.find(PLAN_CHANGE_LOG) >= 0:
+                elif self.once or buffer.find(PLAN_CHANGE_LOG) >= 0:
                     from .planchange import Stream
 
-                    sink = self.sink = Stream()
+                    sink = self.sink = Stream(eager=self.once)
                     wanted = False
             # While the plan-change log is read from these buffers, one pass over each
             # serves both the skim's markers and the plan-change headings.
@@ -424,6 +431,8 @@ class Skimmer:
         on. Returns the number of the line at `stop`."""
         if start >= stop:
             return line
+        if self.once and not self.plan_read:
+            return (yield from self._hand_on(buffer, start, stop, line))
         if self._checked is not buffer:  # is the whole buffer plain ASCII with no NUL?
             self._checked, self._clean = buffer, self._plain(buffer)
         if self._clean or self._plain(buffer[start:stop]):
