@@ -30,8 +30,10 @@ query 2's re-planning) given to no query.
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
+import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -57,7 +59,8 @@ VARIANTS = ("printed", "quiet")
 _PRINT = re.compile(r"(?:Spark \d|Query \d: |Plan (?:before|after) running the query:|rows: \d|"
                     r"done: |== Physical Plan ==)")
 _RECORD = re.compile(r"\d\d/\d\d/\d\d \d\d:\d\d:\d\d ")
-_QUIET = Path(tempfile.mkdtemp(prefix="aqe-sequential-"))
+_QUIET = Path(tempfile.mkdtemp(prefix="aqe-sequential-"))  # the logs without prints
+atexit.register(shutil.rmtree, _QUIET, True)
 
 
 def folder(line: str) -> Path:
