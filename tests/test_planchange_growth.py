@@ -218,11 +218,17 @@ def test_several_applications_in_one_log_each_get_their_own_rules(tmp_path):
     path = tmp_path / "apps.log"
     path.write_bytes(b"".join(log.read_bytes() for log in logs))
     document = read_document(str(path), plan_changes=True)
-    assert len(document.queries) == len(logs)
-    for query, log in zip(document.queries, logs):
-        (alone,) = read_document(str(log), plan_changes=True).queries
-        assert query.plan_changes is not None, log
-        assert _what_was_applied(query.plan_changes) == _what_was_applied(alone.plan_changes), log
+    # Each log read alone, its queries in order (a log may print one query in a form the
+    # assembler keeps apart: see test_planchange.UNPAIRED_REPRINTS).
+    alone = [(log, query) for log in logs
+             for query in read_document(str(log), plan_changes=True).queries]
+    assert len(document.queries) == len(alone) >= len(logs)
+    assert sum(q.plan_changes is not None for q in document.queries) >= len(logs)
+    for query, (log, by_itself) in zip(document.queries, alone):
+        assert (query.plan_changes is None) == (by_itself.plan_changes is None), log
+        if by_itself.plan_changes is not None:
+            assert _what_was_applied(query.plan_changes) == \
+                _what_was_applied(by_itself.plan_changes), log
 
 
 def test_the_messages_of_thousands_of_queries_cost_linear_time():
