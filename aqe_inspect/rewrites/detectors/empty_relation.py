@@ -111,8 +111,17 @@ def _emptied_side(kind: str, place: EmptiedPlace) -> Rewrite:
         other = "left" if side == "right" else "right"
         how = f" {place.join_type}" if place.join_type else ""
         nulls = f" with nulls for the {side} side's columns" if place.with_nulls else ""
-        message = (f"{describe(removed)}{how} was removed: its {side} side ({empty}) produced "
-                   f"no rows at run time, and {instead}, its {other} side{nulls}, took its place")
+        if place.join_type == "LeftSemi":
+            # An empty right side makes a semi join empty; one that is kept by its left side
+            # had a right side with rows and no condition (PropagateEmptyRelationBase's
+            # nonEmpty case).
+            message = (f"{describe(removed)}{how} was removed: its {side} side ({empty}) "
+                       "produced rows at run time, so a semi join with no condition keeps "
+                       f"every row of its {other} side, and {instead} took its place")
+        else:
+            message = (f"{describe(removed)}{how} was removed: its {side} side ({empty}) "
+                       f"produced no rows at run time, and {instead}, its {other} side{nulls}, "
+                       "took its place")
         numbers.update(join_type=place.join_type, empty_side=side)
         evidence = (f"{removed.name} {removed.args}".strip()[:200],)
     return Rewrite(kind=kind, final_node=replacement, initial_node=removed, message=message,
