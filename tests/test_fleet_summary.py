@@ -145,7 +145,8 @@ def test_per_application_rates_and_partitions_are_truths(fleet):
         # Each coalesced read reads one shuffle of spark.sql.shuffle.partitions partitions,
         # except where a shuffle is read twice (a reused exchange, a subquery's).
         if group[0]["scenario"] not in ("reused_exchange", "scalar_subquery", "dpp_subquery",
-                                        "kept_by_cost"):
+                                        "kept_by_cost", "empty_scalar_subquery",
+                                        "empty_several"):
             coalesced = sum(_fired(e)["coalesced"] for e in group)
             partitions = int(_truth(group[0])["confs"]["spark.sql.shuffle.partitions"])
             assert app.partitions_before == (coalesced * partitions if coalesced else None)
