@@ -568,7 +568,8 @@ def _read_parts(text: str, shape_from: List[int]) -> Optional[Tuple[Query, bool]
                  hosting_expression=(header["expr"] or "").strip(),
                  tree=next(next_root) if sub_tree is not None else None, line=at)
         for header, at, sub_tree in entries)
-    query = Query(root=roots[-1], subqueries=subqueries, mode="formatted", line=header_line)
+    query = Query(root=roots[-1], subqueries=subqueries, mode="formatted", line=header_line,
+                  number=1)  # the one plan of its text, as the grammar numbers it
     whole = last_block is not None and not signs and _whole(query, text, lines)
     return query, whole
 
