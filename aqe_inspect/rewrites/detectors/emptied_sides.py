@@ -14,7 +14,8 @@ both plans:
   join, keeps both);
 - one side is still there and the other is not: a side is "there" when one of its anchors
   (its topmost exchanges, or its leaves where no exchange is above them) is printed in the
-  final plan with the same text (plan ids aside), or an exchange AQE reused stands for it (a
+  final plan with the same text (plan ids aside) or paired with it by the alignment (two
+  explain modes), or an exchange AQE reused stands for it (a
   `ReusedExchange` whose output the anchor's subtree makes). A side that has gone although the join
   stayed is not AQE's doing; a join both of whose sides have gone went inside a larger
   replacement (an empty relation above, or the side of another join that went).
@@ -146,11 +147,22 @@ def _find(pair) -> EmptiedSides:
                                             or node.name.startswith("Reused"))
               if ids]
 
+    # The same anchors paired by the alignment, whatever the explain modes of the two plans
+    # (a simple initial plan against a formatted final one prints them apart).
+    aligned: Dict[int, Node] = {}
+    for found in present.values():
+        for node in found:
+            counterpart = pair.initial_for(node)
+            if counterpart is not None:
+                aligned.setdefault(id(counterpart), node)
+
     def where(anchor: Node) -> Optional[Node]:
         """The final operator printing `anchor`, or the reused exchange standing for it."""
         found = present.get(text(anchor))
         if found:
             return found[0]
+        if id(anchor) in aligned:
+            return aligned[id(anchor)]
         if reused:
             ids = tree_expression_ids(anchor)
             for node, output in reused:
