@@ -67,11 +67,10 @@ def test_the_samples_hold_planchange_logs_of_every_kind_on_both_lines():
         assert kinds == set(RULE), (line, set(RULE) - kinds)
 
 
-#: Logs whose plans are printed again in a form the assembler does not pair with the first
-#: print: the 4.x formatted explain of an `EmptyRelation` over its logical plan (`GlobalLimit
-#: (unknown)`) after the simple one. The rule goes to one of the two prints only; known, left
-#: for a later issue (issue 47's closing note).
-UNPAIRED_REPRINTS = {"spark-4.3.0/empty_limit"}
+#: Logs whose plans the assembler does not pair with their other prints (none now: a 4.x
+#: EmptyRelation over its logical plan, which names no expression id, is paired by its plan
+#: ids and by its message's other side).
+UNPAIRED_REPRINTS: set = set()
 
 
 @pytest.mark.parametrize("path", [

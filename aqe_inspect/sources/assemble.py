@@ -83,9 +83,16 @@ class _Plan:
         return self._marks
 
     def same(self, other: "_Plan", shaped: bool = True) -> bool:
-        """The same query (maybe another execution of it)."""
-        return (not shaped or self.shape == other.shape) and \
-            _overlap(self.ids, other.ids) >= SAME_QUERY
+        """The same query (maybe another execution of it). A tree that prints no expression
+        id where its other print does (4.x's `EmptyRelation` over the logical plan it
+        replaced, whose simple print names none) is the same by its plan ids, when both
+        print the same ones."""
+        if shaped and self.shape != other.shape:
+            return False
+        if (not self.ids or not other.ids) and self.plan_ids and \
+                self.plan_ids == other.plan_ids:
+            return True
+        return _overlap(self.ids, other.ids) >= SAME_QUERY
 
     def apart(self, other: "_Plan", ids_decide: bool = False) -> str:
         """Why `other`, of the same query, is another execution of it; "" when it may be
@@ -144,6 +151,9 @@ class _Index:
         self.by_shape: Dict[tuple, List[int]] = {}
         self.by_id: Dict[str, List[int]] = {}
         self.no_ids: List[int] = []
+        #: By plan ids, for the plans whose own print or another names no expression id
+        #: (`_Plan.same`).
+        self.by_plan_ids: Dict[FrozenSet[str], List[int]] = {}
 
     def add(self, key: int, plan: _Plan, shape_too: bool = True, ids_too: bool = True) -> None:
         if shape_too:
@@ -153,6 +163,8 @@ class _Index:
                 self.no_ids.append(key)
             for found in plan.ids:
                 self.by_id.setdefault(found, []).append(key)
+            if plan.plan_ids:
+                self.by_plan_ids.setdefault(plan.plan_ids, []).append(key)
 
     def remove(self, key: int, plan: _Plan) -> None:
         """Take out what `add(key, plan, shape_too=False)` put in."""
@@ -160,6 +172,8 @@ class _Index:
             self.no_ids.remove(key)
         for found in plan.ids:
             self.by_id[found].remove(key)
+        if plan.plan_ids:
+            self.by_plan_ids[plan.plan_ids].remove(key)
 
     def shaped(self, plan: _Plan) -> List[int]:
         """The keys of the plans of `plan`'s shape, in the order they were added."""
@@ -168,11 +182,11 @@ class _Index:
     def sharing(self, plan: _Plan) -> set:
         """The keys of the plans sharing an expression id with `plan` (or, when it has none,
         those with none): every plan `same(plan, shaped=False)` can be true of."""
-        if not plan.ids:
-            return set(self.no_ids)
-        found: set = set()
+        found: set = set(self.no_ids) if not plan.ids else set()
         for expression in plan.ids:
             found.update(self.by_id.get(expression, ()))
+        if plan.plan_ids:
+            found.update(self.by_plan_ids.get(plan.plan_ids, ()))
         return found
 
 
@@ -347,6 +361,13 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
         mine = [changes[number] for number in sorted(change_index.sharing(final))]
         mine = [(q, r) for q, r in mine if id(q) not in claimed and q.line <= query.line
                 and run_of(q) == run and final.same(change_plans[id(q)], shaped=False)]
+        # Both sides of a message one of whose sides is this plan's (a 4.x EmptyRelation
+        # over its logical plan names no expression id of the side before it).
+        lines = {q.line for q, _ in mine}
+        mine += [(q, r) for q, r in changes if q.line in lines and id(q) not in claimed
+                 and all(q is not m for m, _ in mine)]
+        order = {id(q): at for at, (q, _) in enumerate(changes)}
+        mine.sort(key=lambda item: order[id(item[0])])
         claimed.update(id(q) for q, _ in mine)
         # AQE logs `Final plan:` once per adaptive plan it runs: an explain's plan takes one
         # such message (the first after it was printed is not its own: prefer the one
@@ -408,8 +429,11 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
     while pending:
         first, _ = pending[0]
         run = run_of(first)
+        # The two sides of one message are one plan's re-planning, whatever they share (a
+        # 4.x EmptyRelation over its logical plan names no expression id of the old side).
         group = [(q, r) for q, r in pending if run_of(q) == run and
-                 change_plans[id(first)].same(change_plans[id(q)], False)]
+                 (q.line == first.line or
+                  change_plans[id(first)].same(change_plans[id(q)], False))]
         pending = [item for item in pending if item not in group]
         after = [q for q, r in group if r == AQE_AFTER]
         last = after[-1] if after else group[-1][0]
