@@ -364,8 +364,9 @@ def assemble(items: List[Tuple[Query, str]], runs: Sequence[int] = ()) -> List[Q
         # Both sides of a message one of whose sides is this plan's (a 4.x EmptyRelation
         # over its logical plan names no expression id of the side before it).
         lines = {q.line for q, _ in mine}
+        taken_now = {id(q) for q, _ in mine}
         mine += [(q, r) for q, r in changes if q.line in lines and id(q) not in claimed
-                 and all(q is not m for m, _ in mine)]
+                 and id(q) not in taken_now]
         order = {id(q): at for at, (q, _) in enumerate(changes)}
         mine.sort(key=lambda item: order[id(item[0])])
         claimed.update(id(q) for q, _ in mine)

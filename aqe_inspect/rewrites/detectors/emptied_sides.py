@@ -148,19 +148,23 @@ def _find(pair) -> EmptiedSides:
               if ids]
 
     # The same anchors paired by the alignment, whatever the explain modes of the two plans
-    # (a simple initial plan against a formatted final one prints them apart).
-    aligned: Dict[int, Node] = {}
-    for found in present.values():
-        for node in found:
-            counterpart = pair.initial_for(node)
-            if counterpart is not None:
-                aligned.setdefault(id(counterpart), node)
+    # (a simple initial plan against a formatted final one prints them apart): asked only
+    # once an anchor's text is not printed in the final plan.
+    aligned: Optional[Dict[int, Node]] = None
 
     def where(anchor: Node) -> Optional[Node]:
         """The final operator printing `anchor`, or the reused exchange standing for it."""
+        nonlocal aligned
         found = present.get(text(anchor))
         if found:
             return found[0]
+        if aligned is None:
+            aligned = {}
+            for printed in present.values():
+                for final in printed:
+                    counterpart = pair.initial_for(final)
+                    if counterpart is not None:
+                        aligned.setdefault(id(counterpart), final)
         if id(anchor) in aligned:
             return aligned[id(anchor)]
         if reused:
@@ -186,7 +190,7 @@ def _find(pair) -> EmptiedSides:
         seen = []
         for side in sides:
             side_anchors = anchors(side)
-            there = [node for node in map(where, side_anchors) if node is not None]
+            there = [final for final in map(where, side_anchors) if final is not None]
             seen.append((side, side_anchors, there))
         gone = [(side, side_anchors) for side, side_anchors, there in seen if not there]
         kept = [(side, there) for side, _, there in seen if there]
