@@ -277,13 +277,44 @@ def shown_kinds(generator):
     return tuple(kind for kind in generator.REWRITE_KEYS if kind not in UNSHOWN_KINDS)
 
 
-def holds(df, kind: str) -> bool:
+def holds(df, kind: str, **where) -> bool:
+    return answer(df, kind, **where) == "met"
+
+
+def answer(df, kind: str, **where) -> str:
+    """`met`, `not met` or `unfinished`: what `assert_aqe(df, expect=[kind])` says."""
     try:
         with mode(not hasattr(df, "_jdf")):
-            assert_aqe(df, expect=[kind])
-    except AssertionError:
-        return False
-    return True
+            assert_aqe(df, expect=[kind], **where)
+    except AssertionError as error:
+        return "unfinished" if "unfinished" in str(error) else "not met"
+    return "met"
+
+
+#: Where the recorded client material of each scenario is written (AQE_RECORD_CONNECT=1):
+#: the metrics tree's rows and the explain printed after the action, for the tests that read
+#: a Connect client's evidence without a server (tests/test_connect_recorded.py).
+RECORDED = ROOT / "tests" / "fixtures" / "connect"
+
+
+def record_client_material(df, name: str) -> None:
+    import json
+
+    from aqe_inspect.testing.connect import _metric_items, explain_text
+
+    rows = []
+    for item in _metric_items(df.executionInfo.metrics):
+        if not isinstance(item, dict):
+            item = {"name": item.name, "plan_id": item.plan_id,
+                    "parent_plan_id": item.parent_plan_id,
+                    "metrics": [{"name": m.name, "value": m.value, "type": m.metric_type}
+                                for m in item.metrics]}
+        rows.append(item)
+    folder = RECORDED / f"pyspark-{df.sparkSession.version}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps(
+        {"scenario": name, "rows": rows, "explain": explain_text(df)}, indent=1,
+        default=str) + "\n")
 
 
 def _scenarios():
@@ -307,19 +338,29 @@ def _scenarios():
 # ---- every scenario: Connect holds what classic holds ----------------------------------------
 
 @pytest.mark.parametrize("name", _scenarios())
-def test_connect_passes_and_fails_as_classic_on_each_kind(spark, remote, name, tmp_path):
+def test_connect_passes_and_fails_as_classic_on_each_kind(spark, remote, server, name,
+                                                           tmp_path):
     generator, session = spark
     kinds = shown_kinds(generator)
     on_connect = connect_ran(generator, remote, name, tmp_path / "connect")
     on_classic = classic_ran(generator, session, name, tmp_path / "classic")
-    connect = {kind: holds(on_connect, kind) for kind in kinds}
+    if os.environ.get("AQE_RECORD_CONNECT"):
+        record_client_material(on_connect, name)
+    connect = {kind: answer(on_connect, kind) for kind in kinds}
     classic = {kind: holds(on_classic, kind) for kind in kinds}
-    assert connect == classic
+    for kind in kinds:
+        if connect[kind] == "unfinished":
+            # The client cannot see it all (the subqueries' plans): it says so rather than
+            # answer, and the server's own record, read by the same action, answers as the
+            # classic session does.
+            assert holds(on_connect, kind, ui_url=server.ui_url) is classic[kind], kind
+        else:
+            assert (connect[kind] == "met") is classic[kind], kind
     # and what the scenario exists to show
     scenario = generator.scenario_named(name)
     for kind, wanted in scenario.expect.items():
         if kind in kinds:
-            assert connect[kind] is wanted, kind
+            assert classic[kind] is wanted, kind
 
 
 #: How many times a pair of runs is made again when Spark itself decided differently in them.

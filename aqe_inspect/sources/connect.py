@@ -38,7 +38,7 @@ import dataclasses
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import InspectError
-from ..plan.model import Document, Node, Query
+from ..plan.model import INCOMPLETE_TAIL, Document, Node, Query
 from ..plan.operators import (QUERY_STAGES, family, is_join, is_query_stage, is_shuffle_read,
                               name_family)
 from .eventlog.planinfo import CODEGEN_STAGE, INPUT_ADAPTER, SUBQUERY_NAMES, metric_values, \
@@ -143,6 +143,31 @@ def with_initial_plan(query: Query, initial: Optional[Node]) -> Tuple[Query, Tup
         (JOIN_KEYS_NOTE,)
 
 
+def with_cached_plans(query: Query, document: Document) -> Tuple[Query, Tuple[str, ...]]:
+    """`query` (a metrics tree) with each cached scan given the cached relation the explain
+    prints under the same scan: the tree lists a scan of a cached relation without what
+    filled the cache (an operator's inner plan), while the explain printed after the action
+    shows that relation's adaptive plan as it ran (isFinalPlan=true once the cache was
+    filled). Scans are paired in order, and only when both list as many."""
+    if not document.queries:
+        return query, ()
+    printed = [node for node in document.queries[0].root.walk(inner=False)
+               if family(node) == "InMemoryTableScan" and node.inner]
+    if not printed:
+        return query, ()
+    scans = [node for node in query.root.walk(inner=False)
+             if family(node) == "InMemoryTableScan"]
+    if len(scans) != len(printed):
+        return query, (f"the explain shows {len(printed)} cached relation(s) and the metrics "
+                       f"tree {len(scans)} cached scan(s); what AQE did inside the cached "
+                       "relations is not read",)
+    changes = {id(scan): dataclasses.replace(scan, inner=source.inner)
+               for scan, source in zip(scans, printed) if not scan.inner}
+    if not changes:
+        return query, ()
+    return dataclasses.replace(query, root=replace_nodes(query.root, changes)), ()
+
+
 def initial_tree(document: Document) -> Optional[Node]:
     """The plan before AQE in a Document read from an explain printed after the action: its
     initial tree, else the tree it printed (not yet run, isFinalPlan=false)."""
@@ -162,7 +187,7 @@ def unseen_notes(document: Document) -> Tuple[str, ...]:
     count = len(document.queries[0].subqueries)
     return (f"the explain shows {count} subquery plan(s); Spark Connect's metrics tree holds "
             "only the main plan, so what AQE did inside them is not read (give event_log= or "
-            "ui_url= to read the server's whole plan)",)
+            "ui_url= to read the server's whole plan)" + INCOMPLETE_TAIL,)
 
 
 def rows_from(items: Iterable[Any]) -> List[MetricRow]:

@@ -63,21 +63,34 @@ def connect_session(obj: Any) -> Any:
 def dataframe_report(df: Any) -> Report:
     """What AQE did when `df`'s last action ran, from the client alone: the metrics tree of
     the final plan against the initial plan `explain("formatted")` prints now."""
-    from ..parsing import parse_text
-    from ..sources.connect import (UNSHOWN_KINDS, UNSHOWN_NOTE, initial_tree, metrics_tree,
-                                   rows_from, unseen_notes, with_initial_plan)
+    from ..sources.connect import rows_from
 
     info = getattr(df, "executionInfo", None)
     metrics = getattr(info, "metrics", None) if info is not None else None
     items = _metric_items(metrics)
     if not items:
         raise AssertionError(NO_METRICS)
-    final, notes = metrics_tree(rows_from(items), CONNECT_SOURCE)
-    explain = explain_text(df)
+    return client_report(rows_from(items), explain_text(df))
+
+
+def client_report(rows: List[Any], explain: str) -> Report:
+    """What AQE did, from what a Connect client holds after an action: the metrics tree's
+    rows (`MetricRow`s) and the same DataFrame's `explain("formatted")` text printed after
+    it. The explain's cached relations that ran (their adaptive plans final) are read from
+    the explain itself; its subqueries, which neither holds as they ran, make the counts
+    lower bounds."""
+    from ..parsing import parse_text
+    from ..sources.connect import (UNSHOWN_KINDS, UNSHOWN_NOTE, initial_tree, metrics_tree,
+                                   unseen_notes, with_cached_plans, with_initial_plan)
+
+    final, notes = metrics_tree(rows, CONNECT_SOURCE)
     document = parse_text(explain, CONNECT_SOURCE) if explain else None
     initial = initial_tree(document) if document is not None else None
     if document is not None:
-        notes = (*notes, *unseen_notes(document))
+        final, cached = with_cached_plans(final, document)
+        # Subqueries the client cannot read make the query's counts lower bounds.
+        final = dataclasses.replace(final, notes=(*final.notes, *unseen_notes(document)))
+        notes = (*notes, *cached)
     if initial is None or not final.adaptive:
         report = diff_document(Document((final,), CONNECT_SOURCE, notes))
     else:

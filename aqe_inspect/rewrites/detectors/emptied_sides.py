@@ -20,6 +20,10 @@ both plans:
   stayed is not AQE's doing; a join both of whose sides have gone went inside a larger
   replacement (an empty relation above, or the side of another join that went).
 
+A final plan that prints no arguments (a Spark Connect metrics tree names its operators
+only) cannot show an anchor by its text: there the initial exchanges and leaves are paired
+one to one with the final ones, by what their stages hold and then by name, in plan order.
+
 The other detectors ask this too: the operators of a side that went were not removed one by
 one (a partial aggregate of an empty union branch is not a one-row rewrite).
 """
@@ -141,6 +145,11 @@ def _find(pair) -> EmptiedSides:
                                  and not is_empty_relation(node)
                                  and not name.startswith("Reused")):
             present.setdefault(text(node), []).append(node)
+    if _prints_no_arguments(present):
+        bare = _matched_by_shape(pair, finals, final_families)
+        where_bare = bare.get
+    else:
+        where_bare = None
     reused = [(node, ids) for node, ids in ((node, _reused_output(node))
                                             for node, name in zip(finals, final_families)
                                             if name.startswith("Reused")
@@ -155,6 +164,8 @@ def _find(pair) -> EmptiedSides:
     def where(anchor: Node) -> Optional[Node]:
         """The final operator printing `anchor`, or the reused exchange standing for it."""
         nonlocal aligned
+        if where_bare is not None:
+            return where_bare(id(anchor))
         found = present.get(text(anchor))
         if found:
             return found[0]
@@ -224,6 +235,66 @@ def _find(pair) -> EmptiedSides:
     if not places:
         return NONE
     return EmptiedSides(tuple(places), frozenset(inside))
+
+
+def _prints_no_arguments(present: Dict[str, List[Node]]) -> bool:
+    """Whether the final plan's exchanges and leaves print no arguments at all (a Spark
+    Connect metrics tree names its operators only), so none can be told apart by text."""
+    return bool(present) and all(not node.args and not node.details
+                                 for printed in present.values() for node in printed)
+
+
+def _stage_shape(anchor: Node) -> Tuple[str, Tuple[str, ...]]:
+    """What an operator's own stage holds, by names only: its family and the families
+    below it down to the next exchange, without those AQE adds, removes or switches
+    (query stages, shuffle reads, joins, sorts, broadcasts)."""
+    below: List[str] = []
+    stack = list(anchor.children)
+    while stack:
+        node = stack.pop()
+        name = family(node)
+        if name in EXCHANGES or name.startswith("Reused") or node.name == ADAPTIVE_ROOT:
+            continue
+        if name not in _AQE_ONLY and name not in JOINS and name != "Sort":
+            below.append(name)
+        stack.extend(node.children)
+    return family(anchor), tuple(sorted(below))
+
+
+def _matched_by_shape(pair, finals: List[Node], final_families: List[str]
+                      ) -> Dict[int, Node]:
+    """Initial exchanges and leaves paired one to one with final ones where the final plan
+    prints no arguments: first by the shape of their stages, then by family alone, each in
+    plan order; a reused exchange stands for any exchange. An initial operator left unpaired
+    is not printed in the final plan."""
+    wanted = [node for node, name in zip(pair._initial_nodes, pair._initial_families)
+              if name in EXCHANGES or (not node.children and name not in _AQE_ONLY)]
+    offered = [node for node, name in zip(finals, final_families)
+               if name in EXCHANGES or name.startswith("Reused")
+               or (not node.children and name not in _AQE_ONLY
+                   and not is_empty_relation(node))]
+    matched: Dict[int, Node] = {}
+    used: set = set()
+    for key in (_stage_shape, lambda node: _family_or_exchange(family(node))):
+        free: Dict[object, List[Node]] = {}
+        for node in offered:
+            if id(node) not in used:
+                free.setdefault(key(node), []).append(node)
+        for node in wanted:
+            if id(node) in matched:
+                continue
+            candidates = free.get(key(node))
+            if candidates:
+                final = candidates.pop(0)
+                used.add(id(final))
+                matched[id(node)] = final
+    return matched
+
+
+def _family_or_exchange(name: str) -> str:
+    """A family, with every exchange (reused or not) as one: a reused exchange names no
+    more than that it stands for an exchange."""
+    return "Exchange" if name in EXCHANGES or name.startswith("Reused") else name
 
 
 def _reused_output(node: Node) -> FrozenSet[str]:
