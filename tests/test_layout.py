@@ -19,7 +19,10 @@ import re
 from pathlib import Path
 from typing import Dict, List, Set
 
+
 import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PACKAGE = "aqe_inspect"
 
@@ -189,3 +192,23 @@ def test_each_folder_says_what_it_holds_and_may_import(folder):
     named = set(re.findall(r"`([a-z_]+)`", match.group(1)))
     layers = set(ALLOWED) - {""}
     assert named & layers == ALLOWED[folder] & layers, folder
+
+
+def test_the_layout_page_names_every_module():
+    """docs/layout.md names each module of the package by its file name: a module added
+    without a word on the page fails here."""
+    page = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    package = ROOT / "aqe_inspect"
+    unnamed = []
+    for path in sorted([*package.rglob("*.py"), *package.rglob("*.pyx")]):
+        if path.name == "__init__.py" or "__pycache__" in path.parts:
+            continue
+        name = path.name
+        kernel = name.startswith("_") and (name.endswith("_c.pyx") or name.endswith("_py.py"))
+        if kernel:
+            found = name in page or name.rsplit("_", 1)[0] in page
+        else:
+            found = name in page
+        if not found:
+            unnamed.append(str(path.relative_to(package)))
+    assert not unnamed, f"docs/layout.md does not name: {unnamed}"
