@@ -36,6 +36,10 @@ WILDCARDS = ("0.0.0.0", "::", "")
 #: Descriptors kept for the rest of the server (the files read, the listening socket, the
 #: event loop's, the threads'), out of RLIMIT_NOFILE's soft limit, before connections.
 KEPT_DESCRIPTORS = 64
+#: The listening socket's queue, and the most connections accepted in one go (asyncio
+#: accepts up to the backlog before a new connection is seen and given its place: uvicorn's
+#: 2,048 would take 2,048 descriptors at once).
+BACKLOG = 128
 
 _REFUSED = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
             b"content-length: 41\r\nconnection: close\r\n\r\n"
@@ -109,7 +113,7 @@ def security(host: str, allow_hosts: Iterable[str] = ()) -> Any:
 
 def most_connections(wanted: int) -> int:
     """`wanted`, or fewer when the descriptor limit is low: at most half of what the soft
-    RLIMIT_NOFILE leaves after KEPT_DESCRIPTORS."""
+    RLIMIT_NOFILE leaves after KEPT_DESCRIPTORS and a BACKLOG accepted at once."""
     try:
         import resource
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -117,7 +121,7 @@ def most_connections(wanted: int) -> int:
         return wanted
     if soft == resource.RLIM_INFINITY or soft <= 0:
         return wanted
-    return max(1, min(wanted, (soft - KEPT_DESCRIPTORS) // 2))
+    return max(1, min(wanted, (soft - KEPT_DESCRIPTORS - BACKLOG) // 2))
 
 
 def capped_protocol(most: int, base: Optional[Type] = None) -> Type:

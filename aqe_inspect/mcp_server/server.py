@@ -409,4 +409,5 @@ async def _serve_http(server: MCPServer, host: str, port: int, limits: Limits) -
     guard.sessions_taking_the_idlest(server.session_manager)
     await Announced(uvicorn.Config(app, host=host, port=port, log_level="warning",
                                    log_config=None, access_log=False, lifespan="on",
+                                   backlog=guard.BACKLOG,
                                    http=guard.capped_protocol(most))).serve()
