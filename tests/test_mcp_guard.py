@@ -175,6 +175,7 @@ def test_two_thousand_idle_connections_do_not_end_the_server(folders):
     finally:
         for each in held:
             each.close()
+    print(f"2,000 connections held in {took:.1f} s; memory {before:.0f} -> {after:.0f} MB")
     assert all(not error and data["executions"] for error, _, data in (*answers, *again))
     assert after - before < 60, (before, after)
     assert took < 60, took
@@ -188,7 +189,7 @@ def long_log(folders):
     folder: a diff of it takes seconds."""
     opened, _ = folders
     lines = sample("skew_join", "3.5.9").read_bytes().split(b"\n")
-    write_plain(renumbered(lines, 1_500), opened / "long.json")
+    write_plain(renumbered(lines, 2_000), opened / "long.json")
     return opened
 
 
@@ -204,11 +205,12 @@ def test_cancelled_long_calls_stop_and_give_their_reading_slots_back(long_log):
 
         async def main():
             async with http_session(url) as session:
+                # one long call to its end, to know how long one takes here and now
+                began = time.monotonic()
+                error, text, _ = await call(session, "diff", source="long.json")
+                assert not error, text
+                whole = time.monotonic() - began
                 started = time.monotonic()
-                # one long call alone, to know it is long
-                with anyio.move_on_after(3) as first:
-                    await call(session, "diff", source="long.json")
-                assert first.cancelled_caught, "a diff of the long log took under 3 s"
                 # twenty long calls, cancelled (the SDK sends notifications/cancelled)
                 with anyio.move_on_after(1.5):
                     async with anyio.create_task_group() as group:
@@ -226,14 +228,16 @@ def test_cancelled_long_calls_stop_and_give_their_reading_slots_back(long_log):
                 async with anyio.create_task_group() as group:
                     for _ in range(4):
                         group.start_soon(one)
-            return cancelled, time.monotonic() - begun, done
+            return whole, cancelled, time.monotonic() - begun, done
 
-        cancelled, waited, done = run(main)
+        whole, cancelled, waited, done = run(main)
         after = _rss_mb(process.pid)
         assert process.poll() is None
+    print(f"one long call {whole:.1f} s; 20 cancelled after {cancelled:.1f} s; 4 calls then "
+          f"answered in {waited:.2f} s; memory {before:.0f} -> {after:.0f} MB")
     assert all(not error for error, _, _ in done) and len(done) == 4
-    # Not stopped, the 21 calls hold the 4 slots for several times the 3 s one takes.
-    assert waited < 5, (cancelled, waited)
+    # Not stopped, the 20 cancelled calls hold the 4 slots for about 5 times a long call.
+    assert waited < max(whole / 2, 1.0), (whole, cancelled, waited)
     assert after - before < 200, (before, after)
 
 
@@ -267,21 +271,22 @@ def _open_sessions(port: int, count: int, connections: int = 8):
 @pytest.mark.skipif(not LINUX, reason="reads the server's memory from /proc")
 def test_sessions_opened_and_left_neither_lock_clients_out_nor_grow_memory(folders):
     opened, _ = folders
-    with http_server("--allow", str(opened), "--max-sessions", "50") as (url, process):
+    with http_server("--allow", str(opened)) as (url, process):  # at most 100 sessions
         run(_answers_well, url)
         before = _rss_mb(process.pid)
-        threads, statuses = _open_sessions(_port(url), 1_000)
-        # a well-behaved client, answered while the sessions pile up
-        answered = []
-        while any(thread.is_alive() for thread in threads):
-            answered += run(_answers_well, url)
+        threads, statuses = _open_sessions(_port(url), 2_000)
+        while sum(statuses.values()) < 1_000 and any(t.is_alive() for t in threads):
+            time.sleep(0.05)
+        answered = run(_answers_well, url)  # a well-behaved client, amid the 2,000
         for thread in threads:
             thread.join(60)
         after = _rss_mb(process.pid)
         answered += run(_answers_well, url, 2)
         assert process.poll() is None
-    assert statuses == {200: 1_000}, statuses  # each new session took an idle one's place
-    assert len(answered) >= 3 and all(not error for error, _, _ in answered)
+    print(f"2,000 sessions: {before:.0f} -> {after:.0f} MB")
+    assert statuses == {200: 2_000}, statuses  # each new session took an idle one's place
+    assert all(not error for error, _, _ in answered)
+    # Not bounded, 2,000 sessions held about 75 MB more.
     assert after - before < 40, (before, after)
 
 
@@ -332,8 +337,7 @@ def _bindable(address: str) -> bool:
 @pytest.mark.skipif(not _bindable("127.0.0.2"), reason="127.0.0.2 is not on this machine")
 def test_a_loopback_address_other_than_127_0_0_1_checks_host_and_origin(folders):
     opened, _ = folders
-    with http_server("--allow", str(opened), "--allow-host", "aqe.test", host="127.0.0.2") as (
-            url, process):
+    with http_server("--allow", str(opened), host="127.0.0.2") as (url, process):
         port = _port(url)
 
         def status(**headers):
@@ -344,14 +348,24 @@ def test_a_loopback_address_other_than_127_0_0_1_checks_host_and_origin(folders)
             "foreign origin": status(Host=f"127.0.0.2:{port}", Origin="http://attacker.example"),
             "bound": status(Host=f"127.0.0.2:{port}"),
             "loopback name": status(Host=f"localhost:{port}", Origin=f"http://localhost:{port}"),
-            "allowed": status(Host=f"aqe.test:{port}"),
         }
         process.terminate()
         process.wait(timeout=30)
         said = process.stderr.read()
     assert found == {"rebound": 421, "foreign origin": 403, "bound": 200,
-                     "loopback name": 200, "allowed": 200}, found
+                     "loopback name": 200}, found
     assert "not loopback" not in said, said
+
+
+@pytest.mark.skipif(not _bindable("127.0.0.2"), reason="127.0.0.2 is not on this machine")
+def test_allow_host_admits_a_name_for_remote_use(folders):
+    opened, _ = folders
+    with http_server("--allow", str(opened), "--allow-host", "aqe.test", host="127.0.0.2") as (
+            url, _):
+        port = _port(url)
+        found = [_post("127.0.0.2", port, INITIALIZE, dict(POST_HEADERS, Host=host))[0]
+                 for host in (f"aqe.test:{port}", f"other.test:{port}")]
+    assert found == [200, 421]
 
 
 def test_the_hosts_each_bind_address_admits():
