@@ -1,11 +1,15 @@
 """`aqe-inspect mcp`: aqe-inspect's answers as tools for AI agents, a Model Context Protocol
 server on the official Python SDK (the `mcp` extra, Python 3.10+).
 
-    access.py   what an agent may make the server read: paths inside the open folders (the
-                client's roots, --allow), URLs to --allow-url hosts; the arguments checked
+    access.py   what an agent may make the server read: paths inside the open folders
+                (--allow's, narrowed to the client's roots), URLs to --allow-url hosts; the
+                arguments checked
     answers.py  each tool's answer from the library (`api`): the command line's JSON
                 contracts, and a text summary; no MCP here
     paging.py   long answers in pages, by an opaque cursor; whole answers kept for the pages
+    stopping.py a tool's work in a thread that the call's cancellation stops
+    guard.py    HTTP kept up and fair: connections and sessions bounded (the idlest give
+                way), Host/Origin checked on every address, a log that never raises
     server.py   the SDK's server: the tools and prompts, stdio or streamable HTTP at /mcp
 
 May import: `api` and the library below it: `sources`, `parsing`, `plan`, `rewrites`,
