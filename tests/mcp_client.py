@@ -50,28 +50,35 @@ async def stdio_session(*args: str, roots: Optional[Sequence[str]] = None,
     command = server_command(*args)
     params = StdioServerParameters(command=command[0], args=command[1:], cwd=cwd,
                                    env=dict(os.environ))
-    callback = None
-    if roots is not None:
-        from mcp import types
-
-        async def callback(context):  # noqa: ARG001 - the SDK's signature
-            return types.ListRootsResult(roots=[
-                types.Root(uri=Path(folder).resolve().as_uri(), name=Path(folder).name)
-                for folder in roots])
-
     with open(os.devnull, "w") as quiet:
         async with stdio_client(params, errlog=quiet) as (read, write):
-            async with ClientSession(read, write, list_roots_callback=callback) as session:
+            async with ClientSession(read, write,
+                                     list_roots_callback=_roots_callback(roots)) as session:
                 await session.initialize()
                 yield session
 
 
+def _roots_callback(roots: Optional[Sequence[str]]):
+    """The client's answer to roots/list: `roots` (folders) as file:// URIs; None: the
+    client declares no roots."""
+    if roots is None:
+        return None
+    from mcp import types
+
+    async def callback(context):  # noqa: ARG001 - the SDK's signature
+        return types.ListRootsResult(roots=[
+            types.Root(uri=Path(folder).resolve().as_uri(), name=Path(folder).name or "/")
+            for folder in roots])
+
+    return callback
+
+
 @contextlib.contextmanager
-def http_server(*args: str, host: str = "127.0.0.1"):
+def http_server(*args: str, host: str = "127.0.0.1", preexec_fn=None):
     """`aqe-inspect mcp --http 0 ARGS` running; yields (its /mcp URL, its process)."""
     process = subprocess.Popen(server_command("--http", "0", "--host", host, *args),
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
     try:
         deadline = time.monotonic() + 60
         line = ""
@@ -98,12 +105,15 @@ def http_server(*args: str, host: str = "127.0.0.1"):
 
 
 @contextlib.asynccontextmanager
-async def http_session(url: str):
+async def http_session(url: str, roots: Optional[Sequence[str]] = None):
+    """A ClientSession with the server at `url`, initialized; with `roots` (folders), the
+    client declares them as its MCP roots."""
     from mcp.client.streamable_http import streamable_http_client
 
     async with streamable_http_client(url) as streams:
         read, write = streams[0], streams[1]
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write,
+                                 list_roots_callback=_roots_callback(roots)) as session:
             await session.initialize()
             yield session
 

@@ -366,19 +366,35 @@ def mcp_command(
     host: str = typer.Option("127.0.0.1", "--host", help="The address the HTTP server binds "
                              "(loopback unless you name another)."),
     allow: List[str] = typer.Option(
-        [], "--allow", metavar="DIR", help="A folder the agent may read (repeat for more), "
-        "besides the roots its client declares."),
+        [], "--allow", metavar="DIR", help="A folder the agent may read (repeat for more). "
+        "A client's roots only narrow these (over stdio without --allow, its roots are the "
+        "folders)."),
     allow_url: List[str] = typer.Option(
         [], "--allow-url", metavar="HOST", help="A History Server or Spark UI host the agent "
         "may read (host, host:port or a URL; repeat for more)."),
     max_size: str = MAX_SIZE_OPTION,
+    allow_host: List[str] = typer.Option(
+        [], "--allow-host", metavar="NAME", help="With --http: a name (or NAME:PORT) requests "
+        "may give as their Host besides the loopback names and the address bound, for the "
+        "rare remote use (repeat for more)."),
+    max_connections: int = typer.Option(
+        256, "--max-connections", metavar="N", help="With --http: the most connections at "
+        "once (fewer under a low descriptor limit); past it a new one takes the place of "
+        "the oldest idle one, or is refused."),
+    max_sessions: int = typer.Option(
+        100, "--max-sessions", metavar="N", help="With --http: the most sessions at once; "
+        "past it a new one takes the place of the one idle the longest, or is refused."),
+    session_idle: str = typer.Option(
+        "5m", "--session-idle", metavar="DURATION", help="With --http: a session with no "
+        "request for this long ends (seconds, or 90s, 5m, 1h)."),
 ) -> None:
     """Serve aqe-inspect to AI agents: a Model Context Protocol server (stdio, or HTTP with
     --http) whose tools list an event log's executions, diff, plans, why, check, compare and
     rules; read-only, and only inside the folders and hosts allowed. Needs the mcp extra."""
     from ..mcp_server import serve
 
-    serve(http, host, allow, allow_url, max_size)
+    serve(http, host, allow, allow_url, max_size, allow_host, max_connections, max_sessions,
+          session_idle)
 
 
 def command_group():

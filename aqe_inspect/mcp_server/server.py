@@ -9,7 +9,8 @@ the server goes on answering. At most `BUSY` tools read at once (the rest wait t
 
 import sys
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Union
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -18,11 +19,9 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from ..errors import InspectError, printable
 from ..version import __version__
-from . import answers, paging
+from . import answers, guard, paging, stopping
 from .access import Access, root_folders
 
-#: The addresses of this machine alone (the SDK guards them against DNS rebinding).
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 #: Tools reading at once; the others wait.
 BUSY = 4
 #: Seconds to wait for the client's roots before going on with --allow's folders alone.
@@ -115,7 +114,7 @@ class _Tools:
             return {"data": page, "summary": _with_page(made.summary, page)}
 
         try:
-            done = await anyio.to_thread.run_sync(work, limiter=self.busy)
+            done = await stopping.run(work, self.busy)
         except InspectError as error:
             return _failed(f"aqe-inspect: error: {error}")
         except RecursionError:
@@ -134,8 +133,8 @@ class _Tools:
                                                                   newlines=True))],
                               structured_content=done["data"])
 
-    def _source(self, name: str, value: Optional[str], roots: List[str], files_only: bool
-                ) -> Optional[answers.Source]:
+    def _source(self, name: str, value: Optional[str], roots: Optional[List[str]],
+                files_only: bool) -> Optional[answers.Source]:
         if value is None:
             return None
         if isinstance(value, str) and value.startswith(("http://", "https://")):
@@ -157,22 +156,23 @@ def _with_page(summary: str, data: Dict[str, Any]) -> str:
             f"{page['start'] + page['count']} of {page['total']}{more})")
 
 
-async def _client_roots(ctx: Optional[Context]) -> List[str]:
-    """The folders of the roots the client declares (none when it declares no roots, or does
-    not answer within ROOTS_WAIT seconds)."""
+async def _client_roots(ctx: Optional[Context]) -> Optional[List[str]]:
+    """The folders of the roots the client declares, resolved; None when it declares none,
+    none of them is a folder on this machine, or it does not answer within ROOTS_WAIT seconds
+    (then --allow's folders apply, unnarrowed)."""
     if ctx is None:
-        return []
+        return None
     try:
         capabilities = ctx.client_capabilities
         if capabilities is None or getattr(capabilities, "roots", None) is None:
-            return []
+            return None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # roots are deprecated by the 2026 revision
             with anyio.fail_after(ROOTS_WAIT):
                 listed = await ctx.session.list_roots()
-        return root_folders(str(root.uri) for root in listed.roots)
+        return root_folders(str(root.uri) for root in listed.roots) or None
     except Exception:  # noqa: BLE001 - no roots then; --allow's folders still count
-        return []
+        return None
 
 
 def build(access: Access) -> MCPServer:
@@ -330,7 +330,20 @@ def build(access: Access) -> MCPServer:
     return server
 
 
-def serve(access: Access, http_port: Optional[int] = None, host: str = "127.0.0.1") -> None:
+@dataclass(frozen=True)
+class Limits:
+    """What the HTTP server holds at once: connections (fewer when the descriptor limit is
+    low), sessions, and the seconds a session may stay idle; and the Host names a request
+    may give besides the loopback names and the address bound (--allow-host)."""
+
+    connections: int = 256
+    sessions: int = 100
+    session_idle: float = 300.0
+    allow_hosts: Tuple[str, ...] = ()
+
+
+def serve(access: Access, http_port: Optional[int] = None, host: str = "127.0.0.1",
+          limits: Limits = Limits()) -> None:
     """Serve over stdio, or streamable HTTP at http://HOST:PORT/mcp (HOST loopback unless
     the user names another; port 0 takes a free one, said on standard error)."""
     from ..sources.eventlog import events, history
@@ -340,11 +353,12 @@ def serve(access: Access, http_port: Optional[int] = None, host: str = "127.0.0.
     events.POOL_WORKERS = 1
     history.REDIRECT_ALLOWED = access.allows_url  # a redirect only to an --allow-url host
     server = build(access)
+    guard.quiet_logging()
     try:
         if http_port is None:
             server.run("stdio")
         else:
-            anyio.run(_serve_http, server, host, http_port)
+            anyio.run(_serve_http, server, host, http_port, limits)
     except BaseException as error:  # noqa: BLE001 - a signal's interruption, unwrapped
         raise _first_interruption(error) from None
 
@@ -361,8 +375,11 @@ def _first_interruption(error: BaseException) -> BaseException:
     return error
 
 
-async def _serve_http(server: MCPServer, host: str, port: int) -> None:
+async def _serve_http(server: MCPServer, host: str, port: int, limits: Limits) -> None:
     import uvicorn
+
+    guard.loop_errors_logged()
+    most = guard.most_connections(limits.connections)
 
     class Announced(uvicorn.Server):
         """uvicorn's server, saying its URL on standard error once it listens."""
@@ -374,11 +391,23 @@ async def _serve_http(server: MCPServer, host: str, port: int) -> None:
                 shown = f"[{host}]" if ":" in host else host
                 print(f"aqe-inspect mcp: serving http://{shown}:{bound}/mcp", file=sys.stderr,
                       flush=True)
-                if host not in LOOPBACK:
+                if most < limits.connections:
+                    print(f"aqe-inspect mcp: at most {most} connections at once (the "
+                          "descriptor limit is low)", file=sys.stderr, flush=True)
+                if not guard.is_loopback(host):
+                    names = ", ".join(name for name in guard.security(
+                        host, limits.allow_hosts).allowed_hosts if not name.endswith(":*"))
                     print(f"aqe-inspect mcp: {host} is not loopback: whoever reaches it may "
-                          "read the open folders (no authentication)", file=sys.stderr,
-                          flush=True)
+                          "read the open folders (no authentication); requests must name "
+                          f"the server as one of: {names} (--allow-host for another)",
+                          file=sys.stderr, flush=True)
 
-    app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp", host=host, max_sessions=limits.sessions,
+        session_idle_timeout=limits.session_idle,
+        transport_security=guard.security(host, limits.allow_hosts))
+    guard.sessions_taking_the_idlest(server.session_manager)
     await Announced(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                   access_log=False, lifespan="on")).serve()
+                                   log_config=None, access_log=False, lifespan="on",
+                                   backlog=guard.BACKLOG,
+                                   http=guard.capped_protocol(most))).serve()
