@@ -586,13 +586,16 @@ def fleet(paths: Sequence[str], output: str, *, table_format: str = "parquet",
 
 def compare(old: str, new: str, fail_on: Iterable[str] = ("lost",), *,
             max_size: Size = DEFAULT_MAX_SIZE, for_format: str = "text",
-            output: Optional[str] = None, judge_unfinished: bool = False) -> "Comparison":
+            output: Optional[str] = None, judge_unfinished: bool = False,
+            allow_missing: bool = False) -> "Comparison":
     """Two runs of the same job compared (`compare.compare`): each side a path `diff` reads
     (or `-` on one side), or both fleet tables. `fail_on`: what fails the gate (`lost`,
     `gained`, `any`, `none`, or `KIND:` one of them for a kind; `Comparison.failed`). A pair
     whose execution had not finished on either side (a cut or in-progress log, an
     isFinalPlan=false plan) is `unfinished`: no verdict, and it fails, unless
-    `judge_unfinished` (then judged on what it holds).
+    `judge_unfinished` (then judged on what it holds). An execution of the old run that the
+    new run does not hold (it failed or stopped before it, or no longer runs it) is
+    unfinished too, unless `allow_missing` (then only listed, `Comparison.unmatched_old`).
 
     `for_format`: the format it will be written in (one of COMPARE_FORMATS; `html` keeps each
     final plan's outline, for the page's side-by-side plans). `output`: the file it will be
@@ -606,7 +609,8 @@ def compare(old: str, new: str, fail_on: Iterable[str] = ("lost",), *,
     parse_gate(fail_on)
     refuse_output(output, old, new)
     return compare_runs(old, new, fail_on, max_size=size(max_size),
-                        plans=for_format == "html", judge_unfinished=judge_unfinished)
+                        plans=for_format == "html", judge_unfinished=judge_unfinished,
+                        allow_missing=allow_missing)
 
 
 # ---- writing ------------------------------------------------------------------------------

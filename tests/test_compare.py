@@ -1100,3 +1100,172 @@ def test_ties_pair_in_the_order_the_executions_ran():
     assert [(old[o].execution_id, new[n].execution_id) for o, n, _ in pairs] == \
         [(0, 10), (1, 11), (2, 12)]
     assert not old_left and [new[i].execution_id for i in new_left] == [13]
+
+
+# ---- executions missing from the new run: no verdict (issue 48, item 12) -------------------
+
+def _events(line: str, run_name: str) -> list:
+    import zstandard
+
+    with open(_log(line, run_name), "rb") as handle:
+        text = zstandard.ZstdDecompressor().stream_reader(handle).read().decode("utf-8")
+    return text.splitlines()
+
+
+def _execution_of(event: dict):
+    """The SQL execution an event belongs to: its executionId, or the job's or stage's
+    `spark.sql.execution.id` property; None for the application's own events."""
+    if "executionId" in event:
+        return event["executionId"]
+    properties = event.get("Properties") or {}
+    number = properties.get("spark.sql.execution.id")
+    return int(number) if number is not None else None
+
+
+def _ended_early(tmp_path: Path, ending: str, new_run: str = "baseline") -> tuple:
+    """The real baseline run (PySpark 4.3.0) cut to its first three executions (each made
+    rewrites: coalesced; coalesced and skew-join; smj-to-bhj and local-read), as OLD; and NEW,
+    the run `new_run` (the same, by default) that stopped after the first: executions 1 and
+    on gone, and its application's end saying exit code 1 (`ending="exit 1"`) or gone
+    (`"no end"`)."""
+    old_lines, new_lines = [], []
+    for text in _events("4.3.0", "baseline"):
+        number = _execution_of(json.loads(text))
+        if number is None or number <= 2:
+            old_lines.append(text)
+    for text in _events("4.3.0", new_run):
+        event = json.loads(text)
+        number = _execution_of(event)
+        if number is not None and number > 0:
+            continue
+        if event["Event"] == "SparkListenerApplicationEnd":
+            if ending == "no end":
+                continue
+            assert event["ExitCode"] == 0
+            text = json.dumps({**event, "ExitCode": 1})
+        new_lines.append(text)
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text("\n".join(old_lines) + "\n", encoding="utf-8")
+    new.write_text("\n".join(new_lines) + "\n", encoding="utf-8")
+    return str(old), str(new)
+
+
+def test_the_old_run_cut_to_three_executions_made_rewrites_in_each(tmp_path):
+    """The material holds what the test needs: three executions, each with rewrites, by the
+    JVM's truth and as read."""
+    old, _ = _ended_early(tmp_path, "exit 1")
+    truth = _truth("4.3.0")["baseline"]["executions"][:3]
+    assert all(any(execution["rewrites"].values()) for execution in truth)
+    document, code = compare_json(old, old)
+    assert code == 0 and len(document["pairs"]) == 3
+    assert all(any(pair["counts"]["old"].values()) for pair in document["pairs"])
+
+
+@pytest.mark.parametrize("ending", ["exit 1", "no end"])
+@pytest.mark.parametrize("name", FORMATS)
+def test_executions_missing_from_a_new_run_that_ended_early_are_unfinished(
+        tmp_path, name, ending):
+    """`compare OLD NEW --fail-on lost`, NEW the run that ended after the first of OLD's three
+    executions: never PASS. Every format says UNFINISHED and names both missing executions
+    (with their file and line); exit 1. `--allow-missing` is the old behaviour: listed,
+    PASS, exit 0 (where NEW's log ended; one with no end stays unfinished for that)."""
+    _ended_early(tmp_path, ending)
+    old, new = "old.json", "new.json"  # named as given, from where the command runs
+    out = tmp_path / f"report.{name}"
+    done = run("compare", old, new, "--fail-on", "lost", "--format", name, "-o", str(out),
+               cwd=tmp_path)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stdout.startswith("aqe-inspect compare: UNFINISHED: 2 execution(s) "
+                                  "unfinished, no verdict"), done.stdout
+    text = out.read_text("utf-8")
+    flat = " ".join(text.split())
+    why = "is missing from the new run new.json" if ending == "exit 1" else \
+        "has no partner in the new run, whose log new.json ends before its application does"
+    for number, scenario in ((1, "skew_join"), (2, "smj_to_bhj")):
+        if name == "text":
+            assert f'UNFINISHED execution {number} "aqe-compare:{scenario}"' in flat
+        elif name == "html":
+            assert f"<li>execution {number} aqe-compare:{scenario}: " in text
+        else:  # each its own entry, naming the file and line it was read at
+            assert re.search(rf"old run: execution {number} \(old\.json:\d+\) {why}",
+                             flat.replace("\\_", "_")), (number, text[:3000])
+    if name in ("text", "html", "markdown"):
+        heading = "missing from the new run new.json" if ending == "exit 1" else \
+            "the new run's log new.json ends before its application does"
+        assert heading in flat.replace("\\_", "_").replace("&#x27;", "'")
+    if name == "json":
+        data = json.loads(text)
+        assert data["status"] == "unfinished" and data["failed"] is True
+        assert data["allow_missing"] is False
+        assert data["summary"]["missing"] == (2 if ending == "exit 1" else 0)
+        assert len(data["unpartnered"]) == 2
+        assert [e["execution_id"] for e in data["unmatched"]["old"]] == [1, 2]
+    if name == "junit":
+        suite = ET.fromstring(text)
+        assert suite.get("errors") == "2" and suite.get("failures") == "0"
+    if name == "sarif":
+        results = json.loads(text)["runs"][0]["results"]
+        assert sum(1 for r in results if r["ruleId"] == "unfinished") == 2
+    if name == "github":
+        assert len(re.findall(r"^::error .*unfinished::", text, re.M)) == 2
+    if name == "markdown":
+        assert "⏳ UNFINISHED" in text
+    if name == "html":
+        assert 'class="verdict fail"' in text
+    allowed = run("compare", old, new, "--fail-on", "lost", "--format", name,
+                  "--allow-missing", cwd=tmp_path)
+    if ending == "exit 1":
+        assert allowed.returncode == 0, allowed.stdout
+        assert "missing from the new run" not in allowed.stdout
+        if name == "text":
+            assert verdict(allowed.stdout).startswith("aqe-inspect compare: PASS")
+            assert "only in the old run (2):" in allowed.stdout
+        if name == "json":
+            data = json.loads(allowed.stdout)
+            assert data["allow_missing"] is True and data["status"] == "passed"
+            assert data["summary"]["missing"] == 0 and data["unpartnered"] == []
+            assert data["summary"]["unmatched_old"] == 2
+    else:  # a log with no end: unfinished for that, whatever --allow-missing says
+        assert allowed.returncode == 1
+        assert "whose log" in allowed.stdout.replace("\n  ", " ")
+
+
+def test_executions_missing_from_the_new_run_validate_against_the_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    import aqe_inspect.compare
+
+    schema = json.loads((Path(aqe_inspect.compare.__file__).parent / "schema.json")
+                        .read_text("utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    old, new = _ended_early(tmp_path, "exit 1")
+    for extra in ((), ("--allow-missing",)):
+        document, _ = compare_json(old, new, *extra)
+        assert not sorted(validator.iter_errors(document), key=str)
+
+
+def test_a_gate_failure_and_missing_executions_say_both(tmp_path):
+    """NEW the run with coalescing off (a real run) that ended after its first execution,
+    which lost its coalesced read: FAIL, and the verdict counts the two missing executions
+    as unfinished after it; with --allow-missing, the FAIL alone."""
+    old, new = _ended_early(tmp_path, "exit 1", new_run="coalesce_off")
+    document, code = compare_json(old, new)
+    assert code == 1 and document["status"] == "failed", document["verdict"]
+    assert document["verdict"].startswith("FAIL: 1 execution(s) fail --fail-on lost "
+                                          "(lost coalesced 1")
+    assert "; 2 execution(s) unfinished, no verdict" in document["verdict"]
+    assert document["summary"]["missing"] == 2
+    allowed, code = compare_json(old, new, "--allow-missing")
+    assert code == 1 and allowed["status"] == "failed"
+    assert "unfinished" not in allowed["verdict"]
+
+
+def test_the_library_and_the_old_behaviour_say_the_same(tmp_path):
+    from aqe_inspect import api
+
+    old, new = _ended_early(tmp_path, "exit 1")
+    result = api.compare(old, new)
+    assert result.failed and not result.tripped and not result.unfinished
+    assert [s.execution_id for s in result.missing] == [1, 2]
+    allowed = api.compare(old, new, allow_missing=True)
+    assert not allowed.failed and allowed.missing == () and allowed.unpartnered == ()
+    assert [s.execution_id for s in allowed.unmatched_old] == [1, 2]

@@ -344,3 +344,29 @@ def test_why_says_every_reason_and_takes_one_kind_as_a_string():
     assert not checked[0] and checked[2] == cli_json(
         "check", real(log), "-e", "coalesced", "--forbid", "skew-join", "--format", "json")
     assert not compared[0] and compared[2]["failed"] is False
+
+
+def test_compare_says_executions_missing_from_the_new_run_unless_allow_missing(tmp_path):
+    """Issue 48, item 12: the old run's three executions, the new run ended (exit code 1)
+    after the first: unfinished, naming the two missing; `allow_missing` the old behaviour.
+    Each answer is the command line's JSON."""
+    from .test_compare import _ended_early
+
+    old, new = _ended_early(tmp_path, "exit 1")
+
+    async def main():
+        async with stdio_session("--allow", str(tmp_path)) as session:
+            return (await call(session, "compare", old="old.json", new="new.json"),
+                    await call(session, "compare", old="old.json", new="new.json",
+                               allow_missing=True))
+
+    missing, allowed = run(main)
+    assert not missing[0] and missing[1].startswith("aqe-inspect compare: UNFINISHED: 2 ")
+    assert missing[2]["failed"] is True and missing[2]["summary"]["missing"] == 2
+    assert all("missing from the new run" in text for text in missing[2]["unpartnered"])
+    real_old, real_new = str(Path(old).resolve()), str(Path(new).resolve())
+    assert missing[2] == cli_json("compare", real_old, real_new, "--format", "json")
+    assert not allowed[0] and allowed[1].startswith("aqe-inspect compare: PASS")
+    assert allowed[2]["allow_missing"] is True and allowed[2]["failed"] is False
+    assert allowed[2] == cli_json("compare", real_old, real_new, "--allow-missing",
+                                  "--format", "json")

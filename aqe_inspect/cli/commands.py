@@ -346,14 +346,19 @@ def compare_command(
         False, "--judge-unfinished", help="Judge executions that had not finished (a cut or "
         "in-progress log, isFinalPlan=false) on what they hold, instead of failing them as "
         "unfinished (no verdict)."),
+    allow_missing: bool = typer.Option(
+        False, "--allow-missing", help="Leave executions of the old run that the new run "
+        "does not hold (it failed or stopped early, or no longer runs them) out of the "
+        "verdict, instead of failing them as unfinished (no verdict)."),
     width: Optional[int] = WIDTH_OPTION,
 ) -> None:
     """Compare two runs of the same job (a Spark upgrade, a config change): which executions
     lost or gained an adaptive rewrite, and why. Exit 1 when --fail-on holds or an execution
-    had not finished (unfinished: no verdict), 0 when not."""
+    had not finished or is missing from the new run (unfinished: no verdict), 0 when not."""
     api.report_format(width=width)  # --width refused before a long input is read
     result = api.compare(old, new, fail_on, for_format=output_format, output=output,
-                         max_size=api.size(max_size), judge_unfinished=judge_unfinished)
+                         max_size=api.size(max_size), judge_unfinished=judge_unfinished,
+                         allow_missing=allow_missing)
     _write_verdict(result.failed, result, output_format, output,
                    summary=f"aqe-inspect compare: {result.verdict}", width=width)
 

@@ -39,12 +39,14 @@ __all__ = ["Comparison", "ExecutionSummary", "FleetGroup", "Gate", "Pair", "Rule
 
 def compare(old: str, new: str, fail_on: Iterable[str] = ("lost",),
             max_size: int = DEFAULT_MAX_SIZE, plans: bool = False,
-            judge_unfinished: bool = False) -> Comparison:
+            judge_unfinished: bool = False, allow_missing: bool = False) -> Comparison:
     """Compare the run at `old` with the run at `new` (paths, or `-` for standard input on
     one side). `fail_on`: the gate's rules (see `gate`). `plans`: keep each final plan's
     outline (the HTML page draws them side by side). `judge_unfinished`: judge a pair whose
     execution had not finished on either side on what it holds, rather than call it
-    `unfinished` (no verdict, failing). An InspectError for input that cannot be read, or a
+    `unfinished` (no verdict, failing). `allow_missing`: leave an execution of the old run
+    that the new run does not hold (it failed or stopped before it, or no longer runs it) out
+    of the verdict, rather than call it unfinished. An InspectError for input that cannot be read, or a
     fleet table compared with anything but a fleet table."""
     from .fleet_tables import table_files
 
@@ -60,7 +62,7 @@ def compare(old: str, new: str, fail_on: Iterable[str] = ("lost",),
     if old_table is not None:
         return _compare_tables(old, new, gate)
     return dataclasses.replace(_compare_runs(old, new, gate, max_size, plans),
-                               judge_unfinished=judge_unfinished)
+                               judge_unfinished=judge_unfinished, allow_missing=allow_missing)
 
 
 # ---- runs: event logs, plan texts, History Server JSON --------------------------------------

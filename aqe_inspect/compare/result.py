@@ -52,6 +52,11 @@ NOT_ENDED_WHY = "ends before its application does (cut short, still being writte
     "driver was killed)"
 
 
+#: Why an execution of the old run the new run does not hold is no verdict.
+MISSING_WHY = "the new run failed or stopped before it, or no longer runs it; " \
+    "--allow-missing leaves it out"
+
+
 @dataclass(frozen=True)
 class Pair:
     """One execution of the old run and its counterpart in the new one."""
@@ -225,6 +230,9 @@ class Comparison:
     #: Judge the pairs whose execution had not finished on either side on what they hold
     #: (`--judge-unfinished`), rather than call them `unfinished` (no verdict, failing).
     judge_unfinished: bool = False
+    #: Leave the old run's executions the new run does not hold out of the verdict
+    #: (`--allow-missing`), rather than call them `unfinished` (`missing`).
+    allow_missing: bool = False
 
     @property
     def items(self):
@@ -274,33 +282,56 @@ class Comparison:
         return tuple(found)
 
     @property
+    def missing(self) -> Tuple[ExecutionSummary, ...]:
+        """The old run's executions the new run does not hold, where that run's log ended
+        (failed, stopped early, or the job no longer runs them): no verdict on what they
+        would have made, so each fails the comparison as an unfinished pair does, unless
+        `allow_missing` (then only listed, as `unmatched_old`). Where the new run's log
+        ends before its application does they are `unpartnered` for that reason instead."""
+        if self.fleet or self.allow_missing or self.new.not_ended:
+            return ()
+        return self.unmatched_old
+
+    @property
     def unpartnered_executions(self) -> Tuple[Tuple[ExecutionSummary, str], ...]:
-        """The executions of one run with no partner in the other where the other's log ends
-        before its application does (`Side.not_ended`), each with why: the partner may be in
-        what that log lacks, so they are no verdict (unless `judge_unfinished`); each fails
-        the comparison as an unfinished pair does."""
-        if self.fleet or self.judge_unfinished:
+        """The executions of one run with no partner in the other that are no verdict, each
+        with why: where the other's log ends before its application does (`Side.not_ended`),
+        the partner may be in what that log lacks (unless `judge_unfinished`); and the old
+        run's executions missing from a new run that ended (`missing`, unless
+        `allow_missing`). Each fails the comparison as an unfinished pair does."""
+        if self.fleet:
             return ()
         found = []
-        for side, others, run, other in ((self.new, self.unmatched_old, "old", "new"),
-                                         (self.old, self.unmatched_new, "new", "old")):
-            if side.not_ended:
-                found.extend((summary, f"{run} run: {summary.label}{_where(summary)} has no "
-                              f"partner in the {other} run, whose log {side.source or '<stdin>'} "
-                              f"{NOT_ENDED_WHY}") for summary in others)
+        if not self.judge_unfinished:
+            for side, others, run, other in ((self.new, self.unmatched_old, "old", "new"),
+                                             (self.old, self.unmatched_new, "new", "old")):
+                if side.not_ended:
+                    found.extend((summary, f"{run} run: {summary.label}{_where(summary)} has "
+                                  f"no partner in the {other} run, whose log "
+                                  f"{side.source or '<stdin>'} {NOT_ENDED_WHY}")
+                                 for summary in others)
+        found.extend((summary, f"old run: {summary.label}{_where(summary)} is missing from "
+                      f"the new run {self.new.source or '<stdin>'} ({MISSING_WHY})")
+                     for summary in self.missing)
         return tuple(found)
 
     def unpartnered_why(self, run: str) -> str:
         """Why the executions only in `run` (`old` or `new`) are no verdict: the other run's
-        log ends before its application does, naming it; "" when they are not
-        (`unpartnered_executions`)."""
-        if self.fleet or self.judge_unfinished:
+        log ends before its application does, naming it, or (the old run's) they are missing
+        from the new run; "" when they are not (`unpartnered_executions`)."""
+        if self.fleet:
             return ""
         other, name = (self.new, "new") if run == "old" else (self.old, "old")
-        if not other.not_ended:
-            return ""
-        return (f"unfinished, no verdict: the {name} run's log {other.source or '<stdin>'} "
-                f"{NOT_ENDED_WHY}, so their partners may be in what it lacks")
+        if other.not_ended:
+            if self.judge_unfinished:
+                return ""
+            return (f"unfinished, no verdict: the {name} run's log {other.source or '<stdin>'} "
+                    f"{NOT_ENDED_WHY}, so their partners may be in what it lacks")
+        if run == "old" and self.missing:
+            return (f"unfinished, no verdict: missing from the new run "
+                    f"{other.source or '<stdin>'} (it failed or stopped before them, or no "
+                    "longer runs them; --allow-missing leaves them out)")
+        return ""
 
     @property
     def unpartnered(self) -> Tuple[str, ...]:
@@ -348,9 +379,13 @@ class Comparison:
             return ""
         first = pairs[0].unfinished[0] if pairs else unpartnered[0]
         more = len(pairs) + len(unpartnered) - 1
+        missing = len(self.missing)
+        hint = "" if missing == len(pairs) + len(unpartnered) and missing \
+            else "; --judge-unfinished judges what is there"
+        if missing and (pairs or missing < len(unpartnered)):
+            hint += "; --allow-missing leaves out what the new run lacks"
         return (f"{self.counted(len(pairs) + len(unpartnered))} unfinished, no verdict ({first}"
-                + (f"; and {more} more" if more else "")
-                + "; --judge-unfinished judges what is there)")
+                + (f"; and {more} more" if more else "") + hint + ")")
 
     @property
     def verdict(self) -> str:
@@ -483,6 +518,7 @@ def to_json(comparison: Comparison) -> Dict[str, Any]:
         "kinds": list(comparison.kinds),
         "fail_on": comparison.gate.rules_text(),
         "judge_unfinished": comparison.judge_unfinished,
+        "allow_missing": comparison.allow_missing,
         "failed": comparison.failed,
         "status": "failed" if tripped else "unfinished" if unfinished or
         comparison.unpartnered else "passed",
@@ -493,6 +529,7 @@ def to_json(comparison: Comparison) -> Dict[str, Any]:
             "changed": sum(1 for item in comparison.items if item.rewrites_changed),
             "failing": len(tripped),
             "unfinished": len(unfinished),
+            "missing": len(comparison.missing),
             "unmatched_old": len(comparison.groups_old_only if comparison.fleet
                                  else comparison.unmatched_old),
             "unmatched_new": len(comparison.groups_new_only if comparison.fleet

@@ -204,9 +204,10 @@ def check(source: Source, expect: Sequence[str], forbid: Sequence[str], config: 
 
 
 def compare(old: Source, new: Source, fail_on: Sequence[str], max_size: str,
-            judge_unfinished: bool) -> Answer:
+            judge_unfinished: bool, allow_missing: bool = False) -> Answer:
     result = api.compare(old.name, new.name, fail_on or ("lost",), max_size=max_size,
-                         for_format="json", judge_unfinished=judge_unfinished)
+                         for_format="json", judge_unfinished=judge_unfinished,
+                         allow_missing=allow_missing)
     # The verdict line the text report ends with (and the command says after --output).
     return Answer(_json(result), f"aqe-inspect compare: {result.verdict}", None)
 

@@ -268,17 +268,20 @@ def build(access: Access) -> MCPServer:
 
     @tool
     async def compare(old: str, new: str, fail_on: Optional[Several] = None,
-                      judge_unfinished: bool = False,
+                      judge_unfinished: bool = False, allow_missing: bool = False,
                       ctx: Optional[Context] = None) -> CallToolResult:
         """Two runs of the same job compared (a Spark upgrade, a config change): which
         executions lost or gained a rewrite, and whether the gate `fail_on` (lost by default;
-        gained, any, none, or KIND:lost) fails, as `aqe-inspect compare --format json`."""
+        gained, any, none, or KIND:lost) fails, as `aqe-inspect compare --format json`. An
+        execution of `old` missing from `new` is unfinished unless `allow_missing`."""
         gate = _several(fail_on)
         return await tools.run(
-            "compare", dict(old=old, new=new, fail_on=gate, judge_unfinished=judge_unfinished),
+            "compare", dict(old=old, new=new, fail_on=gate, judge_unfinished=judge_unfinished,
+                            allow_missing=allow_missing),
             ctx,
             {"old": old, "new": new},
-            lambda old, new: answers.compare(old, new, gate, size, judge_unfinished),
+            lambda old, new: answers.compare(old, new, gate, size, judge_unfinished,
+                                             allow_missing),
             files_only=True)
 
     @tool

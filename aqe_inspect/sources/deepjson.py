@@ -230,6 +230,40 @@ def _key(text: str, index: int) -> Tuple[str, int]:
     return key, _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
 
 
+#: The largest id Spark writes (an execution's, a stage's, a plan node's): a Java long's.
+MAX_ID = (1 << 63) - 1
+
+
+def json_id(value: Any) -> Optional[int]:
+    """`value` as an id Spark writes: a JSON integer from 0 to a Java long's largest; None for
+    anything else (a list, an object, a string, a fraction, true or false, null, a negative
+    or larger number), which the caller skips and says so (`id_problem`)."""
+    if value.__class__ is int and 0 <= value <= MAX_ID:
+        return value
+    return None
+
+
+def id_problem(field: str, value: Any) -> str:
+    """What is wrong with `value` as the id `field` (`json_id` refused it), as a note says
+    it: `executionId is a list`, `fromId is 1.5, not a whole number`."""
+    if value is None:
+        return f"{field} is missing or null"
+    if isinstance(value, bool):
+        return f"{field} is {'true' if value else 'false'}, not a number"
+    if isinstance(value, list):
+        return f"{field} is a list"
+    if isinstance(value, dict):
+        return f"{field} is an object"
+    if isinstance(value, str):
+        return f"{field} is a string ({value[:40]!r}), not a number"
+    if isinstance(value, float):
+        return f"{field} is {value!r}, not a whole number"
+    if isinstance(value, int):
+        shown = str(value) if -10 ** 30 < value < 10 ** 30 else "a number of 30 digits or more"
+        return f"{field} is {shown}, out of range (0 to {MAX_ID})"
+    return f"{field} is not a number"
+
+
 def text(value: Any, limit: int = 200) -> str:
     """`str(value)` for a decoded JSON value where a string belongs, without recursion (`str`
     of a deeply nested list recurses): a list or object is written as compact JSON, cut after

@@ -69,8 +69,10 @@ ENVIRONMENT = b'"Event":"SparkListenerEnvironmentUpdate"'
 #: Databricks writes no SparkListenerLogStart; this event of its own carries the version.
 DATABRICKS_START = b'"Event":"DBCEventLoggingListenerMetadata"'
 APP_EVENTS = (LOG_START, DATABRICKS_START, APP_START, ENVIRONMENT)
-#: Where an SQL event says which execution it belongs to (Spark writes it second).
-EXECUTION_ID = re.compile(rb'"executionId":(\d+)')
+#: Where an SQL event says which execution it belongs to (Spark writes it second): a whole
+#: number of at most a Java long's 19 digits (anything else, `1.5`, `[]`, `"7"`, is read the
+#: general way, which says what is wrong with it).
+EXECUTION_ID = re.compile(rb'"executionId":(\d{1,19})(?![\d.eE])')
 ID_WINDOW = 400
 
 ORIGIN = "event log"
@@ -796,7 +798,7 @@ class Scanner:
         second) and kept, with where it stands (`Span`). An event whose head holds no id is
         read the general way."""
         match = EXECUTION_ID.search(buffer, at, min(at + ID_WINDOW, stop))
-        if match is None:
+        if match is None or int(match.group(1)) > deepjson.MAX_ID:
             self._text_at = self._base + at  # type: ignore[operator]
             try:
                 return self._event(buffer[at:stop], SQL_EVENT, 1, part, line)
@@ -876,8 +878,13 @@ class Scanner:
             event = self._decode(text, part, line)
             if event is None:
                 return None
-            number = event.get("executionId")
-            raw = self._open.get(number) if isinstance(number, int) else None
+            value = event.get("executionId")
+            number = deepjson.json_id(value)
+            if number is None:
+                if value is not None:  # no id at all is left unsaid, as it always was
+                    self._skip(part, line, _id_why(value))
+                return None
+            raw = self._open.get(number)
             if raw is None:
                 if number in self._let_go:
                     self._late += 1
@@ -998,14 +1005,15 @@ class Scanner:
 
     def _execution_id(self, text: bytes, part: Any, line: int) -> Optional[int]:
         match = EXECUTION_ID.search(text, 0, ID_WINDOW)
-        if match:
+        if match and int(match.group(1)) <= deepjson.MAX_ID:
             return int(match.group(1))
         event = self._decode(text, part, line)
-        number = event.get("executionId") if event is not None else None
-        if not isinstance(number, int):
-            if event is not None:
-                self._skip(part, line, "an SQL event without an executionId")
+        if event is None:
             return None
+        value = event.get("executionId")
+        number = deepjson.json_id(value)
+        if number is None:
+            self._skip(part, line, _id_why(value))
         return number
 
     def _decode(self, text: bytes, part: Any, line: int) -> Optional[Dict[str, Any]]:
@@ -1046,6 +1054,14 @@ class Scanner:
                               if isinstance(pair, list) and len(pair) == 2
                               and isinstance(pair[0], str)}
             self.app.configs = aqe_configs(properties if isinstance(properties, dict) else {})
+
+
+def _id_why(value: Any) -> str:
+    """Why an SQL event is skipped for its executionId `value` (`deepjson.json_id` refused
+    it): none, or what is wrong with it."""
+    if value is None:
+        return "an SQL event without an executionId"
+    return f"an SQL event whose {deepjson.id_problem('executionId', value)}"
 
 
 # ---- one execution into a Query -------------------------------------------------------------

@@ -70,12 +70,16 @@ def read_history(data: bytes, source: str, app_id: str = "") -> Document:
     for number, item in enumerate(items, 1):
         if item is _TOO_DEEP:
             continue
-        if not isinstance(item, dict) or not isinstance(item.get("id"), int):
+        line = starts[number - 1] if number <= len(starts) else 0
+        if not isinstance(item, dict) or item.get("id") is None:
             notes.append(f"entry {number}: not an SQL execution (no id); skipped")
             continue
-        query = _query(item, source, notes)
+        if deepjson.json_id(item["id"]) is None:
+            notes.append(f"{_at(source, line)}entry {number}: "
+                         f"{deepjson.id_problem('id', item['id'])}; skipped")
+            continue
+        query = _query(item, source, notes, line)
         if query is not None:
-            line = starts[number - 1] if number <= len(starts) else 0
             queries.append(dataclasses.replace(query, line=line))
     if not queries and (items or not app_id):
         # Entries none of which could be read, or an empty answer of no known application:
@@ -147,7 +151,13 @@ def _malformed(error: ValueError, source: str) -> InspectError:
                         line=getattr(error, "lineno", 1), column=getattr(error, "colno", 1))
 
 
-def _query(item: Mapping[str, Any], source: str, notes: List[str]) -> Optional[Query]:
+def _at(source: str, line: int) -> str:
+    """`app.json:36: `, where a note points (nothing where the line is not known)."""
+    return f"{source}:{line}: " if line else f"{source}: " if source else ""
+
+
+def _query(item: Mapping[str, Any], source: str, notes: List[str], line: int = 0
+           ) -> Optional[Query]:
     number = item["id"]
     label = f"execution {number}"
     start = _epoch_ms(item.get("submissionTime"))
@@ -157,7 +167,11 @@ def _query(item: Mapping[str, Any], source: str, notes: List[str]) -> Optional[Q
         execution_id=number, description=deepjson.text(item.get("description") or ""), replans=None,
         start_time=start, end_time=start + duration if start is not None and duration is not None
         else None, finished=status not in ("RUNNING", ""), status=status)
-    graph = graph_tree(item.get("nodes"), item.get("edges"))
+    malformed: List[str] = []
+    graph = graph_tree(item.get("nodes"), item.get("edges"), malformed)
+    if malformed:
+        more = f" (and {len(malformed) - 1} more)" if len(malformed) > 1 else ""
+        notes.append(f"{_at(source, line)}{label}: {malformed[0]}{more}; skipped")
     text = item.get("planDescription")
     query_notes: List[str] = []
     query, note = read_description(text, source, f"the plan description of {label}",
@@ -219,21 +233,37 @@ def display_number(text: str) -> Optional[int]:
     return int(value * UNITS.get(match.group(2) or "", 1))
 
 
-def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
+def graph_tree(nodes: Any, edges: Any, malformed: Optional[List[str]] = None
+               ) -> Optional[Node]:
     """The operator tree of the UI's graph: `WholeStageCodegen (N)` clusters dropped (their
-    operators carry the stage), children in the order the edges list them."""
+    operators carry the stage), children in the order the edges list them. A node or an edge
+    whose id is not one (a list, an object, a string, a fraction, true, a negative or larger
+    number than a Java long) is left out, said in `malformed` (`nodes[3].nodeId is a
+    list`)."""
+    if malformed is None:
+        malformed = []
     if not isinstance(nodes, list) or not nodes:
         return None
     items: Dict[int, Mapping[str, Any]] = {}
-    for item in nodes:
-        if isinstance(item, dict) and isinstance(item.get("nodeId"), int):
-            items[item["nodeId"]] = item
+    for place, item in enumerate(nodes):
+        if not isinstance(item, dict):
+            continue
+        key = deepjson.json_id(item.get("nodeId"))
+        if key is not None:
+            items[key] = item
+        elif item.get("nodeId") is not None:
+            malformed.append(deepjson.id_problem(f"nodes[{place}].nodeId", item["nodeId"]))
     children: Dict[int, List[int]] = {key: [] for key in items}
     has_parent = set()
-    for edge in edges if isinstance(edges, list) else ():
+    for place, edge in enumerate(edges if isinstance(edges, list) else ()):
         if not isinstance(edge, dict):
             continue
-        child, parent = edge.get("fromId"), edge.get("toId")
+        child = deepjson.json_id(edge.get("fromId"))
+        parent = deepjson.json_id(edge.get("toId"))
+        for name, value, found in (("fromId", edge.get("fromId"), child),
+                                   ("toId", edge.get("toId"), parent)):
+            if found is None and value is not None:
+                malformed.append(deepjson.id_problem(f"edges[{place}].{name}", value))
         if child in items and parent in items:
             children[parent].append(child)
             has_parent.add(child)
@@ -255,7 +285,7 @@ def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
     for key in reversed(order):
         item = items[key]
         name = deepjson.text(item.get("nodeName") or "?")
-        stage = item.get("wholeStageCodegenId")
+        stage = deepjson.json_id(item.get("wholeStageCodegenId"))  # true or 1.5: none
         first, _, rest = name.partition(" ")
         metrics, spreads = {}, {}
         listed = item.get("metrics")
@@ -269,8 +299,8 @@ def graph_tree(nodes: Any, edges: Any) -> Optional[Node]:
                     spreads[deepjson.text(metric["name"])] = spread
         if "(" in first and not rest:  # `SortMergeJoin(skew=true)`
             first, rest = first[:first.index("(")], first[first.index("("):]
-        built[key] = Node(name=first, args=rest, codegen_stage=stage if isinstance(stage, int)
-                          else None, whole_stage_codegen=isinstance(stage, int), title=name,
+        built[key] = Node(name=first, args=rest, codegen_stage=stage,
+                          whole_stage_codegen=stage is not None, title=name,
                           children=tuple(built[c] for c in children[key] if c in built),
                           is_final_plan=None, metrics=metrics, spreads=spreads)
     return built[min(roots)]

@@ -247,7 +247,9 @@ def metric_values(metrics: Iterable[Any], values: Mapping[int, int]) -> Dict[str
     for metric in metrics:
         if not isinstance(metric, dict):
             continue
-        value = values.get(metric.get("accumulatorId"))  # type: ignore[arg-type]
+        key = metric.get("accumulatorId")
+        # An id that is not a whole number (a list, an object, `3.0`) names no accumulator.
+        value = values.get(key) if key.__class__ is int else None
         if value is not None and metric.get("name"):
             found[text_of(metric["name"])] = value
     return found

@@ -44,8 +44,9 @@ STAGE_EVENT = b'"Event":"SparkListenerStage'
 SUBMITTED = b'Submitted"'
 COMPLETED = b'Completed"'
 TASK_END = b'"Event":"SparkListenerTaskEnd"'
-STAGE_ID = re.compile(rb'"Stage ID":(\d+)')
-STAGE_ATTEMPT = re.compile(rb'"Stage Attempt ID":(\d+)')
+#: A stage's id and attempt: whole numbers (`1.5` is none: the event is not a stage's).
+STAGE_ID = re.compile(rb'"Stage ID":(\d+)(?![\d.eE])')
+STAGE_ATTEMPT = re.compile(rb'"Stage Attempt ID":(\d+)(?![\d.eE])')
 NUMBER_OF_TASKS = re.compile(rb'"Number of Tasks":(\d+)')
 #: Where a stage says which SQL execution ran it (in its `Properties`, at the event's end).
 EXECUTION_PROPERTY = re.compile(rb'"spark\.sql\.execution\.id":"(\d+)"')
