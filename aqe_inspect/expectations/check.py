@@ -12,12 +12,15 @@ is missing; unless what is there already breaks it (a forbidden rewrite AQE made
 undone), or the caller asked to judge what is there (`judge_unfinished`). A plan text with
 operators missing (`Query.incomplete`: cut short, elided) counts lower bounds: what they
 settle (at least N found; more than allowed found) is judged, the rest is `unfinished` too.
-So is an event log that ends before its application does (`Application.ended` False: cut,
-still being written, a driver killed): the executions after its end could not be read, so
-its counts are lower bounds; and a driver log whose last application started and did not
-stop (`Report.ended` False). What such a log's counts settle passes, saying the application
-never ended; but an execution the log's end cut off while it ran (no end of its own, its plan
-final) is no evidence for a PASS there: its expectations are `unfinished` too.
+So is an input that may lack queries of an application it holds (`Document.unended`, each
+reason naming the log, part or application): an event log that ends before its application
+does (`Application.ended` False: cut, still being written, a driver killed), a folder's log
+that could not be read, a rolling log with a part missing or compacted, a History Server
+answer showing an execution RUNNING, a driver log one of whose applications started and did
+not stop: its counts are lower bounds. What they settle passes, saying why they are lower
+bounds; but an execution the log's end cut off while it ran (no end of its own, its plan
+final: `Query.cut_off`) is no evidence for a PASS there: its expectations are `unfinished`
+too. With `judge_unfinished`, what they do not settle is judged, saying it judged lower bounds.
 """
 
 from __future__ import annotations

@@ -594,11 +594,12 @@ class Document:
     notes: Tuple[str, ...] = ()
     #: The application, when read from an event log or the History Server.
     application: Optional[Application] = None
-    #: Whether a driver log holds the end of its last application (SparkContext's stop after
-    #: its start): False for one cut short, still being written or left by a driver that was
-    #: killed, whose later queries could not be read; None where the text does not say (an
-    #: explain output, a log at WARN level). An event log says it in `application.ended`, a
-    #: folder of event logs here too (False when one of its applications has no end).
+    #: Whether a driver log holds the end of every application it starts (SparkContext's
+    #: stop after its start, before the next start): False for one cut short, still being
+    #: written or left by a driver that was killed, whose later queries could not be read;
+    #: None where the text does not say (an explain output, a log at WARN level). An event log
+    #: says it in `application.ended`, a folder of event logs here too (False when one of its
+    #: applications has no end); False too whenever `unended` holds a reason.
     ended: Optional[bool] = field(default=None, compare=False)
     #: Why the input may lack queries of an application it holds, so that its counts are lower
     #: bounds, each naming the application, log or part (`ended` is False when it holds any):
