@@ -218,7 +218,7 @@ def test_a_rolling_log_with_a_compacted_part_is_unfinished(tmp_path, line):
     second.unlink()
     data = _check_json(str(folder), "--forbid", absent)
     assert data["status"] == "unfinished"
-    assert any(f"skipped 1 part that a later compacted part holds" in note and
+    assert any("skipped 1 part that a later compacted part holds" in note and
                compacted.name in note for note in data["notes"]), data["notes"]
 
 
