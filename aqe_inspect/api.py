@@ -366,7 +366,7 @@ def _report(found: Read, json: bool = False, replans: bool = False) -> AnyReport
     first = next(reports, None)
     queries = iter(()) if first is None else itertools.chain((first,), reports)
     return ReportStream(queries, found.source, found.notes, lambda: found.application,
-                        lambda: found.ended)
+                        lambda: found.ended, lambda: tuple(found.unended))
 
 
 def check_input(path: Optional[str] = None, *, url: Optional[str] = None,

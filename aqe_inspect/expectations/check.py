@@ -12,12 +12,15 @@ is missing; unless what is there already breaks it (a forbidden rewrite AQE made
 undone), or the caller asked to judge what is there (`judge_unfinished`). A plan text with
 operators missing (`Query.incomplete`: cut short, elided) counts lower bounds: what they
 settle (at least N found; more than allowed found) is judged, the rest is `unfinished` too.
-So is an event log that ends before its application does (`Application.ended` False: cut,
-still being written, a driver killed): the executions after its end could not be read, so
-its counts are lower bounds; and a driver log whose last application started and did not
-stop (`Report.ended` False). What such a log's counts settle passes, saying the application
-never ended; but an execution the log's end cut off while it ran (no end of its own, its plan
-final) is no evidence for a PASS there: its expectations are `unfinished` too.
+So is an input that may lack queries of an application it holds (`Document.unended`, each
+reason naming the log, part or application): an event log that ends before its application
+does (`Application.ended` False: cut, still being written, a driver killed), a folder's log
+that could not be read, a rolling log with a part missing or compacted, a History Server
+answer showing an execution RUNNING, a driver log one of whose applications started and did
+not stop: its counts are lower bounds. What they settle passes, saying why they are lower
+bounds; but an execution the log's end cut off while it ran (no end of its own, its plan
+final: `Query.cut_off`) is no evidence for a PASS there: its expectations are `unfinished`
+too. With `judge_unfinished`, what they do not settle is judged, saying it judged lower bounds.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from typing import (TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequ
 
 from .config import Expectation
 from ..rewrites.locations import Location, kind_location
-from ..plan.model import CUT_OFF, Application, units
-from ..rewrites.findings import (QueryReport, Report, ReportStream, describe, log_not_ended,
+from ..plan.model import DRIVER_LOG_NOT_ENDED, LOG_NOT_ENDED, Application, units
+from ..rewrites.findings import (QueryReport, Report, ReportStream, describe, not_ended_why,
                                  rewrite_kinds)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -227,7 +230,8 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
             else:
                 totals[id(expectation)].add(query_report, count)
     source = report.source
-    open_log = not judge_unfinished and log_not_ended(report)  # the log is read whole now
+    reasons = not_ended_why(report)  # the log is read whole now
+    open_log = not judge_unfinished and bool(reasons)
     if open_log:
         for found, at, expectation, query_report, count in cut_off:
             found[at] = _one_query(expectation, query_report, count, source, cut_off=True)
@@ -241,42 +245,54 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
             outcomes.append(_summed(totals[id(expectation)], index, source, selected_by,
                                     judge_unfinished, unit, open_log))
     application = report.application
-    if open_log:
-        why = DRIVER_LOG_NOT_ENDED if getattr(report, "ended", None) is False and \
-            unit == "query" else LOG_NOT_ENDED
-        outcomes = _log_not_ended(outcomes, expectations, source, unit, why)
+    if reasons:
+        outcomes = _log_not_ended(outcomes, expectations, source, unit, reasons,
+                                  judged=judge_unfinished)
     outcomes = [_with_why(outcome, application, settings or {}, spark_version)
                 for outcome in outcomes]
     return CheckResult(tuple(outcomes), source, index, tuple(report.notes), application, unit)
 
 
-#: Why the outcomes over a log that ends before its application does are lower bounds.
-LOG_NOT_ENDED = ("the log ends before its application does (no SparkListenerApplicationEnd: "
-                 "cut short, still being written, or its driver was killed): executions after "
-                 "its end could not be read")
-#: What a PASS that stands in such a log says (the log's note names the file and the
-#: application), and in a driver log.
+#: What a PASS that stands in a log that ends before its application does (`LOG_NOT_ENDED`)
+#: says (the log's note names the file and the application), and in a driver log.
 NOT_ENDED_PASS = ("the application has no end in the log (no SparkListenerApplicationEnd; "
                   "see the note): executions after its end could not be read")
 DRIVER_NOT_ENDED_PASS = ("the application has no end in the log (no 'Successfully stopped "
                          "SparkContext'; see the note): queries after its end could not be "
                          "read")
-#: The same of a driver log whose last application did not stop (`Report.ended` False).
-DRIVER_LOG_NOT_ENDED = ("the driver log ends before its last application does (no 'Successfully "
-                        "stopped SparkContext' after its 'Submitted application:': cut short, "
-                        "still being written, or its driver was killed): queries run after its "
-                        "end could not be read")
+#: The most reasons an outcome names (a folder of many cut logs): the notes name them all.
+REASONS_SHOWN = 3
+
+
+def _reasons(reasons: Sequence[str], passed: bool = False) -> str:
+    """The reasons an input's counts are lower bounds (`Document.unended`), as an outcome
+    says them: a PASS that stands says what an application's missing end means for it
+    (`NOT_ENDED_PASS`)."""
+    said = []
+    for reason in reasons[:REASONS_SHOWN]:
+        if passed and reason.endswith(LOG_NOT_ENDED):
+            reason = reason[:-len(LOG_NOT_ENDED)] + NOT_ENDED_PASS
+        elif passed and reason.endswith(DRIVER_LOG_NOT_ENDED):
+            reason = reason[:-len(DRIVER_LOG_NOT_ENDED)] + DRIVER_NOT_ENDED_PASS
+        said.append(reason)
+    if len(reasons) > REASONS_SHOWN:
+        said.append(f"and {len(reasons) - REASONS_SHOWN} more (see the notes)")
+    return "; ".join(said)
 
 
 def _log_not_ended(outcomes: List[Outcome], expectations: Sequence[Expectation],
-                   source: str, unit: str = "execution", why: str = LOG_NOT_ENDED
+                   source: str, unit: str = "execution",
+                   reasons: Sequence[str] = (LOG_NOT_ENDED,), judged: bool = False
                    ) -> List[Outcome]:
-    """The outcomes of a log whose application has no end: what its counts, lower bounds,
-    settle stands (at least N found; more than allowed found); the rest is `unfinished`. An
-    expectation held query by query (`each`) stands for the queries read, and is `unfinished`
-    for those the log does not hold."""
+    """The outcomes over an input that may lack queries of an application it holds (an
+    application with no end, a rolling log's part missing...: `reasons`): what its counts,
+    lower bounds, settle stands (at least N found; more than allowed found); the rest is
+    `unfinished`, or with `judged` (--judge-unfinished) judged on what was read, saying its
+    counts are lower bounds. An expectation held query by query (`each`) stands for the
+    queries read, and is `unfinished` for those the input does not hold."""
     import dataclasses
 
+    why = _reasons(reasons)
     found: List[Outcome] = []
     for outcome in outcomes:
         expectation = outcome.expectation
@@ -287,12 +303,17 @@ def _log_not_ended(outcomes: List[Outcome], expectations: Sequence[Expectation],
             if outcome.passed and expectation.kind != "snapshot":
                 # It stands on what was read, every one of which had ended: said, as the
                 # application never did.
-                ended = ", every one of which ended" if unit == "execution" else ""
-                said = DRIVER_NOT_ENDED_PASS if why == DRIVER_LOG_NOT_ENDED else \
-                    NOT_ENDED_PASS
+                ended = ", every one of which ended" if unit == "execution" and \
+                    not judged else ""
+                said = _reasons(reasons, passed=True)
                 outcome = dataclasses.replace(outcome,
                                               message=f"{outcome.message}{ended}; {said}")
             found.append(outcome)
+            continue
+        if judged:
+            found.append(dataclasses.replace(
+                outcome, message=f"{outcome.message} (judged though its counts are lower "
+                                 f"bounds: {why})"))
             continue
         found.append(dataclasses.replace(
             outcome, passed=False, unfinished=True,
@@ -300,7 +321,7 @@ def _log_not_ended(outcomes: List[Outcome], expectations: Sequence[Expectation],
             location=outcome.location or (Location(source) if source else None)))
     for expectation in expectations:
         mine = [o for o in found if o.expectation is expectation]
-        if expectation.each and mine and all(o.passed for o in mine):
+        if expectation.each and mine and all(o.passed for o in mine) and not judged:
             found.append(Outcome(
                 expectation, 0, False, f"unfinished: {expectation.wants} in "
                 f"{expectation.scope_words(unit)}, beyond the {units(len(mine), unit)} "
@@ -444,7 +465,7 @@ def _missing(reports: Sequence[QueryReport], count: int, why: str) -> str:
                           else f" (line {line})" if line else "")
     more = f" and {_plural(count - 1, 'other', 'others')}" if count > 1 else ""
     if why == "unfinished":
-        return f"{where}{more}: {first.query.unfinished or CUT_OFF}"
+        return f"{where}{more}: {first.query.unfinished or first.query.cut_off_why}"
     return (f"{where}{more}: its plan text is incomplete, so its counts are lower bounds "
             f"({first.query.incomplete})")
 

@@ -77,6 +77,21 @@ def title(query: "Query", number: object) -> str:
 #: does.
 CUT_OFF = ("its execution had not ended where the log ends, and the log ends before its "
            "application does (no SparkListenerApplicationEnd): it was cut off while it ran")
+#: The same of an execution the History Server's answer shows running (status RUNNING): its
+#: plan is the one it had then, and its application had not ended (`Document.unended`).
+STILL_RUNNING = ("its execution was still running when the History Server answered (status "
+                 "RUNNING): its plan is the one it had then")
+
+#: Why the counts of an input are lower bounds (`Document.unended`, a check's `unfinished`
+#: outcome says it): an event log with no SparkListenerApplicationEnd ...
+LOG_NOT_ENDED = ("the log ends before its application does (no SparkListenerApplicationEnd: "
+                 "cut short, still being written, or its driver was killed): executions after "
+                 "its end could not be read")
+#: ... and a driver log whose last application did not stop.
+DRIVER_LOG_NOT_ENDED = ("the driver log ends before its last application does (no 'Successfully "
+                        "stopped SparkContext' after its 'Submitted application:': cut short, "
+                        "still being written, or its driver was killed): queries run after its "
+                        "end could not be read")
 
 #: `Query.origin` of a plan read from a History Server's answer: its metrics are rounded for
 #: display (`1.2 MiB`), so figures read from them are approximate.
@@ -387,6 +402,12 @@ class Query:
         return execution is not None and execution.finished is False and not self.unfinished
 
     @property
+    def cut_off_why(self) -> str:
+        """Why an execution that is `cut_off` is no evidence: the log's end cut it off while it
+        ran (`CUT_OFF`), or the History Server showed it running (`STILL_RUNNING`)."""
+        return STILL_RUNNING if self.origin == HISTORY_SERVER_ORIGIN else CUT_OFF
+
+    @property
     def incomplete(self) -> str:
         """The first note saying operators of the printed plan may be missing (a text cut
         short, elided with `...`): its counts are lower bounds. "" when none says so."""
@@ -573,9 +594,19 @@ class Document:
     notes: Tuple[str, ...] = ()
     #: The application, when read from an event log or the History Server.
     application: Optional[Application] = None
-    #: Whether a driver log holds the end of its last application (SparkContext's stop after
-    #: its start): False for one cut short, still being written or left by a driver that was
-    #: killed, whose later queries could not be read; None where the text does not say (an
-    #: explain output, a log at WARN level). An event log says it in `application.ended`, a
-    #: folder of event logs here too (False when one of its applications has no end).
+    #: Whether a driver log holds the end of every application it starts (SparkContext's
+    #: stop after its start, before the next start): False for one cut short, still being
+    #: written or left by a driver that was killed, whose later queries could not be read;
+    #: None where the text does not say (an explain output, a log at WARN level). An event log
+    #: says it in `application.ended`, a folder of event logs here too (False when one of its
+    #: applications has no end); False too whenever `unended` holds a reason.
     ended: Optional[bool] = field(default=None, compare=False)
+    #: Why the input may lack queries of an application it holds, so that its counts are lower
+    #: bounds, each naming the application, log or part (`ended` is False when it holds any):
+    #: `LOG_NOT_ENDED` and `DRIVER_LOG_NOT_ENDED` (a log that ends before its application
+    #: does), an earlier application of a driver log that never stopped before the next one
+    #: started, a rolling event log with a part missing from its numbering or a compacted
+    #: part (Spark's compaction drops the events of executions that had ended), a History
+    #: Server answer showing an execution still running. What `check` says of an outcome it
+    #: cannot settle (`unfinished`), and of one it judges anyway.
+    unended: Tuple[str, ...] = field(default=(), compare=False)

@@ -122,7 +122,7 @@ def diff_built(query: Query, query_id: str, source: str) -> QueryReport:
 def diff_document(document: Document) -> Report:
     return Report(queries=tuple(diff_queries(document.queries)), source=document.source,
                   notes=document.notes, application=document.application,
-                  ended=document.ended)
+                  ended=document.ended, unended=document.unended)
 
 
 def diff_queries(queries: Iterable[Query]) -> Iterator[QueryReport]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Optional, Tuple, Union
 
-from ..plan.model import Application, Node, Query, title, unit_name
+from ..plan.model import (DRIVER_LOG_NOT_ENDED, LOG_NOT_ENDED, Application, Node, Query, title,
+                          unit_name)
 from .detectors.base import Rewrite, describe
 from .kinds import REWRITE_KINDS, kind_hint, rewrite_kinds
 
@@ -64,16 +65,34 @@ class Report:
     application: Optional[Application] = None
     #: Whether a driver log holds the end of its last application (`Document.ended`).
     ended: Optional[bool] = None
+    #: Why the input may lack queries of an application it holds (`Document.unended`).
+    unended: Tuple[str, ...] = ()
 
 
 def log_not_ended(read) -> bool:
     """Whether the input `read` came from (a Report, a ReportStream, a Document, an event
-    log's stream) ends before its application does: an event log with no application end,
-    a driver log whose last application did not stop. Read whole first: a stream knows it at
-    its end."""
+    log's stream) may lack queries of an application it holds (`Document.unended`): an event
+    log with no application end, a driver log with an application that did not stop, a
+    rolling log with a part missing or compacted, a History Server answer with an execution
+    still running. Read whole first: a stream knows it at its end."""
     application = getattr(read, "application", None)
     return application is not None and application.ended is False or \
-        getattr(read, "ended", None) is False
+        getattr(read, "ended", None) is False or bool(getattr(read, "unended", ()))
+
+
+def not_ended_why(read) -> Tuple[str, ...]:
+    """Why `read` may lack queries (`log_not_ended`), each reason once, in order: what the
+    reader said (`Document.unended`), else what an application with no end means in its kind
+    of log (`LOG_NOT_ENDED`, `DRIVER_LOG_NOT_ENDED`); () when nothing is missing."""
+    if not log_not_ended(read):
+        return ()
+    said = tuple(dict.fromkeys(getattr(read, "unended", ()) or ()))
+    if said:
+        return said
+    application = getattr(read, "application", None)
+    if application is None and getattr(read, "ended", None) is False:
+        return (DRIVER_LOG_NOT_ENDED,)
+    return (LOG_NOT_ENDED,)
 
 
 def read_whole(report: Union[Report, "ReportStream"]) -> Report:
@@ -82,7 +101,7 @@ def read_whole(report: Union[Report, "ReportStream"]) -> Report:
         return report
     queries = tuple(report.queries)
     return Report(queries, report.source, tuple(report.notes), report.application,
-                  getattr(report, "ended", None))
+                  getattr(report, "ended", None), tuple(getattr(report, "unended", ())))
 
 
 class ReportStream:
@@ -93,12 +112,14 @@ class ReportStream:
 
     def __init__(self, queries: Iterator[QueryReport], source: str, notes: List[str],
                  application: Callable[[], Optional[Application]],
-                 ended: Callable[[], Optional[bool]] = lambda: None):
+                 ended: Callable[[], Optional[bool]] = lambda: None,
+                 unended: Callable[[], Tuple[str, ...]] = lambda: ()):
         self.queries = queries
         self.source = source
         self.notes = notes
         self._application = application
         self._ended = ended
+        self._unended = unended
 
     @property
     def application(self) -> Optional[Application]:
@@ -109,3 +130,9 @@ class ReportStream:
         """Whether every log read holds its application's end (`LogStream.ended`: a folder
         of logs, one of them cut, says False here); whole once `queries` is exhausted."""
         return self._ended()
+
+    @property
+    def unended(self) -> Tuple[str, ...]:
+        """Why the logs may lack executions of an application they hold (`LogStream.unended`);
+        whole once `queries` is exhausted."""
+        return self._unended()

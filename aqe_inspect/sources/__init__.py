@@ -26,7 +26,7 @@ import os
 from typing import List, Optional, Tuple
 
 from ..errors import InspectError, PlanSyntaxError
-from ..plan.model import Document, Query
+from ..plan.model import DRIVER_LOG_NOT_ENDED, Document, Query
 from .assemble import assemble
 from .extract import ORIGIN, find_plans
 from .lines import APPLICATION_START, APPLICATION_STOP, logical_lines, raw_lines
@@ -191,9 +191,15 @@ def _document(raw, name: str, reader, max_size: int, skimmed: bool = False,
     said = {note for query in queries for note in query.notes}
     notes.extend(note for note in dict.fromkeys(damaged) if note not in said)
     ended = application_ended(runs, stops)
+    unended: List[str] = []
+    for start, after in never_stopped(runs, stops):
+        notes.append(f"line {start}: {APPLICATION_NOT_STOPPED_BEFORE.format(after=after)}")
+        unended.append(NEVER_STOPPED.format(start=start, after=after))
     if ended is False:
         notes.append(f"line {runs[-1]}: {APPLICATION_NOT_STOPPED}")
-    return Document(queries=tuple(queries), source=name, notes=tuple(notes), ended=ended)
+        unended.append(DRIVER_LOG_NOT_ENDED)
+    return Document(queries=tuple(queries), source=name, notes=tuple(notes),
+                    ended=False if unended else ended, unended=tuple(unended))
 
 
 #: The note on a driver log whose last application has no stop (`application_ended`).
@@ -201,6 +207,34 @@ APPLICATION_NOT_STOPPED = (
     f"the application started here ('{APPLICATION_START.strip()}') has no end in the log (no "
     f"'{APPLICATION_STOP}' after it): the log is cut short, still being written, or its "
     f"driver was killed; queries run after the log's end could not be read")
+
+
+#: The note on an application of a driver log that never stopped before the next one
+#: started (log4j appends the next run's lines to the same file): `never_stopped`.
+APPLICATION_NOT_STOPPED_BEFORE = (
+    f"the application started here ('{APPLICATION_START.strip()}') has no end before the next "
+    f"one starts at line {{after}} (no '{APPLICATION_STOP}' between them): its driver was "
+    f"killed, or its log cut, and the next run's lines appended; queries it ran after its last "
+    f"line here could not be read")
+#: Why a check's counts over such a log are lower bounds (`Document.unended`).
+NEVER_STOPPED = (
+    f"the application started at line {{start}} of the driver log has no end before the next "
+    f"one starts at line {{after}} (no '{APPLICATION_STOP}' between them: its driver was "
+    f"killed, or its log cut): queries it ran after its last line there could not be read")
+
+
+def never_stopped(runs: List[int], stops: List[int]) -> List[Tuple[int, int]]:
+    """The applications of a driver log, but its last, that did not stop before the next one
+    started: (the line it started at, the line the next one started at), in order. Of its
+    last, `application_ended` says."""
+    found = []
+    at = 0  # the first stop after the run being looked at
+    for start, after in zip(runs, runs[1:]):
+        while at < len(stops) and stops[at] < start:
+            at += 1
+        if not (at < len(stops) and stops[at] < after):
+            found.append((start, after))
+    return found
 
 
 def application_ended(runs: List[int], stops: List[int]) -> Optional[bool]:

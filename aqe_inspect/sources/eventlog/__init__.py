@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator, List, Optional
 
 from ...errors import InspectError
-from ...plan.model import Application, Document, Query
+from ...plan.model import LOG_NOT_ENDED, Application, Document, Query
 from ..reading import DEFAULT_MAX_SIZE
 from .codecs import DEFAULT_CHUNK_SIZE
 from .files import EventLog, Part, find_event_logs, looks_like_event_log, read_chunks, \
@@ -60,7 +60,8 @@ def read_event_logs(path: str, workers: Optional[int] = None, task_metrics: bool
             errors.append(stream.failed[0])
         notes = (*found.notes(), *stream.notes) if not documents else tuple(stream.notes)
         documents.append(Document(queries=tuple(queries), source=log.name,
-                                  notes=notes, application=stream.application))
+                                  notes=notes, application=stream.application,
+                                  ended=stream.ended, unended=tuple(stream.unended)))
     if len(errors) == len(documents):
         raise errors[0]
     return documents
@@ -75,7 +76,18 @@ def stream_event_logs(path: str, workers: Optional[int] = None, task_metrics: bo
         raise found.nothing_read()
     stream = LogStream(path, found.logs, workers, task_metrics=task_metrics, max_size=max_size)
     stream.notes.extend(found.notes())
+    stream.unended.extend(unread(error, 0) for error in found.failed)
     return stream
+
+
+def unread(error: InspectError, read: int) -> str:
+    """Why a folder's counts are lower bounds when one of its logs could not be read (to its
+    end, after `read` executions): the executions it holds are not all counted
+    (`Document.unended`; the log's note says the same)."""
+    if read:
+        return (f"{error}: the rest of this log could not be read, so the executions it holds "
+                "after that are not counted")
+    return f"{error}: this log could not be read, so the executions it holds are not counted"
 
 
 class LogStream:
@@ -112,6 +124,10 @@ class LogStream:
         self._max_size = max_size
         #: The logs read whose application has no end in them (`not_ended_note`).
         self.not_ended: List[str] = []
+        #: Why the logs read may lack executions of their application (`Document.unended`):
+        #: no application end, a rolling log's part missing or compacted; each naming its
+        #: log where the stream reads several.
+        self.unended: List[str] = []
         #: Whether a log has been read to its end (`ended` is known then).
         self._read_whole = False
         self.selected = False
@@ -155,7 +171,7 @@ class LogStream:
         False once one does not (cut short, still being written, its driver killed: the
         executions after its end could not be read), which a folder of logs says here and a
         single log in `application.ended` too; None before a log was read to its end."""
-        if self.not_ended:
+        if self.not_ended or self.unended:
             return False
         return True if self._read_whole else None
 
@@ -168,8 +184,12 @@ class LogStream:
         from .events import Scanner, build_queries
 
         keep_going = self._keep_going or len(self._logs) > 1
+        several = len(self._logs) > 1
         read = 0
         for log in self._logs:
+            for missing in log.missing:  # said first: the log may fail part way
+                self.notes.append(missing)
+                self.unended.append(missing)
             self._scanner = Scanner(log, self.notes, keep_replans=self._keep_replans,
                                     task_metrics=self._task_metrics, max_size=self._max_size,
                                     spans=True)
@@ -187,6 +207,7 @@ class LogStream:
                     raise
                 self.failed.append(error.located(log.name))
                 self.notes.append(f"{error}; the rest of this log was not read")
+                self.unended.append(unread(error, found))
                 continue
             finally:
                 read += found
@@ -195,6 +216,8 @@ class LogStream:
             if app.started and app.ended is False:
                 self.not_ended.append(log.name)
                 self.notes.append(not_ended_note(log.name, app.application()))
+                self.unended.append(f"{log.name}: {LOG_NOT_ENDED}" if several
+                                    else LOG_NOT_ENDED)
             if found:
                 continue
             empty = nothing_read(log.name, self._scanner.app, self.notes[first_note:])
@@ -205,6 +228,7 @@ class LogStream:
                 raise empty
             self.failed.append(empty)
             self.notes.append(f"{empty}; it was skipped")
+            self.unended.append(unread(empty, 0))
         if self.failed and not self._keep_going and len(self.failed) == len(self._logs) \
                 and not read:
             raise self.failed[0]  # nothing at all could be read
@@ -213,7 +237,8 @@ class LogStream:
         """Everything at once, as a Document (for `parse`)."""
         queries = tuple(self.queries)
         return Document(queries=queries, source=self.source, notes=tuple(self.notes),
-                        application=self.application, ended=self.ended)
+                        application=self.application, ended=self.ended,
+                        unended=tuple(self.unended))
 
 
 def not_ended_note(name: str, application: Application) -> str:

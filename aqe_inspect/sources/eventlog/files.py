@@ -80,6 +80,14 @@ class EventLog:
     layout: str
     parts: Tuple[Part, ...]
 
+    @property
+    def missing(self) -> Tuple[str, ...]:
+        """What the log lacks of its application's events, by its parts' names, each said
+        naming the log (`rolling_missing`); () for a log of one file or a Databricks folder."""
+        if self.layout != "rolling":
+            return ()
+        return rolling_missing(self.name, [os.path.basename(part.name) for part in self.parts])
+
 
 #: Why an entry of a searched folder is not read, as a note says it: (one, several).
 _PASSED = {
@@ -89,6 +97,9 @@ _PASSED = {
     "empty": ("empty file", "empty files"),
     "marker": ("appstatus_* file (it only marks an application's state)",
                "appstatus_* files (they only mark an application's state)"),
+    "compacted": ("part that a later compacted part holds (read from the compacted one on, "
+                  "as Spark reads)", "parts that a later compacted part holds (read from the "
+                  "compacted one on, as Spark reads)"),
     "hidden": ("hidden file (its name starts with . or _)",
                "hidden files (their names start with . or _)"),
     "special": ("entry that is neither a file nor a folder (pipes, sockets, broken links)",
@@ -402,12 +413,16 @@ def folder_parts(path: str, names: List[str]) -> Optional[Tuple[str, List[str]]]
     folder of applications). Told by names alone, nothing read: a folder on any file system."""
     layout = _folder_layout(path, names)
     if layout == "rolling":
-        ordered = sorted((int(match["index"]), name) for name in names
+        # A compacted part after the plain one of its number (Spark's order), and none of
+        # the parts before the last compacted one: it holds what Spark kept of them.
+        ordered = sorted((int(match["index"]), is_compacted(name), name) for name in names
                          for match in [_ROLLING_PART.fullmatch(name)] if match)
         if not ordered:
             raise InspectError("a rolling event log directory without events_<N>_* files",
                                source=path)
-        chosen = [name for _, name in ordered]  # appstatus_* and other files are not the log
+        chosen = [name for _, _, name in ordered]  # appstatus_* and other files are not the log
+        last = max((at for at, (_, compacted, _) in enumerate(ordered) if compacted), default=0)
+        chosen = chosen[last:]
     elif layout == "databricks":
         rolled = sorted((match["when"], name) for name in names
                         for match in [_DATABRICKS_ROLLED.fullmatch(name)] if match)
@@ -417,6 +432,48 @@ def folder_parts(path: str, names: List[str]) -> Optional[Tuple[str, List[str]]]
     else:
         return None
     return layout, chosen
+
+
+#: What Spark's event log compaction adds to the name of the part it writes
+#: (`events_5_<app id>.zstd.compact`): it holds the events of the parts up to it that it
+#: keeps, not those of the executions that had ended by then.
+COMPACTED = ".compact"
+
+
+def is_compacted(name: str) -> bool:
+    """Whether a rolling log's part is one Spark's compaction wrote."""
+    return name.endswith(COMPACTED)
+
+
+def rolling_missing(folder: str, names: Sequence[str]) -> Tuple[str, ...]:
+    """What a rolling log `folder` whose parts are `names` (in reading order) lacks of its
+    application's events, each said naming the log and the parts: numbers missing from the
+    parts' numbering (a part deleted, not yet copied, or the first parts gone), and a
+    compacted part (it keeps only the executions that had not ended when it was written).
+    Spark itself refuses to replay a rolling log with a gap."""
+    found = [(int(match["index"]), name) for name in names
+             for match in [_ROLLING_PART.fullmatch(name)] if match]
+    if not found:
+        return ()
+    said: List[str] = []
+    first, first_name = found[0]
+    if first > 1 and not is_compacted(first_name):
+        missing = "events_1" if first == 2 else f"events_1 to events_{first - 1}"
+        said.append(f"{folder}: this rolling event log has no part {missing} (its first part "
+                    f"is {first_name}): the executions logged there could not be read")
+    for (before, before_name), (after, after_name) in zip(found, found[1:]):
+        if after > before + 1:
+            missing = f"events_{before + 1}" if after == before + 2 else \
+                f"events_{before + 1} to events_{after - 1}"
+            said.append(f"{folder}: this rolling event log has no part {missing} "
+                        f"({before_name} is followed by {after_name}): the executions logged "
+                        "there could not be read")
+    for _, name in found:
+        if is_compacted(name):
+            said.append(f"{folder}: its part {name} is compacted (Spark's event log compaction "
+                        "drops the events of the executions that had ended before it): those "
+                        "executions could not be read")
+    return tuple(said)
 
 
 def _folder_log(path: str, names: List[str], passed: List[Tuple[str, str]]
@@ -435,13 +492,17 @@ def _folder_log(path: str, names: List[str], passed: List[Tuple[str, str]]
                            source=path)
     read = {os.path.basename(part.path) for part in parts}
     present = set(names)
+    compacted = [name for name in chosen if is_compacted(name)]
+    held = _ROLLING_PART.fullmatch(compacted[0]) if layout == "rolling" and compacted else None
     for name in names:
         child = os.path.join(path, name)
         if is_hidden(name):
             if not _is_checksum(name, present):
                 passed.append(("hidden", child))
         elif name not in read and not is_marker(name):
-            passed.append(("not-part", child))
+            part = _ROLLING_PART.fullmatch(name) if held is not None else None
+            passed.append(("compacted" if part is not None and
+                           int(part["index"]) <= int(held["index"]) else "not-part", child))
     return EventLog(name=path, layout=layout, parts=parts)
 
 

@@ -91,8 +91,29 @@ def read_history(data: bytes, source: str, app_id: str = "") -> Document:
     if not queries:
         notes.append(f"{source}: no SQL execution in this answer (the application ran none)")
     queries.sort(key=lambda q: q.execution.execution_id if q.execution else 0)
-    return Document(queries=tuple(queries), source=source, notes=tuple(notes),
-                    application=Application(app_id=app_id))
+    unended = still_running(queries, source)
+    return Document(queries=tuple(queries), source=source, notes=(*notes, *unended),
+                    application=Application(app_id=app_id), ended=False if unended else None,
+                    unended=unended)
+
+
+def still_running(queries: List[Query], source: str) -> Tuple[str, ...]:
+    """What an answer showing executions still running (status RUNNING) lacks, naming them:
+    their application had not ended when the History Server answered, so the plans it
+    shows of them are those they had then, and the executions the application ran after
+    are not in it (`Document.unended`). () when none runs."""
+    running = [query for query in queries if query.execution is not None and
+               query.execution.status == "RUNNING"]
+    if not running:
+        return ()
+    first = running[0]
+    where = f" (line {first.line})" if first.line else ""
+    more = len(running) - 1
+    others = f" and {more} other{'s' * (more != 1)}" if more else ""
+    return (f"{source}: execution {first.execution.execution_id}{where}{others} "
+            f"{'was' if not more else 'were'} still running when the History Server answered "
+            "(status RUNNING): its application had not ended, so the executions it ran after "
+            "could not be read, and the plans shown are those they had then",)
 
 
 #: What moves a JSON text's nesting or lines: a string (skipped whole), a bracket, a newline.
