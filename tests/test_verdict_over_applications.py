@@ -376,3 +376,23 @@ def test_judging_a_log_with_no_application_end_says_it_judged_lower_bounds(tmp_p
         diffed = _run("diff", str(path), "--format", name)
         assert "has no end in this log (no SparkListenerApplicationEnd)" in \
             _joined(diffed.stdout), name
+
+
+@pytest.mark.parametrize("line", LINES[-1:])
+def test_compare_names_why_the_new_run_may_lack_executions(tmp_path, line):
+    """`compare` against a NEW rolling log with a part missing: the old run's executions
+    without a partner are no verdict, and the message gives the reader's reason (the gap),
+    not a generic "ends before its application does"."""
+    old = SAMPLE_PLANS / "compare" / line / "baseline.zstd"
+    folder, app, _ = _rolling(tmp_path, line)
+    (folder / f"events_2_{app}").unlink()
+    result = _run("compare", str(old), str(folder), "--format", "json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    data = json.loads(result.stdout)
+    said = "this rolling event log has no part events_2"
+    assert data["status"] == "unfinished" or data.get("passed") is False, data
+    assert said in result.stdout, result.stdout[:2000]
+    text = _joined(_run("compare", str(old), str(folder)).stdout)
+    # the verdict itself says why, not only the notes
+    verdict = text[text.rindex("aqe-inspect compare: UNFINISHED"):]
+    assert "may lack executions" in verdict and said in verdict, verdict

@@ -101,6 +101,16 @@ class _SideReader:
         stream = self._stream()
         return log_not_ended(stream if stream is not None else self.read)
 
+    @property
+    def not_ended_why(self) -> Tuple[str, ...]:
+        """Why the side's input may lack executions (`not_ended`), as its reader said: no
+        application end, a part of a rolling log missing or compacted, an execution still
+        running in a History Server answer, an application that never stopped."""
+        from ..rewrites.findings import not_ended_why
+
+        stream = self._stream()
+        return not_ended_why(stream if stream is not None else self.read)
+
     def _noted(self, summary: ExecutionSummary) -> ExecutionSummary:
         """The summary, its values shared with the summaries before that hold the same (the
         settings, counts, names of thousands of executions are mostly the same few)."""
@@ -188,9 +198,9 @@ def _compare_runs(old: str, new: str, gate: Gate, max_size: int, plans: bool) ->
     pairs, old_left, new_left = match(olds, news)
     return Comparison(
         old=Side(old_reader.source, len(olds), tuple(old_reader.versions), old_reader.notes,
-                 old_reader.not_ended),
+                 old_reader.not_ended, old_reader.not_ended_why),
         new=Side(new_reader.source, len(news), tuple(new_reader.versions), new_reader.notes,
-                 new_reader.not_ended),
+                 new_reader.not_ended, new_reader.not_ended_why),
         kinds=kinds, gate=gate,
         pairs=tuple(Pair(olds[o], news[n], basis, kinds) for o, n, basis in pairs),
         unmatched_old=tuple(olds[i] for i in old_left),

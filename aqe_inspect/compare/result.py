@@ -11,10 +11,11 @@ aqe_inspect/compare/schema.json).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from ..plan.model import DRIVER_LOG_NOT_ENDED, LOG_NOT_ENDED
 from .gate import Gate
 from .replacement import Replacement, emptied_replacements, replaced_counts, replacements
 from .summary import ExecutionSummary
@@ -210,6 +211,17 @@ class Side:
     #: Its event log ends before its application does (no SparkListenerApplicationEnd: cut,
     #: still being written, a driver killed): executions may be missing from it.
     not_ended: bool = False
+    #: Why, as the reader said (`rewrites.findings.not_ended_why`); empty when not.
+    not_ended_why: Tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def lacks(self) -> str:
+        """`ends before its application does (...)`, or the reasons the reader gave."""
+        reasons = [why for why in self.not_ended_why
+                   if why and why not in (LOG_NOT_ENDED, DRIVER_LOG_NOT_ENDED)]
+        if not reasons:
+            return NOT_ENDED_WHY
+        return "may lack executions (" + "; ".join(reasons) + ")"
 
 
 @dataclass(frozen=True)
@@ -308,7 +320,7 @@ class Comparison:
                 if side.not_ended:
                     found.extend((summary, f"{run} run: {summary.label}{_where(summary)} has "
                                   f"no partner in the {other} run, whose log "
-                                  f"{side.source or '<stdin>'} {NOT_ENDED_WHY}")
+                                  f"{side.source or '<stdin>'} {side.lacks}")
                                  for summary in others)
         found.extend((summary, f"old run: {summary.label}{_where(summary)} is missing from "
                       f"the new run {self.new.source or '<stdin>'} ({MISSING_WHY})")
@@ -326,7 +338,7 @@ class Comparison:
             if self.judge_unfinished:
                 return ""
             return (f"unfinished, no verdict: the {name} run's log {other.source or '<stdin>'} "
-                    f"{NOT_ENDED_WHY}, so their partners may be in what it lacks")
+                    f"{other.lacks}, so their partners may be in what it lacks")
         if run == "old" and self.missing:
             return (f"unfinished, no verdict: missing from the new run "
                     f"{other.source or '<stdin>'} (it failed or stopped before them, or no "
