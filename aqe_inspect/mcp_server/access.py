@@ -5,7 +5,10 @@ Paths only inside the folders open to the server: the roots the client declares 
 part, and it is resolved (every link followed) before use: a link that leads out of the open
 folders is refused, a folder source whose entries lead out is refused, and only regular files
 and folders are read (no device, pipe or socket: `/dev/zero`, a FIFO never written). The
-resolved path is what the library then reads. URLs only to the hosts `--allow-url` names,
+resolved path is what the library then reads, confined to the same folders
+(`sources.opening.confined`): every file and folder it opens is held inside them on its open
+descriptor, so a file swapped for a link out after this check (a rolling log's part, read
+later) is refused, not read. URLs only to the hosts `--allow-url` names,
 over http or https; the History Server reader follows a redirect only to such a host too.
 """
 
@@ -59,7 +62,7 @@ class Access:
         if ".." in given.replace("\\", "/").split("/"):
             raise InspectError(f"{what} {printable(given)}: a path with '..' is refused; name "
                                "it inside an open folder")
-        folders = _unique((*roots, *self.folders))
+        folders = self.open_folders(roots)
         if not folders:
             raise InspectError("no folder is open to this server: start it with --allow "
                                "DIR, or use a client that declares its roots")
@@ -82,6 +85,12 @@ class Access:
             raise InspectError(f"{what} {printable(given)}: not a regular file (a device, "
                                "pipe or socket is never read)")
         return real
+
+    def open_folders(self, roots: Sequence[str] = ()) -> List[str]:
+        """The folders open to a call whose client declared `roots` (resolved): what `path`
+        holds an argument to, and what the reading is then confined to (`opening.confined`:
+        a file swapped for a link out after the check is not read)."""
+        return _unique((*roots, *self.folders))
 
     def url(self, given: object, what: str = "url") -> str:
         """`given` when it is an http(s) URL to a host `--allow-url` named."""
