@@ -139,10 +139,15 @@ def test_a_log_swapped_for_a_link_in_a_folder_of_applications_is_not_read(tmp_pa
     second = SAMPLE_PLANS / "spark-3.5.9" / "smj_to_bhj" / "eventlog.json"
     shutil.copy(second, folder / "second")
     env = _hooked_env(tmp_path, folder / "second", OUTSIDE, "before-reading")
-    done = _run("diff", folder, "--format", "json", env=env)
+    done = _run("check", folder, "--forbid", "skew-join", "--format", "json", env=env)
+    assert os.path.islink(folder / "second")  # the hook swapped it
     assert OUTSIDE_DESCRIPTION not in done.stdout
-    assert f"{folder / 'second'}: replaced since its folder was listed" in \
-        done.stdout + done.stderr
+    # not a note beside a verdict on the other logs: the run stops on it, in one line
+    assert done.returncode == 2 and not done.stdout, done.stdout
+    assert done.stderr.strip() == (
+        f"aqe-inspect: error: {folder / 'second'}: replaced since its folder was listed (its "
+        "name now leads to another file: replaced, or a link swapped in); it was not read: "
+        "read the folder again once it is still"), done.stderr
 
 
 # ---- item 2, the MCP server: never a file outside --allow, whatever is swapped when ----------

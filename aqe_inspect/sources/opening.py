@@ -54,13 +54,18 @@ def confinement() -> Optional[Tuple[str, ...]]:
     return _CONFINED.get()
 
 
+class Swapped(InspectError):
+    """A file that is not the one listed and checked: never read, and never passed over as a
+    log that cannot be read is (a note, the others read): the run stops on it."""
+
+
 def key_of(info: os.stat_result) -> Key:
     return info.st_dev, info.st_ino
 
 
 def replaced(name: str) -> InspectError:
     """The error of a file whose name holds another file than when its folder was listed."""
-    return InspectError("replaced since its folder was listed (its name now leads to another "
+    return Swapped("replaced since its folder was listed (its name now leads to another "
                         "file: replaced, or a link swapped in); it was not read: read the "
                         "folder again once it is still", source=name)
 
@@ -189,6 +194,6 @@ def _inside_any(path: str, folders: Sequence[str]) -> bool:
 
 
 def _outside(name: str) -> InspectError:
-    return InspectError("outside the folders open to this server (its name leads out of them: "
+    return Swapped("outside the folders open to this server (its name leads out of them: "
                         "a link, or one swapped in after it was checked); it was not read",
                         source=name)

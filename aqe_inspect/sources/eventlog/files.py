@@ -21,6 +21,11 @@ opened) is reported with its reason while the other logs are read, and the files
 logs (other files, empty ones, hidden ones, pipes, folders deeper than MAX_DEPTH) are counted
 and named in a note. Hadoop's `.NAME.crc` checksum beside a file NAME, and the `appstatus_*`
 marker of a rolling log, are the layout's own and not counted.
+
+Each application is read once (`_search`): a folder or file reached again (a link, a loop) is
+told by its identity, a second log of one application (a leftover `.inprogress` copy) by the
+application's id, and each is named in a note. Every file is opened through `opening`: the file
+read is the one the listing saw (`Part.key`), whatever was swapped in since.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from typing import (BinaryIO, Callable, Collection, Dict, Iterator, List, Option
 
 from ...errors import InspectError, printable
 from ..magic import SNIFF_SIZE, file_head
-from ..opening import Key, head_and_key, key_of, list_folder, open_file
+from ..opening import Key, Swapped, head_and_key, key_of, list_folder, open_file
 from ..opening import file_head as _opened_head
 from ..reading import DEFAULT_MAX_SIZE
 from .codecs import CODECS, DEFAULT_CHUNK_SIZE, decode, detect_codec, magic_codec, require_library, \
@@ -547,6 +552,8 @@ def _search(root: str, names: List[str]) -> Found:
                     passed.append((found, child))
                 else:
                     logs.append((found, linked))
+        except Swapped:
+            raise  # not the file listed: the run stops, never a note
         except InspectError as error:
             failed.append(error)
         except OSError as error:
