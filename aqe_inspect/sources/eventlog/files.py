@@ -580,7 +580,10 @@ APP_SNIFF = 16 << 20
 _APP_START = re.compile(rb'"Event"\s*:\s*"SparkListenerApplicationStart"')
 #: Events that come after the application's start: no need to read further for it.
 _AFTER_START = re.compile(rb'"Event"\s*:\s*"(?:SparkListenerJobStart|'
-                          rb'org\.apache\.spark\.sql\.execution\.ui\.SparkListenerSQLExecutionStart)"')
+                          rb'org\.apache\.spark\.sql\.execution\.ui\.'
+                          rb'SparkListenerSQLExecutionStart)"')
+#: The chunks it is decoded in (the start event is most often within the first 100 KB).
+_APP_CHUNK = 64 << 10
 
 
 def _one_per_application(logs: List[Tuple[EventLog, bool]],
@@ -652,7 +655,7 @@ def _started_app(part: Part) -> Optional[str]:
     read = 0
     tail = b""
     with open_file(part.path, part.name, expected=part.key) as handle:
-        for chunk in decode(handle, part.codec, part.name, [], DEFAULT_CHUNK_SIZE, APP_SNIFF):
+        for chunk in decode(handle, part.codec, part.name, [], _APP_CHUNK, APP_SNIFF):
             read += len(chunk)
             text = tail + chunk
             start = _APP_START.search(text)
