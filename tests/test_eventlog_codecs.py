@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from aqe_inspect.errors import InspectError
-from aqe_inspect.sources.eventlog import find_event_logs, looks_like_event_log, read_chunks
+from aqe_inspect.sources.eventlog import find_event_logs, looks_like_event_log, read_chunks, \
+    search_event_logs
 from aqe_inspect.sources.eventlog.codecs import detect_codec
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -465,8 +466,17 @@ def test_background_decoding_gives_the_same_chunks_notes_and_errors(tmp_path, de
 
 def test_every_published_log_is_found_and_decodes_to_the_surveyed_size():
     sources = json.loads((PUBLISHED / "SOURCES.json").read_text())["logs"]
-    logs = find_event_logs(str(PUBLISHED))
+    found = search_event_logs(str(PUBLISHED))
     expect = {entry["name"]: entry["expect"]["decoded_bytes"] for entry in sources}
+    # rapids tools' Databricks-layout log is its rolling log's application laid out again:
+    # in one folder, one application is read once (issue 48), the copy named in a note
+    copies = [path for path, _, _ in found.duplicates]
+    assert sorted(os.path.relpath(path, PUBLISHED) for path in found.duplicates[0][:2]) == \
+        ["nvidia-spark-rapids-tools/db_sim_eventlog",
+         "nvidia-spark-rapids-tools/eventlog_v2_local-1623876083964"]
+    assert len(copies) == 1 and "(application local-1623876083964, a copy of " in \
+        " ".join(found.notes())
+    logs = [*found.logs, *(log for path in copies for log in find_event_logs(path))]
     assert sorted(os.path.relpath(log.name, PUBLISHED) for log in logs) == sorted(expect)
     for log in logs:
         notes = []

@@ -137,9 +137,13 @@ Located = Tuple[Dict[str, object], Optional[int], str]
 
 def _csv_rows(path: str, columns: Tuple[str, ...]) -> Iterator[Located]:
     """Each row of a CSV table, and the line it starts on."""
+    import io
+
+    from ..sources.opening import open_file
+
     line = 1
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
+        with io.TextIOWrapper(open_file(path), encoding="utf-8", newline="") as handle:
             _raise_field_limit(os.fstat(handle.fileno()).st_size)
             reader = csv.reader(handle, strict=True)  # as RFC 4180 and Spark write it
             names = next(reader, None) or []
@@ -172,16 +176,19 @@ def _parquet_rows(path: str, columns: Tuple[str, ...]) -> Iterator[Located]:
         raise InspectError("reading a Parquet fleet table needs pyarrow (pip install pyarrow), "
                            "or write the table as CSV (aqe-inspect fleet --format csv)",
                            source=path) from None
+    from ..sources.opening import open_file
+
     try:
-        table = parquet.ParquetFile(path)
-        names = set(table.schema_arrow.names)
-        _check_columns(names, path, columns)
-        wanted = [c for c in (*KEY_COLUMNS, "error", *columns) if c in names]
-        number = 0
-        for batch in table.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
-            for row in batch.to_pylist():
-                number += 1
-                yield row, None, f"row {number}: "
+        with open_file(path) as handle:
+            table = parquet.ParquetFile(handle)
+            names = set(table.schema_arrow.names)
+            _check_columns(names, path, columns)
+            wanted = [c for c in (*KEY_COLUMNS, "error", *columns) if c in names]
+            number = 0
+            for batch in table.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
+                for row in batch.to_pylist():
+                    number += 1
+                    yield row, None, f"row {number}: "
     except InspectError:
         raise
     except OSError as error:

@@ -207,8 +207,10 @@ def load_config(path: str) -> List[Expectation]:
 
 
 def _read_text(path: str) -> str:
+    from ..sources.opening import open_file
+
     try:
-        with open(path, "rb") as handle:
+        with open_file(path) as handle:
             data = handle.read()
     except OSError as error:
         raise InspectError(f"cannot read: {error.strerror or error}", source=path) from None

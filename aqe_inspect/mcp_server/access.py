@@ -9,7 +9,10 @@ local process may connect, so without `--allow` no folder is open. A path is ref
 holds a `..` part, and it is resolved (every link followed) before use: a link that leads out
 of the open folders is refused, a folder source whose entries lead out is refused, and only
 regular files and folders are read (no device, pipe or socket: `/dev/zero`, a FIFO never
-written). The resolved path is what the library then reads. URLs only to the hosts
+written). The resolved path is what the library then reads, confined to the same folders
+(`sources.opening.confined`): every file and folder it opens is held inside them on its open
+descriptor, so a file swapped for a link out after this check (a rolling log's part, read
+later) is refused, not read. URLs only to the hosts
 `--allow-url` names, over http or https; the History Server reader follows a redirect only to
 such a host too.
 """

@@ -99,6 +99,12 @@ class _Tools:
         key = paging.call_key(tool, arguments)
 
         def work() -> Dict[str, Any]:
+            from ..sources.opening import confined
+
+            with confined(self.access.open_folders(roots)):
+                return read()
+
+        def read() -> Dict[str, Any]:
             resolved = {name: self._source(name, value, roots, files_only)
                         for name, value in sources.items()}
             inputs = tuple(paging.identity(each.path) if each is not None else None

@@ -258,8 +258,10 @@ def has_plan_changes(data) -> bool:
 def attach_from_file(document: Document, path: str) -> Document:
     """`document` with each query's plan changes, when the file at `path` holds the
     plan-change log; else `document` itself (one byte search over the file)."""
+    from .opening import open_file
+
     try:
-        with open(path, "rb") as handle:
+        with open_file(path) as handle:
             if os.fstat(handle.fileno()).st_size == 0:
                 return document
             # Read a window at a time, never mapped: a file cut while mapped (logrotate's

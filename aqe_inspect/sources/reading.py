@@ -331,7 +331,9 @@ class InputReader:
             if os.path.isdir(self.path):
                 raise InspectError("is a directory, expected a file holding a plan",
                                    source=self.name)
-            return open(self.path, "rb")
+            from .opening import open_file
+
+            return open_file(self.path, self.name)
         except FileNotFoundError:
             raise InspectError("no such file", source=self.name) from None
         except PermissionError:

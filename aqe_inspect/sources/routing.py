@@ -35,10 +35,11 @@ def read_input(path: str, max_size: int = DEFAULT_MAX_SIZE, task_metrics: bool =
     if _is_pipe(path):
         # A pipe (`<(zcat log)`, a named pipe) is read once, as standard input is: its first
         # bytes, peeked at to tell what it holds, are read again by its reader.
+        from .opening import open_file
         from .reading import Peeked
 
         try:
-            handle = open(path, "rb")
+            handle = open_file(path)  # (refused, not waited on, by the MCP server: a swap)
         except OSError as error:
             raise InspectError(f"cannot read: {error.strerror or error}", source=path) from None
         return _read_once(Peeked(handle, owned=True), path, path, max_size, task_metrics)
@@ -122,14 +123,15 @@ def _read_events(path: str, task_metrics: bool = False, max_size: int = DEFAULT_
     A compressed file is an event log by its magic bytes, never text: what it holds if not
     events is said by the event-log reader. `max_size` bounds each event of a log, and a
     History Server answer whole (one JSON document: refused, not skipped)."""
-    from .magic import file_head, may_be_json_or_compressed
+    from .magic import SNIFF_SIZE, may_be_json_or_compressed
+    from .opening import file_head
 
     if os.path.isdir(path):  # says so when it holds none
         from .eventlog import stream_event_logs
 
         return stream_event_logs(path, task_metrics=task_metrics, max_size=max_size)
     try:
-        head = file_head(path)
+        head = file_head(path, SNIFF_SIZE)
     except OSError:
         return None  # the text reader says what is wrong, as for any file
     if not may_be_json_or_compressed(head, path):  # a plan text or a log: no reader imported
@@ -148,11 +150,12 @@ def _read_events(path: str, task_metrics: bool = False, max_size: int = DEFAULT_
 def _history_bytes(path: str, max_size: int) -> bytes:
     """A saved History Server answer whole (it is one JSON document), refused before it is read
     when the file is longer than `max_size`, and never held past it if it grows meanwhile."""
+    from .opening import open_file
     from .reading import check_declared, read_bounded
 
     what = "the History Server answer"
     try:
-        with open(path, "rb") as handle:
+        with open_file(path) as handle:
             check_declared(os.fstat(handle.fileno()).st_size, max_size, path, what)
             return read_bounded(handle, max_size, path, what)
     except OSError as error:

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator, List, Optional
 
 from ...errors import InspectError
 from ...plan.model import LOG_NOT_ENDED, Application, Document, Query
+from ..opening import Swapped
 from ..reading import DEFAULT_MAX_SIZE
 from .codecs import DEFAULT_CHUNK_SIZE
 from .files import EventLog, Part, find_event_logs, looks_like_event_log, read_chunks, \
@@ -203,8 +204,8 @@ class LogStream:
                         found += 1
                         yield query
             except InspectError as error:
-                if not keep_going:
-                    raise
+                if not keep_going or isinstance(error, Swapped):
+                    raise  # (a file swapped under the reader stops the run: never a note)
                 self.failed.append(error.located(log.name))
                 self.notes.append(f"{error}; the rest of this log was not read")
                 self.unended.append(unread(error, found))

@@ -352,8 +352,10 @@ def _reopened(path: str, opened: Optional[Tuple[int, int, int, int]]) -> IO[byte
     the same file, unchanged but for bytes added at its end; followed by its inode when
     renamed (the name without `.inprogress`, else any name in its folder); an InspectError
     naming it when it is gone (a rolling part deleted by compaction) or changed."""
+    from ..opening import open_file
+
     try:
-        handle = open(path, "rb", buffering=0)
+        handle = open_file(path, buffering=0)
     except FileNotFoundError:
         handle = _renamed(path, opened)
     except OSError as error:
@@ -386,6 +388,8 @@ def _renamed(path: str, opened: Optional[Tuple[int, int, int, int]]) -> IO[bytes
     then in `path`'s folder; an InspectError naming `path` when it is nowhere."""
     import os
 
+    from ..opening import open_file
+
     if opened is not None:
         folder = os.path.dirname(path) or "."
         candidates = [path[:-len(".inprogress")]] if path.endswith(".inprogress") else []
@@ -397,8 +401,8 @@ def _renamed(path: str, opened: Optional[Tuple[int, int, int, int]]) -> IO[bytes
             pass
         for candidate in candidates:
             try:
-                handle = open(candidate, "rb", buffering=0)
-            except OSError:
+                handle = open_file(candidate, path, buffering=0)
+            except (OSError, InspectError):
                 continue
             if files.identity(handle)[:2] == opened[:2]:
                 return handle

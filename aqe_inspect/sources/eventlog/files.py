@@ -21,6 +21,11 @@ opened) is reported with its reason while the other logs are read, and the files
 logs (other files, empty ones, hidden ones, pipes, folders deeper than MAX_DEPTH) are counted
 and named in a note. Hadoop's `.NAME.crc` checksum beside a file NAME, and the `appstatus_*`
 marker of a rolling log, are the layout's own and not counted.
+
+Each application is read once (`_search`): a folder or file reached again (a link, a loop) is
+told by its identity, a second log of one application (a leftover `.inprogress` copy) by the
+application's id, and each is named in a note. Every file is opened through `opening`: the file
+read is the one the listing saw (`Part.key`), whatever was swapped in since.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from typing import (BinaryIO, Callable, Collection, Dict, Iterator, List, Option
 
 from ...errors import InspectError, printable
 from ..magic import SNIFF_SIZE, file_head
+from ..opening import Key, Swapped, head_and_key, key_of, list_folder, open_file
+from ..opening import file_head as _opened_head
 from ..reading import DEFAULT_MAX_SIZE
 from .codecs import CODECS, DEFAULT_CHUNK_SIZE, decode, detect_codec, magic_codec, require_library, \
     suffix_codec
@@ -70,6 +77,9 @@ class Part:
     size: int
     #: Where to read the bytes when not from `path` (standard input).
     stream: Optional[BinaryIO] = field(default=None, compare=False, repr=False)
+    #: The file's identity (device, inode) when its folder was listed: the file opened to be
+    #: read must be that one (`opening.open_file`), not one swapped in since.
+    key: Optional[Key] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -112,19 +122,37 @@ SHOWN = 5
 @dataclass(frozen=True)
 class Found:
     """What a search of `root` found: the logs to read, in the order of their paths; the event
-    logs that cannot be read (each an error naming its file); and the entries passed over,
-    each (why, path): a key of `_PASSED`, or "deep" for a folder not searched."""
+    logs that cannot be read (each an error naming its file); the entries passed over,
+    each (why, path): a key of `_PASSED`, or "deep" for a folder not searched; and the
+    duplicates of what is read, each (path, the path read instead, why: "file", "folder",
+    or the application and what the copy is)."""
 
     root: str
     logs: Tuple[EventLog, ...]
     failed: Tuple[InspectError, ...] = ()
     passed: Tuple[Tuple[str, str], ...] = ()
+    duplicates: Tuple[Tuple[str, str, str], ...] = ()
 
     def notes(self) -> List[str]:
-        """One note for each log that cannot be read, then one for each reason entries were
-        passed over, naming them (relative to `root`)."""
+        """One note for each log that cannot be read, one for the duplicates read once, then
+        one for each reason entries were passed over, naming them (relative to `root`)."""
         notes = [f"{error}; it was skipped" for error in self.failed]
+        if self.duplicates:
+            notes.append(f"{self.root}: {self._duplicates_said()}")
         return notes + [f"{self.root}: {said}" for said in self._passed_said()]
+
+    def _duplicates_said(self) -> str:
+        said = []
+        for path, kept, why in self.duplicates[:SHOWN]:
+            shown, read = (os.path.relpath(each, self.root) for each in (path, kept))
+            if why in ("file", "folder"):
+                said.append(f"{shown} (the same {why} as {read})")
+            else:
+                said.append(f"{shown} ({why} of {read}, which was read)")
+        more = len(self.duplicates) - SHOWN
+        listed = ", ".join(said) + (f" and {more} more" if more > 0 else "")
+        counted = _count(len(self.duplicates), "duplicate", "duplicates")
+        return f"each application is read once: skipped {counted}: {listed}"
 
     def nothing_read(self) -> InspectError:
         """The error when no log can be read: the first log's own error, else what the
@@ -283,17 +311,18 @@ def stream_event_log(name: str, codec: str, stream: BinaryIO) -> EventLog:
 
 # -- one file --------------------------------------------------------------------------------
 
-def _sniffed(path: str, head: bytes) -> Tuple[str, bytes]:
+def _sniffed(path: str, head: bytes, key: Optional[Key] = None) -> Tuple[str, bytes]:
     """The codec of a file that starts with `head` ("plain" when no magic says otherwise) and
-    its first text; an InspectError when a compressed one cannot be decoded."""
+    its first text; an InspectError when a compressed one cannot be decoded. More of a
+    compressed one is read from the file whose identity is `key` (when given)."""
     codec = magic_codec(head, path)
     if codec is None:
         return "plain", head
-    return codec, first_text(lambda size: file_head(path, size), codec, path)
+    return codec, first_text(lambda size: _opened_head(path, size, expected=key), codec, path)
 
 
 def _holds_events(path: str) -> bool:
-    return _EVENT.match(_sniffed(path, file_head(path))[1]) is not None
+    return _EVENT.match(_sniffed(path, _opened_head(path, SNIFF_SIZE))[1]) is not None
 
 
 def _unreadable(error: OSError, name: str) -> InspectError:
@@ -302,14 +331,13 @@ def _unreadable(error: OSError, name: str) -> InspectError:
 
 def _part(path: str, name: str) -> Part:
     try:
-        size = os.path.getsize(path)
-        head = file_head(path)
+        head, key, size = head_and_key(path, SNIFF_SIZE, name)
     except OSError as error:
         raise _unreadable(error, name) from None
     codec = _codec(head, path, name)
     if size:
         require_library(codec, name)
-    return Part(path=path, name=name, codec=codec, size=size)
+    return Part(path=path, name=name, codec=codec, size=size, key=key)
 
 
 def _codec(head: bytes, path: str, name: str) -> str:
@@ -324,25 +352,28 @@ def _codec(head: bytes, path: str, name: str) -> str:
 
 def _single(path: str) -> EventLog:
     log = _one_file(_part(path, path))
-    codec = log.parts[0].codec
+    codec, key = log.parts[0].codec, log.parts[0].key
     if codec != "plain":
-        _compressed_events(lambda size: file_head(path, size), codec, path)
+        _compressed_events(lambda size: _opened_head(path, size, expected=key), codec, path)
     return log
 
 
-def _loose(path: str, size: int) -> Union[EventLog, str]:
-    """A file in a folder of applications: its log, or why it is none (a key of `_PASSED`);
-    an InspectError when it may be a log that cannot be read."""
+def _loose(path: str, listed: Key) -> Union[EventLog, str]:
+    """A file in a folder of applications (whose identity was `listed` when its folder was
+    listed): its log, or why it is none (a key of `_PASSED`); an InspectError when it may be a
+    log that cannot be read."""
     try:
-        head = file_head(path)
+        with open_file(path, expected=listed) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            head = handle.read(SNIFF_SIZE)
     except OSError as error:
         raise _unreadable(error, path) from None
     if not head:
         return "empty"
-    codec, text = _sniffed(path, head)
+    codec, text = _sniffed(path, head, listed)
     if text and _EVENT.match(text) is None:  # no text: a compressed log cut in its first block
         return "not-events"
-    return EventLog(name=path, layout="file", parts=(Part(path, path, codec, size),))
+    return EventLog(name=path, layout="file", parts=(Part(path, path, codec, size, key=listed),))
 
 
 def _one_file(part: Part) -> EventLog:
@@ -383,7 +414,7 @@ def is_marker(name: str) -> bool:
 def _entries(path: str) -> List[str]:
     """Every name in a folder, hidden ones too, in order."""
     try:
-        return sorted(os.listdir(path))
+        return sorted(list_folder(path))
     except OSError as error:
         raise InspectError(f"cannot read the directory: {error.strerror or error}",
                            source=path) from None
@@ -508,22 +539,43 @@ def _folder_log(path: str, names: List[str], passed: List[Tuple[str, str]]
 
 def _search(root: str, names: List[str]) -> Found:
     """The logs in a folder of many applications, depth first in name order (a walk with a
-    stack of the folders being listed), with what cannot be read and what was passed over."""
-    logs: List[EventLog] = []
+    stack of the folders being listed), with what cannot be read and what was passed over.
+
+    Each folder and file is read once, told by its identity (device, inode): a link to a log
+    or a folder already found (`latest -> app-1`, a rolling log linked as `current`, a loop
+    `loop -> .`) is passed over with a note. Links are followed after the walk of what is
+    there without them, so that a log is named by its own path rather than by a link's. Two
+    logs of one application (a leftover `.inprogress` copy beside the finished log) are read
+    once too (`_one_per_application`)."""
+    logs: List[Tuple[EventLog, bool]] = []  # each with whether a link led to it
     failed: List[InspectError] = []
     passed: List[Tuple[str, str]] = []
-    stack = [(root, set(names), iter(names), 1)]
-    while stack:
-        folder, present, pending, depth = stack[-1]
-        name = next(pending, None)
-        if name is None:
-            stack.pop()
-            continue
-        child = os.path.join(folder, name)
-        if is_hidden(name):
-            if not _is_checksum(name, present):
-                passed.append(("hidden", child))
-            continue
+    duplicates: List[Tuple[str, str, str]] = []
+    seen: Dict[Key, str] = {}  # the folders searched and the files read, by identity
+    try:
+        seen[key_of(os.stat(root))] = root
+    except OSError:
+        pass
+    links: List[Tuple[str, str, int]] = []  # (link, its name, its folder's depth), for later
+    stack = [(root, set(names), iter(names), 1, False)]
+    while stack or links:
+        if stack:
+            folder, present, pending, depth, linked = stack[-1]
+            name = next(pending, None)
+            if name is None:
+                stack.pop()
+                continue
+            child = os.path.join(folder, name)
+            if is_hidden(name):
+                if not _is_checksum(name, present):
+                    passed.append(("hidden", child))
+                continue
+            if os.path.islink(child):
+                links.append((child, name, depth))
+                continue
+        else:
+            child, name, depth = links.pop(0)
+            linked = True
         try:
             info = os.stat(child)
         except FileNotFoundError:
@@ -534,14 +586,20 @@ def _search(root: str, names: List[str]) -> Found:
             failed.append(_unreadable(error, child))
             continue
         mode = info.st_mode
+        key = key_of(info)
+        if (stat.S_ISDIR(mode) or stat.S_ISREG(mode)) and key in seen:
+            duplicates.append((child, seen[key], "folder" if stat.S_ISDIR(mode) else "file"))
+            continue
         try:
             if stat.S_ISDIR(mode):
+                seen[key] = child
                 children = _entries(child)
                 log = _folder_log(child, children, passed)
                 if log is not None:
-                    logs.append(log)
+                    logs.append((log, linked))
+                    _seen_parts(log, seen)
                 elif depth < MAX_DEPTH:
-                    stack.append((child, set(children), iter(children), depth + 1))
+                    stack.append((child, set(children), iter(children), depth + 1, linked))
                 else:
                     passed.append(("deep", child))
             elif not stat.S_ISREG(mode):
@@ -549,16 +607,140 @@ def _search(root: str, names: List[str]) -> Found:
             elif is_marker(name):
                 passed.append(("marker", child))
             else:
-                found = _loose(child, info.st_size)
+                seen[key] = child
+                found = _loose(child, key)
                 if isinstance(found, str):
                     passed.append((found, child))
                 else:
-                    logs.append(found)
+                    logs.append((found, linked))
+        except Swapped:
+            raise  # not the file listed: the run stops, never a note
         except InspectError as error:
             failed.append(error)
         except OSError as error:
             failed.append(_unreadable(error, child))
-    return Found(root, tuple(logs), tuple(failed), tuple(passed))
+    logs.sort(key=lambda each: _path_order(root, each[0].name))
+    kept = _one_per_application(logs, duplicates)
+    return Found(root, tuple(kept), tuple(failed), tuple(passed), tuple(duplicates))
+
+
+def _seen_parts(log: EventLog, seen: Dict[Key, str]) -> None:
+    """The parts of a folder's log, as read: a link to one of them is no log of its own."""
+    for part in log.parts:
+        if part.key is not None:
+            seen.setdefault(part.key, part.path)
+
+
+def _path_order(root: str, path: str) -> Tuple[str, ...]:
+    """A found log's place in the order of paths (a depth-first walk in name order)."""
+    return tuple(os.path.relpath(path, root).split(os.sep))
+
+
+#: How much of a log's (decompressed) start is read to find its application's id.
+APP_SNIFF = 16 << 20
+_APP_START = re.compile(rb'"Event"\s*:\s*"SparkListenerApplicationStart"')
+#: Events that come after the application's start: no need to read further for it.
+_AFTER_START = re.compile(rb'"Event"\s*:\s*"(?:SparkListenerJobStart|'
+                          rb'org\.apache\.spark\.sql\.execution\.ui\.'
+                          rb'SparkListenerSQLExecutionStart)"')
+#: The chunks it is decoded in (the start event is most often within the first 100 KB).
+_APP_CHUNK = 64 << 10
+
+
+def _one_per_application(logs: List[Tuple[EventLog, bool]],
+                         duplicates: List[Tuple[str, str, str]]) -> List[EventLog]:
+    """`logs` (in order, each with whether a link led to it) with one log per application:
+    of two logs of one application (its id and attempt, from its start event, or a rolling
+    log's name), the finished one is read, else the one reached without a link, else the
+    first; each other goes to `duplicates` (its path, the path read, why)."""
+    if len(logs) < 2:
+        return [log for log, _ in logs]
+    by_app: Dict[str, List[int]] = {}
+    apps: List[Optional[str]] = []
+    for at, (log, _) in enumerate(logs):
+        app = _application_of(log)
+        apps.append(app)
+        if app is not None:
+            by_app.setdefault(app, []).append(at)
+    dropped = set()
+    for app, ats in by_app.items():
+        if len(ats) < 2:
+            continue
+        running = {at: _in_progress(logs[at][0]) for at in ats}
+        chosen = min(ats, key=lambda at: (running[at], logs[at][1], at))
+        for at in ats:
+            if at != chosen:
+                dropped.add(at)
+                state = "an unfinished copy" if running[at] else "a copy"
+                duplicates.append((logs[at][0].name, logs[chosen][0].name,
+                                   f"application {app}, {state}"))
+    return [log for at, (log, _) in enumerate(logs) if at not in dropped]
+
+
+def _in_progress(log: EventLog) -> bool:
+    """Whether `log` is named as still being written: `.inprogress` on its file or a part,
+    or a rolling log's `appstatus_*.inprogress` marker."""
+    if any(part.path.endswith(".inprogress") for part in log.parts):
+        return True
+    if log.layout == "file":
+        return False
+    try:
+        return any(is_marker(name) and name.endswith(".inprogress")
+                   for name in list_folder(log.name))
+    except (OSError, InspectError):
+        return False
+
+
+def _application_of(log: EventLog) -> Optional[str]:
+    """The application (`App ID`, and `_` and its attempt when it has one, as Spark names its
+    log files) whose log `log` is, from the start event near its first part's start; a
+    rolling log's name when that is not found; None when neither says."""
+    found = None
+    part = log.parts[0]
+    try:
+        found = _started_app(part)
+    except (OSError, InspectError, ValueError):
+        found = None
+    if found is None and log.layout == "rolling":
+        match = _ROLLING_DIR.fullmatch(os.path.basename(os.path.normpath(log.name)))
+        if match is None:
+            match = _ROLLING_PART.fullmatch(os.path.basename(part.path))
+        found = match["app"] if match else None
+    return _sanitized(found) if found else None
+
+
+def _started_app(part: Part) -> Optional[str]:
+    """The application named by the start event among the first APP_SNIFF bytes of `part`."""
+    import json
+
+    read = 0
+    tail = b""
+    with open_file(part.path, part.name, expected=part.key) as handle:
+        for chunk in decode(handle, part.codec, part.name, [], _APP_CHUNK, APP_SNIFF):
+            read += len(chunk)
+            text = tail + chunk
+            start = _APP_START.search(text)
+            if start is not None:
+                begin = text.rfind(b"\n", 0, start.start()) + 1
+                end = text.find(b"\n", start.end())
+                if end >= 0 or read >= APP_SNIFF:
+                    event = json.loads(text[begin:end if end >= 0 else len(text)])
+                    app = event.get("App ID")
+                    if not isinstance(app, str) or not app:
+                        return None
+                    attempt = event.get("App Attempt ID")
+                    return f"{app}_{attempt}" if isinstance(attempt, str) and attempt else app
+            elif _AFTER_START.search(text) is not None:
+                return None
+            if read >= APP_SNIFF:
+                return None
+            tail = text[text.rfind(b"\n") + 1:]
+    return None
+
+
+def _sanitized(app: str) -> str:
+    """An application's id as Spark writes it in its log's name (`nameForAppAndAttempt`)."""
+    return re.sub(r"[.${}'\"]", "_", re.sub(r"[ :/]", "-", app)).lower()
 
 
 # ---- a log's parts -> their decompressed bytes ----------------------------------------------
@@ -590,7 +772,8 @@ def _read_chunks(log: EventLog, notes: List[str], chunk_size: int, max_size: int
             notes.append(f"{part.name}: named like a {hinted} file but holds {part.codec} data; "
                          f"read as {part.codec}")
         try:
-            handle = part.stream if part.stream is not None else open(part.path, "rb")
+            handle = part.stream if part.stream is not None else \
+                open_file(part.path, part.name, expected=part.key)
         except FileNotFoundError:
             raise InspectError("no such file (it went away while the log was read)",
                                source=part.name) from None
@@ -653,6 +836,7 @@ _DONE = object()
 def _ahead(items: Iterator, depth: int = 2) -> Iterator:
     """`items`, produced by a thread up to `depth` ahead of the consumer; its exceptions are
     raised here, and the thread stops when the consumer does."""
+    import contextvars
     import queue
     import threading
 
@@ -680,7 +864,9 @@ def _ahead(items: Iterator, depth: int = 2) -> Iterator:
             if stop.is_set():
                 items.close()
 
-    worker = threading.Thread(target=produce, name="aqe-inspect-decode", daemon=True)
+    # In the caller's context: its reading confined as the caller's is (`opening.confined`).
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(produce,),
+                              name="aqe-inspect-decode", daemon=True)
     worker.start()
     try:
         while True:
