@@ -18,7 +18,7 @@ streamed), `why.py` (the `why` answers, text and `aqe-inspect/why/v1`), `outputs
 output, and files written whole or not at all), `markdown_text.py` (the one escape of input text
 in every Markdown output: no markup, HTML or autolink).
 
-May import: `expectations`, `whynot`, `rewrites`, `plan`, `errors`, `version`.
+May import: `expectations`, `advice`, `whynot`, `rewrites`, `plan`, `errors`, `version`.
 """
 
 from __future__ import annotations
