@@ -656,7 +656,7 @@ def compare(old: str, new: str, fail_on: Iterable[str] = ("lost",), *,
 
 # ---- writing ------------------------------------------------------------------------------
 
-Result = Union["Document", "Report", "ReportStream", "CheckResult", WhyAnswers, Rules,
+Result = Union["Document", "Report", "ReportStream", "CheckResult", WhyAnswers, "Advice", Rules,
                FleetResult, "Comparison", str]
 
 
@@ -720,6 +720,16 @@ def _writer(result: Result, format: Union[str, "Format", None], width: Optional[
 
         as_json = format == "json"
         return (lambda stream: write_why(result, stream, as_json, width)), as_json
+    advised = sys.modules.get(f"{__package__}.advice.changes")
+    if advised is not None and isinstance(result, advised.Advice):
+        chosen_advice = "text" if format is None else format
+        if chosen_advice not in ADVICE_FORMATS:
+            raise InspectError(f"--format: expected {', '.join(ADVICE_FORMATS)}, found "
+                               f"{printable(str(chosen_advice))!r}")
+        from .formats.advice import advice_writer
+
+        write_advice = advice_writer(chosen_advice)
+        return (lambda stream: write_advice(result, stream, width)), chosen_advice == "json"
     # A comparison can only exist once its module is imported (not loaded for other results).
     compared = sys.modules.get(f"{__package__}.compare.result")
     if compared is not None and isinstance(result, compared.Comparison):

@@ -51,6 +51,9 @@ ADVISERS: Dict[str, Adviser] = {a.kind: a for a in (
 #: Kinds whose not-needed decisions may still be advised on (a setting raised above Spark's
 #: default held the data back): the adviser decides.
 ADVISED_WHEN_NOT_NEEDED = ("skew-join",)
+#: Kinds whose cannot-tell decisions may still be advised on, saying the advice is incomplete
+#: (a broadcast side within the threshold, how many of its partitions hold data not recorded).
+ADVISED_WHEN_CANNOT_TELL = ("smj-to-bhj",)
 
 
 def advise_query(report: QueryReport, settings: Settings,
@@ -70,7 +73,8 @@ def advise_query(report: QueryReport, settings: Settings,
                 incomplete.append(_lacks(found))
             elif found.verdict == NOT_NEEDED:
                 nothing = found.reasons[0].text if found.reasons else "nothing to re-plan"
-            elif found.verdict == BLOCKED and (kinds is None or "adaptive" in kinds):
+            elif found.verdict == BLOCKED:
+                # AQE off blocks every kind: advised whatever kinds were asked for.
                 seen_any = True
                 shell = _static_context(report, settings)
                 for item in ADVISERS["adaptive"].advise(Seen(shell, query.root, found)):
@@ -89,9 +93,13 @@ def advise_query(report: QueryReport, settings: Settings,
             adviser = ADVISERS.get(kind)
             for found in explainer.explain(ctx):
                 if found.verdict == CANNOT_TELL and adviser is not None:
-                    incomplete.append(_lacks(found))
-                    continue
-                if adviser is None or not (found.verdict == BLOCKED or (
+                    # A shuffled hash join is off by Spark's default: what its answer lacks
+                    # matters only when it was asked for.
+                    if kind != "smj-to-shj" or (kinds is not None and kind in kinds):
+                        incomplete.append(_lacks(found))
+                    if kind not in ADVISED_WHEN_CANNOT_TELL:
+                        continue
+                if adviser is None or not (found.verdict in (BLOCKED, CANNOT_TELL) or (
                         found.verdict == NOT_NEEDED and kind in ADVISED_WHEN_NOT_NEEDED)):
                     continue
                 node = nodes.get((found.node, found.line))

@@ -17,7 +17,7 @@ from ..whynot.base import BROADCAST_BUILDS, number_setting, side_label, size_set
 from ..whynot.evidence import join_sides, partitions, side_size
 from ..whynot.smj_to_bhj import (ADAPTIVE_THRESHOLD, EMPTY_RATIO, EXPAND_LIMIT,
                                  STATIC_THRESHOLD, merge_hint, threshold)
-from ..whynot.verdicts import BLOCKED
+from ..whynot.verdicts import BLOCKED, CANNOT_TELL
 from .base import Advised, Adviser, Seen, change, fixed
 from .changes import LOWER, RAISE, SET
 from .values import above, bytes_text, number_under, size_above, under
@@ -68,6 +68,9 @@ class BroadcastAdviser(Adviser):
                          "it before the join)"])
             return
         figure = f"the {label}: {size.labelled()} ({size.source}: {size.where})"
+        if seen.candidate.verdict == CANNOT_TELL:
+            yield from self._unknown_ratio(seen, size, high, limit_bytes, label, figure)
+            return
         needs_threshold = limit_bytes is not None and (limit_bytes < 0 or size.value.low >
                                                        limit_bytes)
         if needs_threshold:
@@ -112,6 +115,27 @@ class BroadcastAdviser(Adviser):
                                   "build keys): AQE's cost evaluator keeps the plan",
                             ["an inner join, or keys above the join on the streamed side's "
                              "columns"])
+
+    def _unknown_ratio(self, seen: Seen, size, high: int, limit_bytes, label: str,
+                       figure: str) -> Iterator[Advised]:
+        """The side fits the threshold and the join stayed, but the input does not say how
+        many of its partitions hold data (Spark 3.x's event logs): the demotion is the one
+        setting left that keeps it, so turn it off (0), the advice saying it is incomplete."""
+        asks = any("hold data" in need for need in seen.candidate.needs)
+        if not asks or limit_bytes is None or limit_bytes < 0 or high > limit_bytes:
+            return
+        ratio = seen.ctx.settings.get(EMPTY_RATIO)
+        value = number_setting(ratio)
+        if value is None or value <= 0:
+            return
+        yield change(
+            seen, EMPTY_RATIO, "0", ratio, direction=LOWER, number=0.0,
+            figure=(f"{figure}, within the threshold; how many of its shuffle partitions hold "
+                    "data is not in the input"),
+            threshold=f"demoted when under {EMPTY_RATIO}={ratio.value}",
+            headroom="0 turns the demotion off: the share of partitions with data is not known",
+            effects=("DynamicJoinSelection no longer demotes any broadcast of the application "
+                     "for its empty partitions (a sort-merge join skips them fast)",))
 
     def _threshold(self, seen: Seen, limit, side, size, high: int, label: str,
                    figure: str) -> Advised:
