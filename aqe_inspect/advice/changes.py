@@ -6,7 +6,7 @@ threshold the value was derived from, what else it does); for one no setting can
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from ..plan.model import Application
 
@@ -143,8 +143,15 @@ class Advice:
         for key, change in chosen.items():
             value = change.value
             if key in removed:
-                from .rules import without
-
                 value = without(change.current.value or "", removed[key])
             found.append((key, value))
         return tuple(found)
+
+
+def without(value: str, rules: Iterable[str]) -> str:
+    """An excludedRules list (comma-separated, as `Utils.stringToSeq` reads it: items trimmed,
+    empty ones dropped) without the items naming `rules` (a class name or its simple name)."""
+    gone = tuple(rules)
+    kept = [item.strip() for item in value.split(",") if item.strip()]
+    kept = [item for item in kept if not any(item == r or item.endswith("." + r) for r in gone)]
+    return ",".join(kept)

@@ -4,26 +4,17 @@ and switches a rewrite's own rule turns off (local-read, dpp, rebalance-skew).""
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from ..whynot.verdicts import CONFIG
 from .base import Advised, Adviser, Seen, change
-from .changes import SET
+from .changes import SET, without
 
 EXCLUDED = "spark.sql.adaptive.optimizer.excludedRules"
 #: The rule each kind's rewrite needs, as excludedRules names it (its class name, or the name's
 #: end as the why-not answer holds it).
 RULES = {"empty-relation": "AQEPropagateEmptyRelation", "one-row": "OptimizeOneRowPlan",
          "limit-removed": "EliminateLimits"}
-
-
-def without(value: str, rules: Iterable[str]) -> str:
-    """An excludedRules list (comma-separated, as `Utils.stringToSeq` reads it: items trimmed,
-    empty ones dropped) without the items naming `rules` (a class name or its simple name)."""
-    gone = tuple(rules)
-    kept = [item.strip() for item in value.split(",") if item.strip()]
-    kept = [item for item in kept if not any(item == r or item.endswith("." + r) for r in gone)]
-    return ",".join(kept)
 
 
 class ExcludedRuleAdviser(Adviser):
