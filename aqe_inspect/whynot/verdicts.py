@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import TYPE_CHECKING, Optional, Tuple
+
+if TYPE_CHECKING:
+    from .evidence import SkewEvidence
 
 HAPPENED = "happened"
 #: A setting or the plan's shape kept the rule from rewriting what it would otherwise rewrite.
@@ -47,6 +50,8 @@ class Candidate:
     needs: Tuple[str, ...] = ()
     #: The operator's line in the input, when known (0 otherwise).
     line: int = 0
+    #: A skew decision's partition sizes, one entry per side of the join (skew-join only).
+    skew: Tuple["SkewEvidence", ...] = ()
 
     @property
     def deciding(self) -> Optional[Reason]:
