@@ -15,9 +15,6 @@ from typing import Dict, List, Tuple
 import pytest
 
 from aqe_inspect import api
-from aqe_inspect.whynot import rewrite_skew
-from aqe_inspect.whynot.evidence import nearest_rank, skew_bar, skew_figures
-
 from .conftest import AQE_INSPECT, SAMPLE_PLANS
 
 VERSIONS = ("3.5.9", "4.3.0")
@@ -148,6 +145,8 @@ def test_figures_by_rule():
     """The figures' own rules: Spark's median of an even count, nearest-rank p95, the bar
     (the larger of the threshold and factor x median, cut to whole bytes), `over` strictly
     above it."""
+    from aqe_inspect.whynot.evidence import nearest_rank, skew_bar, skew_figures
+
     found = skew_figures([10, 1, 7, 3, 40, 2], "metric", "here", factor=2.5, threshold=20)
     assert found is not None
     assert (found.count, found.minimum, found.median, found.p95, found.maximum) == \
@@ -196,6 +195,8 @@ def test_diff_shows_a_split_joins_sizes_or_why_they_are_unknown(version, tmp_pat
 def test_rewrite_skew_is_the_why_answers_evidence():
     """`rewrite_skew`, the function `diff`'s formats (and `advise`) use for a skew-join
     rewrite, gives what the why answer's happened candidate holds; nothing for another kind."""
+    from aqe_inspect.whynot import rewrite_skew
+
     path = str(SAMPLE_PLANS / "spark-4.3.0" / "skew_join" / "eventlog.json")
     answers = api.why(path, kinds=["skew-join"])
     ((report, answer, _),) = list(answers.queries())
