@@ -285,11 +285,11 @@ class _QueryWriter:
         out("</tbody></table>\n")
 
     def _skew(self, rewrite: Rewrite) -> str:
-        """A skew-join's partition sizes, each side (`why.skew_lines`), under its evidence."""
+        """A skew-join's partition sizes, each side (`views.skew_lines`), under its evidence."""
         if rewrite.kind != "skew-join":
             return ""
         from ..whynot import rewrite_skew
-        from .why import skew_lines
+        from .views import skew_lines
 
         app = self.report.query.application or self.page_application
         lines = skew_lines(rewrite_skew(self.report, rewrite,

@@ -622,9 +622,8 @@ def _query(out: Screen, query_report, source: str, view: str,
         out.paragraph([(kind, "bold green"), (line[len(kind):], "")], "  ", "    ")
         if kind == "skew-join":
             from ..whynot import rewrite_skew
-            from .why import skew_lines
 
-            for said in skew_lines(rewrite_skew(query_report, rewrite, version)):
+            for said in views.skew_lines(rewrite_skew(query_report, rewrite, version)):
                 out.paragraph([(said, "")], "    ", "      ")
     out.paragraph([(counts_line(query_report), "")], "  ", "    ")
     if query.plan_changes is not None:

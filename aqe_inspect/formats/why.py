@@ -50,22 +50,6 @@ def skew_json(evidence: SkewEvidence) -> Dict[str, Any]:
             "missing": None}
 
 
-def skew_lines(found: Iterable[SkewEvidence]) -> List[str]:
-    """A skew decision's partition sizes, one line a side; sides that lack them for the same
-    reason in one line."""
-    evidence = tuple(found)
-    lines: List[str] = []
-    missing: Dict[str, List[str]] = {}
-    for side in evidence:
-        if side.figures is not None:
-            lines.append(f"partition sizes of the {side.side}: {side.figures.show()}")
-        else:
-            missing.setdefault(side.missing, []).append(side.side)
-    for text, sides in missing.items():
-        lines.append(f"partition sizes of the {' and the '.join(sides)}: {text}")
-    return lines
-
-
 def query_json(answer: QueryWhy, label: str = "") -> Dict[str, Any]:
     data: Dict[str, Any] = {"id": answer.id}
     if label:
@@ -115,6 +99,8 @@ def candidate_rows(found: Candidate, indent: str = "  ", line_word: str = "line"
     verdict = found.verdict.replace("-", " ")
     said = [r.text for r in found.reasons] + [f"needs {need}" for need in found.needs]
     # The sizes' figures; what is missing of them, unless a need already asks for them.
+    from .views import skew_lines
+
     asked = any("partition size" in need for need in found.needs)
     said.extend(skew_lines(e for e in found.skew if e.figures is not None or not asked))
     under_node = indent + " " * (KIND_WIDTH + 2)

@@ -4,10 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Tuple
-
-if TYPE_CHECKING:
-    from .evidence import SkewEvidence
+from typing import Any, Optional, Tuple
 
 HAPPENED = "happened"
 #: A setting or the plan's shape kept the rule from rewriting what it would otherwise rewrite.
@@ -50,8 +47,9 @@ class Candidate:
     needs: Tuple[str, ...] = ()
     #: The operator's line in the input, when known (0 otherwise).
     line: int = 0
-    #: A skew decision's partition sizes, one entry per side of the join (skew-join only).
-    skew: Tuple["SkewEvidence", ...] = ()
+    #: A skew decision's partition sizes: one `evidence.SkewEvidence` per side of the join
+    #: (skew-join only; evidence.py imports this module, hence `Any`).
+    skew: Tuple[Any, ...] = ()
 
     @property
     def deciding(self) -> Optional[Reason]:
