@@ -162,7 +162,11 @@ def test_the_json_contract(capsys):
     for query in queries:
         assert {"id", "candidates", "notes"} <= set(query)
         for item in query["candidates"]:
-            assert set(item) == {"kind", "node", "line", "verdict", "reasons", "needs"}
+            # A skew decision carries each side's partition sizes too (additive).
+            extra = {"skew"} if item["kind"] == "skew-join" else set()
+            assert set(item) == {"kind", "node", "line", "verdict", "reasons", "needs"} | extra
+            for side in item.get("skew", ()):
+                assert set(side) >= {"side", "partitions", "missing"}
             assert item["verdict"] in ("happened", "blocked", "not-needed", "cannot-tell")
             seen.add(item["verdict"])
             for reason in item["reasons"]:

@@ -281,8 +281,24 @@ class _QueryWriter:
                 f"<td>{_link(describe(rewrite.final_node), final_cell)}</td>"
                 f"<td>{_link(describe(rewrite.initial_node), initial_cell)}</td>"
                 f"<td>{_e(finding_line(rewrite))}<div class=\"msg\">{_e(rewrite.message)}"
-                f"</div></td><td>{_evidence(rewrite)}</td></tr>\n")
+                f"</div></td><td>{_evidence(rewrite)}{self._skew(rewrite)}</td></tr>\n")
         out("</tbody></table>\n")
+
+    def _skew(self, rewrite: Rewrite) -> str:
+        """A skew-join's partition sizes, each side (`views.skew_lines`), under its evidence."""
+        if rewrite.kind != "skew-join":
+            return ""
+        from ..whynot import rewrite_skew
+        from .views import skew_lines
+
+        app = self.report.query.application or self.page_application
+        lines = skew_lines(rewrite_skew(self.report, rewrite,
+                                        app.spark_version if app is not None else None))
+        if not lines:
+            return ""
+        return '<ul class="skew">' + "".join(f"<li>{_e(line)}</li>" for line in lines) + \
+            "</ul>"
+
 
     # ---- trees ------------------------------------------------------------------------------
     def _tree(self, pair: PlanPair, heading: str, number: int) -> str:

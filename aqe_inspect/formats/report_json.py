@@ -34,6 +34,9 @@ def query_report_to_json(report: QueryReport, source: str,
                 "message": rewrite.message,
                 "evidence": list(rewrite.evidence),
                 "numbers": dict(rewrite.numbers),
+                # A skew-join's partition sizes, each side (see `why.skew_json`).
+                **({"skew": _skew(report, rewrite, application)}
+                   if rewrite.kind == "skew-join" else {}),
                 # Only where a driver log's plan-change log named the rule.
                 **({"rule": rule_applied_fields(rewrite.fired)}
                    if rewrite.fired is not None else {}),
@@ -50,6 +53,15 @@ def query_report_to_json(report: QueryReport, source: str,
         # Last: with_application fills it in JSON a worker process wrote (see there).
         "application": application_fields(query.application or application),
     }
+
+
+def _skew(report: QueryReport, rewrite, application: Optional[Application]) -> Any:
+    from ..whynot import rewrite_skew
+    from .why import skew_json
+
+    app = report.query.application or application
+    version = app.spark_version if app is not None else None
+    return [skew_json(side) for side in rewrite_skew(report, rewrite, version or None)]
 
 
 def rule_applied_fields(applied: RuleApplied) -> Dict[str, Any]:

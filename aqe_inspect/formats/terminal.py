@@ -558,7 +558,8 @@ def print_report(report, stream: Optional[TextIO] = None, view: str = "compact",
         if app is None:
             section = _application_section(out, query.application, source, section)
         initial_plans = initial_plans or query.initial is not None
-        _query(out, query_report, source, view)
+        _query(out, query_report, source, view,
+               app.spark_version if app is not None else None)
     if hint and view == "compact" and initial_plans:
         out.paragraph([(f"See {PLANS_HINT}.", "dim")])
     for note in report.notes:
@@ -585,7 +586,8 @@ def _application_section(out: Screen, app, source: str, section: Optional[tuple]
     return (app, source)
 
 
-def _query(out: Screen, query_report, source: str, view: str) -> None:
+def _query(out: Screen, query_report, source: str, view: str,
+           version: Optional[str] = None) -> None:
     from ..rewrites.engine import report_pairs
 
     query = query_report.query
@@ -618,6 +620,11 @@ def _query(out: Screen, query_report, source: str, view: str) -> None:
         line = views.finding_line(rewrite)
         kind = rewrite.kind
         out.paragraph([(kind, "bold green"), (line[len(kind):], "")], "  ", "    ")
+        if kind == "skew-join":
+            from ..whynot import rewrite_skew
+
+            for said in views.skew_lines(rewrite_skew(query_report, rewrite, version)):
+                out.paragraph([(said, "")], "    ", "      ")
     out.paragraph([(counts_line(query_report), "")], "  ", "    ")
     if query.plan_changes is not None:
         from ..rewrites.rules_fired import kept_words

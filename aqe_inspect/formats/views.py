@@ -10,6 +10,7 @@
   before and after a shuffle read, the SQL metrics an event log recorded.
 - `finding_line(rewrite)`: one line per rewrite, with its numbers.
 - `marks(query_report)`: the rewrite kinds on each operator, final and initial side.
+- `skew_lines(evidence)`: a skew decision's partition sizes, a line a side (`why`, `diff`, HTML).
 
 Nothing here walks a tree recursively: trees 5,000 levels deep are fine.
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ..rewrites.detectors.base import PlanPair, exchange_below
 from ..plan.model import Node, Query
@@ -27,6 +28,9 @@ from ..plan.units import UNKNOWN_SIZE_WORDS, is_unknown_size
 from ..plan.operators import family, is_query_stage, is_shuffle_read, node_summary, partition_count, \
     shuffle_read_modes
 from ..rewrites.findings import REWRITE_KINDS, QueryReport, Rewrite, describe
+
+if TYPE_CHECKING:
+    from ..whynot.evidence import SkewEvidence
 
 __all__ = ["Marks", "Row", "finding_line", "marks", "node_facts", "node_label", "node_summary",
            "plan_kind", "rewrite_marks", "side_by_side_rows", "skewed_reads"]
@@ -422,3 +426,19 @@ def finding_line(rewrite: Rewrite) -> str:
 
         details.append(fired_words(rewrite.fired))
     return f"{kind}: {where}" + (f": {'; '.join(details)}" if details else "")
+
+
+def skew_lines(found: Iterable[SkewEvidence]) -> List[str]:
+    """A skew decision's partition sizes, one line a side; sides that lack them for the same
+    reason in one line."""
+    evidence = tuple(found)
+    lines: List[str] = []
+    missing: Dict[str, List[str]] = {}
+    for side in evidence:
+        if side.figures is not None:
+            lines.append(f"partition sizes of the {side.side}: {side.figures.show()}")
+        else:
+            missing.setdefault(side.missing, []).append(side.side)
+    for text, sides in missing.items():
+        lines.append(f"partition sizes of the {' and the '.join(sides)}: {text}")
+    return lines

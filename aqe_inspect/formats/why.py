@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, 
 
 from ..plan.model import Application
 from ..rewrites.findings import QueryReport
+from ..whynot.evidence import SkewEvidence
 from ..whynot.verdicts import Candidate, QueryWhy
 
 if TYPE_CHECKING:
@@ -31,7 +32,22 @@ def candidate_json(found: Candidate) -> Dict[str, Any]:
                      "source": r.source, "text": r.text}
                     for r in found.reasons],
         "needs": list(found.needs),
+        **({"skew": [skew_json(e) for e in found.skew]} if found.kind == "skew-join" else {}),
     }
+
+
+def skew_json(evidence: SkewEvidence) -> Dict[str, Any]:
+    """One side of a skew decision: its partition sizes' figures (bytes), the bar a partition
+    must exceed and how many do (null where a setting is unknown), or `missing`: what the
+    input lacks of them."""
+    figures = evidence.figures
+    if figures is None:
+        return {"side": evidence.side, "partitions": None, "missing": evidence.missing}
+    return {"side": evidence.side, "partitions": figures.count, "min": figures.minimum,
+            "median": figures.median, "p95": figures.p95, "max": figures.maximum,
+            "threshold": figures.threshold, "factor": figures.factor, "bar": figures.bar,
+            "over": figures.over, "source": figures.source, "where": figures.where,
+            "missing": None}
 
 
 def query_json(answer: QueryWhy, label: str = "") -> Dict[str, Any]:
@@ -82,6 +98,11 @@ def candidate_rows(found: Candidate, indent: str = "  ", line_word: str = "line"
         node += f", {line_word} {found.line}"
     verdict = found.verdict.replace("-", " ")
     said = [r.text for r in found.reasons] + [f"needs {need}" for need in found.needs]
+    # The sizes' figures; what is missing of them, unless a need already asks for them.
+    from .views import skew_lines
+
+    asked = any("partition size" in need for need in found.needs)
+    said.extend(skew_lines(e for e in found.skew if e.figures is not None or not asked))
     under_node = indent + " " * (KIND_WIDTH + 2)
     pad = f"{indent}  " + " " * (VERDICT_WIDTH + 2)
     rows = [(f"{indent}{found.kind:<{KIND_WIDTH}}  ", node, under_node),

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Dict, Iterator, List, Mapping, Optional, Tuple
 
 from ..rewrites.engine import report_pairs
-from ..rewrites.findings import QueryReport
+from ..rewrites.findings import QueryReport, Rewrite
 from .adaptive import before_action, static_plan
 from .base import Context, Explainer
 from .coalesced import CoalescedWhyNot
@@ -30,7 +30,8 @@ from .local_read import LocalReadWhyNot
 from .logical_rules import LimitRemovedWhyNot, OneRowWhyNot
 from .rebalance_skew import RebalanceSkewWhyNot
 from .settings import Given, Settings, settings_for
-from .skew_join import SkewJoinWhyNot
+from .evidence import SkewEvidence
+from .skew_join import SkewJoinWhyNot, skew_of_join
 from .smj_to_bhj import SortMergeToBroadcastWhyNot
 from .smj_to_shj import SortMergeToShuffledHashWhyNot
 from .verdicts import Candidate, QueryWhy
@@ -51,6 +52,20 @@ def query_settings(report: QueryReport, user: Mapping[str, Given],
     complete = execution.configs_complete if execution is not None else False
     return settings_for(configs, complete, version or app_version or None, user,
                         origin=report.query.origin or "event log")
+
+
+def rewrite_skew(report: QueryReport, rewrite: Rewrite, version: Optional[str] = None
+                 ) -> Tuple[SkewEvidence, ...]:
+    """A skew-join rewrite's evidence (`skew_join.join_skew`): each side's partition sizes,
+    held to the settings the query's input records and Spark's defaults for `version` (else
+    the application's); () for another kind, or a join that does not read two shuffles."""
+    join = rewrite.final_node
+    if rewrite.kind != "skew-join" or join is None:
+        return ()
+    application = report.query.application
+    settings = query_settings(report, {}, version, application.spark_version
+                              if application is not None else None)
+    return skew_of_join(join, settings, report.query.origin)
 
 
 def query_contexts(report: QueryReport, settings: Settings
@@ -99,5 +114,5 @@ def _distinct(candidates: List[Candidate]) -> Tuple[Candidate, ...]:
     return tuple(dict.fromkeys(candidates))
 
 
-__all__ = ["EXPLAINERS", "explain_query", "query_contexts", "query_settings", "Given",
-           "Settings"]
+__all__ = ["EXPLAINERS", "explain_query", "query_contexts", "query_settings", "rewrite_skew",
+           "Given", "Settings", "SkewEvidence"]

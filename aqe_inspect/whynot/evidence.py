@@ -405,3 +405,135 @@ def _has_keys(node: Node) -> bool:
     if family(node) == "Window":
         return "partitionBy" in args or bool(node.details.get("Arguments"))
     return "keys=[" in args and "keys=[]" not in args
+
+
+# ---- skew evidence ----------------------------------------------------------------------------
+
+
+def nearest_rank(ordered: Sequence[int], percent: int) -> int:
+    """The `percent`th percentile of sorted values by nearest rank: the value at rank
+    ceil(percent/100 x n) (the smallest value at least `percent`% of the values are at or
+    under); 0 for no values."""
+    if not ordered:
+        return 0
+    rank = -(-percent * len(ordered) // 100)  # ceil, in integers
+    return ordered[max(rank, 1) - 1]
+
+
+def skew_bar(median: int, factor: float, threshold: int) -> int:
+    """The size a partition must exceed to be skewed (OptimizeSkewedJoin.getSkewThreshold,
+    Spark 3.3 to 4.x): the larger of `skewedPartitionThresholdInBytes` and `factor` x the
+    median, that product cut to a whole byte count."""
+    return max(threshold, int(median * factor))
+
+
+@dataclass(frozen=True)
+class SkewFigures:
+    """One shuffle's partition sizes (shuffle bytes) as OptimizeSkewedJoin weighs them: how
+    many partitions, the smallest, Spark's median (`Utils.median`), the 95th percentile
+    (nearest rank), the largest; and, where the settings are known, the bar a partition must
+    exceed (both `threshold` and `factor` x the median: `skew_bar`) and how many do (`over`).
+    `sizes` holds every partition's size, in partition order."""
+
+    count: int
+    minimum: int
+    median: int
+    p95: int
+    maximum: int
+    sizes: Tuple[int, ...]
+    source: str
+    where: str
+    #: `skewedPartitionThresholdInBytes` in bytes; None when unknown.
+    threshold: Optional[int] = None
+    #: `skewedPartitionFactor`; None when unknown.
+    factor: Optional[float] = None
+
+    @property
+    def bar(self) -> Optional[int]:
+        if self.threshold is None or self.factor is None:
+            return None
+        return skew_bar(self.median, self.factor, self.threshold)
+
+    @property
+    def over(self) -> Optional[int]:
+        """How many partitions exceed both the threshold and factor x the median."""
+        bar = self.bar
+        return None if bar is None else sum(1 for size in self.sizes if size > bar)
+
+    def show(self) -> str:
+        """`20 partitions: min 191 B, median 387 B, p95 3.3 KiB, max 3.3 KiB; 1 over both
+        spark...ThresholdInBytes (1.0 KiB) and 2 x the median (774 B)`."""
+        text = (f"{self.count} partition(s): min {show_bytes(self.minimum)}, median "
+                f"{show_bytes(self.median)}, p95 {show_bytes(self.p95)}, max "
+                f"{show_bytes(self.maximum)}")
+        if self.bar is not None:
+            assert self.threshold is not None and self.factor is not None
+            text += (f"; {self.over} over both the threshold ({show_bytes(self.threshold)}) "
+                     f"and {self.factor:g} x the median "
+                     f"({show_bytes(int(self.median * self.factor))})")
+        return f"{text} ({self.source}: {self.where})"
+
+
+def skew_figures(sizes: Sequence[int], source: str, where: str,
+                 factor: Optional[float] = None, threshold: Optional[int] = None
+                 ) -> Optional[SkewFigures]:
+    """The figures of every partition's size (`sizes`, in partition order); None for none."""
+    kept = tuple(sizes)
+    if not kept:
+        return None
+    ordered = sorted(kept)
+    return SkewFigures(count=len(kept), minimum=ordered[0], median=spark_median(kept),
+                       p95=nearest_rank(ordered, 95), maximum=ordered[-1], sizes=kept,
+                       source=source, where=where, threshold=threshold, factor=factor)
+
+
+@dataclass(frozen=True)
+class SkewEvidence:
+    """What the input says of the partition sizes of one side of a skew decision: `figures`
+    where it holds every partition's size, else `missing`, what is missing and which input
+    would give it."""
+
+    side: str
+    figures: Optional[SkewFigures]
+    missing: str = ""
+
+    def show(self) -> str:
+        if self.figures is not None:
+            return f"{self.side}: {self.figures.show()}"
+        return f"{self.side}: {self.missing}"
+
+
+def skew_evidence(side: Side, label: str, origin: str, factor: Optional[float] = None,
+                  threshold: Optional[int] = None) -> SkewEvidence:
+    """The partition sizes of the shuffle `side` reads (`partitions`), as skew figures, or
+    what is missing: a plan text holds none (an event log's task metrics do); a History
+    Server answer only their (min, med, max); a log whose reading tasks each read several
+    partitions (a coalesced or skew-split read) only their sums."""
+    found = partitions(side, origin)
+    if found is not None and found.sizes:
+        figures = skew_figures(found.sizes, found.source, found.where, factor, threshold)
+        if figures is not None:
+            return SkewEvidence(label, figures)
+    modes = shuffle_read_modes(side.read) if side.read is not None else ()
+    if "coalesced" in modes or "skewed" in modes:
+        what = " or ".join(text for mode, text in (
+            ("coalesced", "several partitions"), ("skewed", "a part of one"))
+            if mode in modes)
+        missing = (f"every partition's size is not in this input, nor in the run's event "
+                   f"log: its {' and '.join(modes)} read's tasks each read {what}, and "
+                   f"only their sums are recorded")
+    elif not _has_metrics(side):
+        missing = ("every partition's size is not in this input: an event log of the run "
+                   "holds them (its task metrics)")
+    elif origin in ROUNDED_ORIGINS:
+        missing = ("every partition's size is not in this input (the History Server prints "
+                   "only min, med, max): the application's event log holds them")
+    else:
+        missing = ("every partition's size is not in what was read: the event log's task "
+                   "metrics hold them (`why --kind skew-join` reads them; `diff` does not)")
+    return SkewEvidence(label, None, missing)
+
+
+def _has_metrics(side: Side) -> bool:
+    return any(node is not None and (node.metrics or node.spreads)
+               for node in (side.read, side.stage, side.exchange))

@@ -11,6 +11,7 @@ undone unless `spark.sql.adaptive.forceOptimizeSkewedJoin` (3.3+).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterator, List, Tuple
 
 from ..plan.model import Node
@@ -18,8 +19,9 @@ from ..plan.operators import family, is_skew_join, join_type
 from ..rewrites.findings import describe
 from .base import (SKEW_SPLITS, Context, Explainer, candidate, fact_reason, needs_setting,
                    number_setting, setting_reason, side_label, size_setting)
-from .evidence import SHUFFLE_BYTES, join_sides, partitioning_user_above, partitions, \
-    show_size
+from .evidence import SHUFFLE_BYTES, SkewEvidence, join_sides, partitioning_user_above, \
+    partitions, show_size, skew_evidence
+from .settings import Settings
 from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason
 
 ENABLED = "spark.sql.adaptive.skewJoin.enabled"
@@ -30,16 +32,39 @@ FORCE = "spark.sql.adaptive.forceOptimizeSkewedJoin"
 SKEWED, WITHIN, OPEN = "skewed", "within", "open"
 
 
+def join_skew(join: Node, ctx: Context) -> Tuple[SkewEvidence, ...]:
+    """The partition sizes of each side of a join reading two shuffles, as OptimizeSkewedJoin
+    weighs them (`SkewEvidence`: the figures, or what the input lacks of them), held to the
+    factor and threshold in force; () for a join that does not read two shuffles."""
+    return skew_of_join(join, ctx.settings, ctx.origin)
+
+
+def skew_of_join(join: Node, settings: Settings, origin: str) -> Tuple[SkewEvidence, ...]:
+    """`join_skew` from the settings in force and the query's origin alone (`diff`'s route,
+    which has no Context)."""
+    sides = join_sides(join)
+    if len(sides) != 2 or not all(side.shuffle for side in sides):
+        return ()
+    factor = number_setting(settings.get(FACTOR))
+    threshold = size_setting(settings.get(THRESHOLD))
+    return tuple(skew_evidence(side, side_label(index, side), origin, factor, threshold)
+                 for index, side in enumerate(sides))
+
+
 class SkewJoinWhyNot(Explainer):
     kind = "skew-join"
 
     def explain(self, ctx: Context) -> Iterator[Candidate]:
-        yield from self.happened(ctx)
+        for found, rewrite in zip(self.happened(ctx), ctx.rewrites(self.kind)):
+            join = rewrite.final_node
+            yield dataclasses.replace(found, skew=join_skew(join, ctx)) if join is not None \
+                else found
         for join in ctx.pair.final_nodes():
             if family(join) in ("SortMergeJoin", "ShuffledHashJoin") and not is_skew_join(join):
                 sides = join_sides(join)
                 if len(sides) == 2 and all(s.shuffle for s in sides):
-                    yield self.verdict(join, ctx)
+                    yield dataclasses.replace(self.verdict(join, ctx),
+                                              skew=join_skew(join, ctx))
 
     def verdict(self, join: Node, ctx: Context) -> Candidate:
         enabled = ctx.settings.get(ENABLED)

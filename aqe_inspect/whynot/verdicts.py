@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 HAPPENED = "happened"
 #: A setting or the plan's shape kept the rule from rewriting what it would otherwise rewrite.
@@ -47,6 +47,9 @@ class Candidate:
     needs: Tuple[str, ...] = ()
     #: The operator's line in the input, when known (0 otherwise).
     line: int = 0
+    #: A skew decision's partition sizes: one `evidence.SkewEvidence` per side of the join
+    #: (skew-join only; evidence.py imports this module, hence `Any`).
+    skew: Tuple[Any, ...] = ()
 
     @property
     def deciding(self) -> Optional[Reason]:
