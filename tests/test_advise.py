@@ -124,7 +124,7 @@ def test_the_json_contract_validates_against_its_schema():
     schema = json.loads((Path(aqe_inspect.advice.__file__).parent / "schema.json")
                         .read_text("utf-8"))
     for scenario in ("broadcast_just_above", "aqe_declines", "user_repartition", "no_exchange",
-                     "skew_join_off", "aqe_off"):
+                     "skew_join_off", "aqe_off", "skew_below_factor", "skew_unsplittable_side"):
         done = run(str(SAMPLE_PLANS / "spark-4.3.0" / scenario / "eventlog.json"),
                    "--format", "json")
         assert done.returncode == 0, done.stderr
@@ -190,3 +190,23 @@ def test_input_text_is_escaped_in_text_and_markdown():
         out = api.rendered(advice, name)
         assert "\x1b" not in out
     assert "<b>" not in api.rendered(advice, "markdown")
+
+
+@pytest.mark.parametrize("line", ["spark-3.5.9", "spark-4.3.0"])
+def test_skew_advice_carries_the_partition_sizes_why_gives(line):
+    """Beside a skew decision's advice, each side's partition sizes (min, median, p95, max,
+    how many over the bar), the very figures `why --kind skew-join` gives: one meaning."""
+    log = str(SAMPLE_PLANS / line / "skew_below_factor" / "eventlog.json")
+    advised = json.loads(run(log, "--kind", "skew-join", "--format", "json").stdout)
+    changes = [c for q in advised["queries"] for c in q["changes"] if c["kind"] == "skew-join"]
+    assert changes and all(len(c["skew"]) == 2 for c in changes)
+    why = json.loads(subprocess.run([*AQE_INSPECT, "why", log, "--kind", "skew-join",
+                                     "--format", "json"], capture_output=True, text=True,
+                                    check=True).stdout)
+    sides = [c["skew"] for q in why["queries"] for c in q["candidates"]
+             if c["kind"] == "skew-join" and c.get("skew")]
+    assert changes[0]["skew"] in sides
+    assert all(side["partitions"] and side["median"] <= side["p95"] <= side["max"]
+               for side in changes[0]["skew"])
+    text = run(log, "--kind", "skew-join").stdout
+    assert "partition sizes of the left side" in " ".join(text.split())

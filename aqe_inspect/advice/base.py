@@ -75,8 +75,10 @@ def missing_on(key: str, ctx: Context) -> Optional[str]:
 
 def change(seen: Seen, key: str, value: str, setting: Setting, **kwargs) -> Change:
     return Change(kind=seen.candidate.kind, node=seen.name, line=seen.line, key=key,
-                  value=value, current=current(setting), lines=lines_of(key), **kwargs)
+                  value=value, current=current(setting), lines=lines_of(key),
+                  skew=tuple(seen.candidate.skew), **kwargs)
 
 
 def fixed(seen: Seen, text: str, instead=()) -> Fixed:
-    return Fixed(seen.candidate.kind, seen.name, seen.line, text, tuple(instead))
+    return Fixed(seen.candidate.kind, seen.name, seen.line, text, tuple(instead),
+                 tuple(seen.candidate.skew))

@@ -6,7 +6,7 @@ threshold the value was derived from, what else it does); for one no setting can
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ..plan.model import Application
 
@@ -68,6 +68,9 @@ class Change:
     number: Optional[float] = None
     #: For a list setting (excluded rules): the item the change takes out.
     removes: str = ""
+    #: A skew decision's partition sizes, a side each (`whynot.evidence.SkewEvidence`), as
+    #: `why` gives them: the figures beside the advice.
+    skew: Tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,8 @@ class Fixed:
     text: str
     #: What can make it fire instead (a rewrite of the query).
     instead: Tuple[str, ...] = ()
+    #: A skew decision's partition sizes, a side each (as `Change.skew`).
+    skew: Tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)

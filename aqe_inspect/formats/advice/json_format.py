@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict
 
+from ..why import skew_json
+
 SCHEMA = "aqe-inspect/advice/v1"
 
 
@@ -19,6 +21,7 @@ def change_json(change) -> Dict[str, Any]:
         "figure": change.figure, "threshold": change.threshold, "headroom": change.headroom,
         "effects": list(change.effects), "alternatives": list(change.alternatives),
         "spark_lines": change.lines or None, "direction": change.direction,
+        **({"skew": [skew_json(side) for side in change.skew]} if change.skew else {}),
     }
 
 
@@ -35,7 +38,9 @@ def advice_json(advice) -> Dict[str, Any]:
             "changes": [change_json(c) for c in q.changes],
             "instead": [change_json(c) for c in q.instead],
             "fixed": [{"kind": f.kind, "node": f.node, "line": f.line or None,
-                       "text": f.text, "instead": list(f.instead)} for f in q.fixed],
+                       "text": f.text, "instead": list(f.instead),
+                       **({"skew": [skew_json(side) for side in f.skew]} if f.skew else {})}
+                      for f in q.fixed],
             "incomplete": list(q.incomplete),
             "nothing": q.nothing or None,
         } for q in advice.queries],

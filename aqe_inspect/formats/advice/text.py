@@ -9,6 +9,7 @@ import textwrap
 from typing import List, Optional
 
 from ...errors import printable
+from ..views import skew_lines
 
 
 def _lines(text: str, first: str, rest: str, width: int) -> List[str]:
@@ -42,6 +43,8 @@ def write(advice, stream, width: Optional[int] = None) -> None:
             _change(out, change, width, "or, instead")
         for item in query.fixed:
             out.extend(_lines(f"{item.kind} at {item.node}: {item.text}", "  ", "    ", width))
+            for line in skew_lines(item.skew):
+                out.extend(_lines(line, "    ", "      ", width))
             for other in item.instead:
                 out.extend(_lines(f"instead: {other}", "    ", "      ", width))
     settings = advice.settings()
@@ -66,6 +69,8 @@ def _change(out: List[str], change, width: int, verb: str) -> None:
     out.extend(_lines(f"from: {change.figure}", "    ", "      ", width))
     out.extend(_lines(f"held to: {change.threshold}", "    ", "      ", width))
     out.extend(_lines(f"headroom: {change.headroom}", "    ", "      ", width))
+    for line in skew_lines(change.skew):
+        out.extend(_lines(line, "    ", "      ", width))
     if change.lines:
         out.extend(_lines(f"key in: {change.lines}", "    ", "      ", width))
     for effect in change.effects:
