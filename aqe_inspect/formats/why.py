@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, 
 
 from ..plan.model import Application
 from ..rewrites.findings import QueryReport
+from ..whynot.margins import margin_json, margin_text
 from ..whynot.verdicts import Candidate, QueryWhy
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ def candidate_json(found: Candidate) -> Dict[str, Any]:
                      "source": r.source, "text": r.text}
                     for r in found.reasons],
         "needs": list(found.needs),
+        "margins": [margin_json(m) for m in found.margins],
     }
 
 
@@ -81,7 +83,8 @@ def candidate_rows(found: Candidate, indent: str = "  ", line_word: str = "line"
     if found.line and "line" not in found.node:
         node += f", {line_word} {found.line}"
     verdict = found.verdict.replace("-", " ")
-    said = [r.text for r in found.reasons] + [f"needs {need}" for need in found.needs]
+    said = [r.text for r in found.reasons] + [f"needs {need}" for need in found.needs] + \
+        [f"margin: {margin_text(m)}" for m in found.margins]
     under_node = indent + " " * (KIND_WIDTH + 2)
     pad = f"{indent}  " + " " * (VERDICT_WIDTH + 2)
     rows = [(f"{indent}{found.kind:<{KIND_WIDTH}}  ", node, under_node),

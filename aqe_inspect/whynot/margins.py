@@ -5,8 +5,8 @@ against the broadcast threshold, the largest partition against the skew bar or t
 hash join's local-map threshold, neighbouring partitions against the advisory size, the share
 of non-empty partitions against `nonEmptyPartitionRatioForBroadcastJoin`) says so with a
 `Margin` (verdicts.py), whether the rule fired or not. This module makes them, in one way, and
-says them in one way: `build side data size 9.4 KiB against
-spark.sql.adaptive.autoBroadcastJoinThreshold=8928 (8.7 KiB): 7.5% over`.
+says them in one way: `the right side ShuffleQueryStage (12), data size 9.4 KiB, against
+spark.sql.adaptive.autoBroadcastJoinThreshold=8928 (8.7 KiB, event log): 7.5% over`.
 
 The percent is the distance between figure and threshold as a share of the threshold. A figure
 equal to its threshold lies on the side the rule counts it (`at`): Spark broadcasts a side of
@@ -50,12 +50,13 @@ def size_margin(what: str, fact: Fact, threshold: int, setting: Setting, fires: 
         return None
     bar = max([float(threshold)] + [b.amount for b in also])
     value = fact.value
-    figure = _middle(value)
-    side = _side(figure, bar, at)
-    if value.low != value.high:  # a printed size: its side is certain only if the whole is
-        sides = {_side(float(value.low), bar, at), _side(float(value.high), bar, at)}
-        if len(sides) > 1:
-            side = _side(figure, bar, at)
+    low, high = _side(float(value.low), bar, at), _side(float(value.high), bar, at)
+    if low != high:
+        return None  # a printed size or a bound that stands on both sides of the bar
+    side = low
+    # Where the figure is an interval (a printed size, a bound), its end nearest the bar: the
+    # margin is at least that.
+    figure = float(value.high) if side == UNDER else float(value.low)
     return Margin(what=what, figure=figure, threshold=bar, unit=BYTES,
                   measure=fact.measure, config=setting.key, value=setting.value,
                   origin=setting.origin, source=CONFIG if setting.source == CONFIG else DEFAULT,
@@ -100,12 +101,13 @@ def show_figure(margin: Margin, value: float) -> str:
 
 
 def margin_text(margin: Margin) -> str:
-    """`the right side's data size 9.4 KiB against spark.sql.adaptive.autoBroadcastJoinThreshold
-    =8928 (8.7 KiB, event log): 7.5% over`; a skew bar's terms joined by `and`."""
+    """`the right side ShuffleQueryStage (12), data size 9.4 KiB, against
+    spark.sql.adaptive.autoBroadcastJoinThreshold=8928 (8.7 KiB, event log): 7.5% over`; a
+    skew bar's terms joined by `and`."""
     figure = show_figure(margin, margin.figure)
     if not margin.exact:
-        figure = "about " + figure
-    measure = f" {margin.measure}" if margin.measure and margin.unit == BYTES else ""
+        figure = ("at most " if margin.side == UNDER else "at least ") + figure
+    measure = f"{margin.measure} " if margin.measure and margin.unit == BYTES else ""
     bar = f"{margin.config}={margin.value}"
     if margin.unit == BYTES:
         own = margin.threshold if not margin.also else None
@@ -118,7 +120,7 @@ def margin_text(margin: Margin) -> str:
     if margin.also:
         bar += f", a bar of {show_figure(margin, margin.threshold)}"
     gap = "at" if margin.percent == 0 else margin.side
-    return (f"{margin.what}{measure} {figure} against {bar}: "
+    return (f"{margin.what}, {measure}{figure}, against {bar}: "
             f"{show_percent(margin.percent)} {gap}")
 
 
