@@ -162,7 +162,8 @@ def test_the_json_contract(capsys):
     for query in queries:
         assert {"id", "candidates", "notes"} <= set(query)
         for item in query["candidates"]:
-            assert set(item) == {"kind", "node", "line", "verdict", "reasons", "needs"}
+            assert set(item) == {"kind", "node", "line", "verdict", "reasons", "needs",
+                                 "margins"}
             assert item["verdict"] in ("happened", "blocked", "not-needed", "cannot-tell")
             seen.add(item["verdict"])
             for reason in item["reasons"]:
