@@ -381,7 +381,8 @@ def check_input(path: Optional[str] = None, *, url: Optional[str] = None,
                 max_size: Size = DEFAULT_MAX_SIZE, query: Optional[str] = None,
                 for_format: Union[str, "Format", None] = None,
                 output: Optional[str] = None, config_folder: str = ".",
-                judge_unfinished: bool = False) -> "CheckResult":
+                judge_unfinished: bool = False, margin: Optional[float] = None
+                ) -> "CheckResult":
     """Hold an input to expectations: `expect`/`forbid` as on the command line (`KIND`,
     `KIND>=N`...; with `each`, every query on its own), an expectation file `config`
     (aqe-expect.toml, or a pyproject.toml's [tool.aqe-inspect]), and a `snapshot` file (the
@@ -392,7 +393,11 @@ def check_input(path: Optional[str] = None, *, url: Optional[str] = None,
     The expectations, the snapshot and the files are read first (a typo fails at once,
     before a long input is read); `result.passed` says whether all held. An expectation
     whose scope takes a query that had not finished (a cut or in-progress log, a plan with
-    isFinalPlan=false) is `unfinished`, and fails, unless `judge_unfinished`."""
+    isFinalPlan=false) is `unfinished`, and fails, unless `judge_unfinished`. `margin`
+    (percent): an expectation of a kind that holds a run-time size against a setting
+    (smj-to-bhj, smj-to-shj, skew-join, coalesced) met by decisions nearer their thresholds
+    than that fails, as one whose margin the input cannot measure does (an expectation file's
+    own `margin` overrides it)."""
     from .expectations.check import check as hold
     from .expectations.config import command_line_expectations, find_config, load_config
 
@@ -410,6 +415,9 @@ def check_input(path: Optional[str] = None, *, url: Optional[str] = None,
             raise InspectError("nothing to check: give --expect KIND or --forbid KIND, or "
                                "--config FILE, or put an aqe-expect.toml in the working "
                                "directory")
+    if margin is not None and not (isinstance(margin, (int, float)) and
+                                   not isinstance(margin, bool) and 0 <= margin < 1e9):
+        raise InspectError(f"--margin: expected a percent of 0 or more, found {margin!r}")
     refuse_output(output, path, config, snapshot, conf_file)
     if config is not None:
         expectations = load_config(config) + expectations
@@ -418,7 +426,8 @@ def check_input(path: Optional[str] = None, *, url: Optional[str] = None,
     report = _report(found, json=False, replans=chosen.keeps_replans)
     if expected_snapshot is None or snapshot is None:
         return hold(report, expectations, selected_by=query, settings=user,
-                    spark_version=spark_version, judge_unfinished=judge_unfinished)
+                    spark_version=spark_version, judge_unfinished=judge_unfinished,
+                    margin=margin)
     # The expectations' outcomes, then the snapshot's: the report is read whole first (a
     # snapshot is of every query selected, in order).
     from .expectations.snapshot import outcome
@@ -426,7 +435,8 @@ def check_input(path: Optional[str] = None, *, url: Optional[str] = None,
 
     whole = read_whole(report)
     result = hold(whole, expectations, selected_by=query, settings=user,
-                  spark_version=spark_version, judge_unfinished=judge_unfinished)
+                  spark_version=spark_version, judge_unfinished=judge_unfinished,
+                  margin=margin)
     return dataclasses.replace(result, outcomes=(*result.outcomes,
                                                  outcome(snapshot, whole, expected_snapshot)))
 

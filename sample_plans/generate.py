@@ -891,6 +891,28 @@ _WOULD_COALESCE = ("the partitions together are under the advisory size",
                    lambda f: f["total_bytes"] < f["advisory_partition_bytes"])
 
 
+# A threshold this many times the side's size: just above it (a margin of about
+# 5%, still above it when Spark prints the size rounded), and far above it.
+JUST_FITS_FACTOR = 1.05
+TENFOLD_FACTOR = 10
+
+
+def _broadcast_side_bytes(spark: SparkSession, data_dir: Path) -> int:
+    truth = _measure(spark, data_dir, _build_filtered_join, _NO_RUNTIME_BROADCAST)
+    _, left, right = _join_side_stages(truth)
+    return min(left["size_in_bytes"], right["size_in_bytes"])
+
+
+def _tune_broadcast_just_fits(spark: SparkSession, data_dir: Path) -> dict:
+    """The runtime broadcast threshold set just above the small side's run-time size."""
+    return {BROADCAST_KEY: str(int(_broadcast_side_bytes(spark, data_dir) * JUST_FITS_FACTOR))}
+
+
+def _tune_broadcast_tenfold(spark: SparkSession, data_dir: Path) -> dict:
+    """The runtime broadcast threshold set at ten times the small side's run-time size."""
+    return {BROADCAST_KEY: str(_broadcast_side_bytes(spark, data_dir) * TENFOLD_FACTOR)}
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "coalesced_aggregation",
@@ -1522,6 +1544,20 @@ SCENARIOS: tuple[Scenario, ...] = (
         "repartition(k) feeding an aggregation on k: AQE may coalesce a repartition by column.",
         _build_repartition_by_column,
         expect={"coalesced": True},
+    ),
+    Scenario(
+        "broadcast_just_fits",
+        "The smj_to_bhj join with AQE's broadcast threshold set just above the filtered side's run-time size: it is broadcast, by a margin of 5%.",
+        _build_filtered_join,
+        expect={"smj-to-bhj": True},
+        tune=_tune_broadcast_just_fits,
+    ),
+    Scenario(
+        "broadcast_tenfold",
+        "The smj_to_bhj join with AQE's broadcast threshold set at 10x the filtered side's run-time size: it is broadcast, by a margin of 90%.",
+        _build_filtered_join,
+        expect={"smj-to-bhj": True},
+        tune=_tune_broadcast_tenfold,
     ),
 )
 

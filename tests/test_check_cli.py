@@ -150,7 +150,7 @@ MALFORMED = {
     "toml syntax": ('[[query]]\nexpect = ["coalesced"\nforbid = []\n', 3, "not valid TOML"),
     "unterminated string": ('[[query]]\nmatch = "abc\n', 2, "not valid TOML"),
     "unknown top key": ('# x\nexpects = ["coalesced"]\n', 2, "unknown key 'expects' in the "
-                        "top level (known: expect, forbid, each, query); did you mean 'expect'?"),
+                        "top level (known: expect, forbid, each, query, margin); did you mean 'expect'?"),
     "unknown query key": ('[[query]]\nexpect = ["coalesced"]\n\n[[query]]\nexpect = []\n'
                           'mach = "x"\n', 6, "unknown key 'mach' in a [[query]] table"),
     "unknown kind": ('[[query]]\nexpect = [\n  "coalesced",\n  "skew_join",\n]\n', 4,

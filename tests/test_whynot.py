@@ -164,7 +164,8 @@ def test_the_json_contract(capsys):
         for item in query["candidates"]:
             # A skew decision carries each side's partition sizes too (additive).
             extra = {"skew"} if item["kind"] == "skew-join" else set()
-            assert set(item) == {"kind", "node", "line", "verdict", "reasons", "needs"} | extra
+            assert set(item) == {"kind", "node", "line", "verdict", "reasons", "needs",
+                                 "margins"} | extra
             for side in item.get("skew", ()):
                 assert set(side) >= {"side", "partitions", "missing"}
             assert item["verdict"] in ("happened", "blocked", "not-needed", "cannot-tell")

@@ -221,6 +221,11 @@ def check_command(
         False, "--judge-unfinished", help="Judge queries that had not finished (a cut or "
         "in-progress log, isFinalPlan=false) on what they hold. Without it their "
         "expectations are `unfinished` and fail."),
+    margin: Optional[float] = typer.Option(
+        None, "--margin", metavar="PCT", help="Fail an expectation of smj-to-bhj, smj-to-shj, "
+        "skew-join or coalesced whose size decisions held by less than PCT percent of their "
+        "threshold (a plan tomorrow's data may flip), or by a margin the input cannot "
+        "measure."),
 ) -> None:
     """Fail (exit 1) when AQE did not rewrite as expected (or the plan differs from --snapshot),
     or when a query an expectation is about had not finished; exit 0 when every expectation
@@ -230,7 +235,7 @@ def check_command(
                              each=each, snapshot=snapshot, conf=conf, conf_file=conf_file,
                              spark_version=spark_version, max_size=max_size, query=query,
                              for_format=chosen, output=output,
-                             judge_unfinished=judge_unfinished)
+                             judge_unfinished=judge_unfinished, margin=margin)
     _write_verdict(not result.passed, result, chosen, output,
                    summary=f"aqe-inspect check: {result.verdict}" if output is not None
                    else None)

@@ -134,6 +134,20 @@ class Pair:
         return new / old
 
     @property
+    def margins_shrank(self) -> Tuple[Tuple[Any, Any], ...]:
+        """(old, new) `MarginFigure` of each size decision (kind, setting) both runs took the
+        same way whose margin the new run holds by at least a percentage point less: a plan
+        nearer to flipping."""
+        old = {(m.kind, m.config): m for m in self.old.margins}
+        found = []
+        for margin in self.new.margins:
+            before = old.get((margin.kind, margin.config))
+            if before is not None and before.fired == margin.fired and \
+                    margin.percent <= before.percent - 1.0:
+                found.append((before, margin))
+        return tuple(found)
+
+    @property
     def version_change(self) -> Optional[Tuple[str, str]]:
         if self.old.spark_version and self.new.spark_version and \
                 self.old.spark_version != self.new.spark_version:
@@ -480,7 +494,15 @@ def pair_json(pair: Pair, status: str = "passed") -> Dict[str, Any]:
                         for c in pair.setting_changes]},
         "why_not": {kind: list(lines) for kind, lines in new.why_not
                     if pair.lost.get(kind)},
+        "margins_shrank": [{"kind": b.kind, "config": b.config,
+                            "old": _margin_json(a), "new": _margin_json(b)}
+                           for a, b in pair.margins_shrank],
     }
+
+
+def _margin_json(margin) -> Dict[str, Any]:
+    return {"percent": round(margin.percent, 2), "side": margin.side, "fired": margin.fired,
+            "text": margin.text}
 
 
 def replacement_json(replacement: Replacement) -> Dict[str, Any]:

@@ -156,6 +156,8 @@ class ExecutionSummary:
     #: An execution with no end in its log, its plan final (`Query.cut_off`): unfinished too
     #: where the log ends before its application does (`cut_off_unfinished`).
     cut_off: bool = False
+    #: Of each size decision (kind, setting), the nearest to turning (`MarginFigure`).
+    margins: Tuple["MarginFigure", ...] = ()
 
     @property
     def label(self) -> str:
@@ -170,6 +172,45 @@ class ExecutionSummary:
 
     def why_not_dict(self) -> Dict[str, Tuple[str, ...]]:
         return dict(self.why_not)
+
+
+@dataclass(frozen=True)
+class MarginFigure:
+    """The margin of the size decisions of one kind against one setting in an execution: of
+    its candidates', the smallest (`whynot.verdicts.Margin`, as `margin_text` says it)."""
+
+    kind: str
+    config: str
+    percent: float
+    side: str
+    fired: bool
+    text: str
+
+
+#: The kinds whose decisions a comparison holds margins of.
+MARGIN_KINDS = ("smj-to-bhj", "smj-to-shj", "skew-join", "coalesced")
+
+
+def margin_figures(report: QueryReport, spark_version: str = ""
+                   ) -> Tuple[MarginFigure, ...]:
+    """Of each (kind, setting) of the query's size decisions, the margin nearest to turning."""
+    from ..whynot import explain_query, query_settings
+    from ..whynot.margins import margin_text
+
+    if not report_pairs(report):
+        return ()
+    settings = query_settings(report, {}, app_version=spark_version or None)
+    nearest: Dict[Tuple[str, str], MarginFigure] = {}
+    for candidate in explain_query(report, settings, MARGIN_KINDS).candidates:
+        for margin in candidate.margins:
+            if margin.percent is None:
+                continue
+            key = (candidate.kind, margin.config)
+            held = nearest.get(key)
+            if held is None or margin.percent < held.percent:
+                nearest[key] = MarginFigure(candidate.kind, margin.config, margin.percent,
+                                            margin.side, margin.fired, margin_text(margin))
+    return tuple(nearest[key] for key in sorted(nearest))
 
 
 def _walk_depths(root: Node, skipped: frozenset, initial: bool = False
@@ -443,6 +484,8 @@ def summarize(report: QueryReport, source: str, application: Optional[Applicatio
         emptied=emptied(report, pairs, places),
         unfinished=query.unfinished,
         cut_off=query.cut_off,
+        margins=margin_figures(report, application.spark_version
+                               if application is not None else ""),
     )
 
 

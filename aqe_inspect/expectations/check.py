@@ -37,7 +37,11 @@ from ..rewrites.findings import (QueryReport, Report, ReportStream, describe, no
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..whynot.settings import Given
-    from ..whynot.verdicts import Candidate
+    from ..whynot.verdicts import Candidate, Margin
+
+#: The kinds whose rule holds a run-time size against a setting: their expectations take a
+#: margin (`check --margin`, `margin` in aqe-expect.toml).
+MARGIN_KINDS = ("smj-to-bhj", "smj-to-shj", "skew-join", "coalesced")
 
 #: Queries shown with an unmet expectation (their plan diffs); the rest are counted.
 SHOWN = 5
@@ -71,6 +75,13 @@ class Outcome:
     #: Not judged: a query in scope had not finished (`passed` is False then). With
     #: `judge_unfinished`, judged on what was there: False, and `message` says so.
     unfinished: bool = False
+    #: Held to a margin (`--margin`, `margin`): the percent asked, and the decision nearest
+    #: to turning it (the query it is in); None when no margin was asked or none measured.
+    margin_asked: Optional[float] = None
+    margin: Optional["Margin"] = None
+    margin_query: str = ""
+    #: Met, but by less than the margin asked, or by a margin the input cannot measure.
+    fragile: bool = False
 
     @property
     def status(self) -> str:
@@ -200,12 +211,15 @@ class _Tally:
 
 def check(report: Union[Report, ReportStream], expectations: Sequence[Expectation],
           selected_by: Optional[str] = None, settings: Optional[Mapping[str, "Given"]] = None,
-          spark_version: Optional[str] = None, judge_unfinished: bool = False) -> CheckResult:
+          spark_version: Optional[str] = None, judge_unfinished: bool = False,
+          margin: Optional[float] = None) -> CheckResult:
     """Every expectation held against every query of the report. `selected_by` is the
     `--query` that chose the report's queries from the input, for the messages; `settings`
     and `spark_version` (`--conf`, `--spark-version`) what the why-not answers take as the
     job's settings beyond what the input recorded. `judge_unfinished`: judge queries that had
-    not finished on what they hold, rather than call their expectations `unfinished`."""
+    not finished on what they hold, rather than call their expectations `unfinished`.
+    `margin`: the percent by which the size decisions behind an expectation of a
+    `MARGIN_KINDS` kind must have held (an expectation's own `margin` overrides it)."""
     totals = {id(e): _Tally(e) for e in expectations if not e.each}
     each: Dict[int, List[Outcome]] = {id(e): [] for e in expectations if e.each}
     # The outcomes held query by query of executions with no end (`Query.cut_off`), judged
@@ -213,13 +227,16 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
     cut_off: List[Tuple[List[Outcome], int, Expectation, QueryReport, int]] = []
     index = 0
     unit = "query"
+    margins = _Margins(expectations, margin, settings or {}, spark_version)
     for index, query_report in enumerate(report.queries, 1):
         unit = query_report.query.unit
         counts = query_report.counts
+        margins.start(query_report, getattr(report, "application", None))
         for expectation in expectations:
             scope = expectation.scope
             if scope is not None and not scope.selects(index, query_report.query):
                 continue
+            margins.add(expectation, query_report)
             count = counts[expectation.kind]
             if expectation.each:  # judged now: only a failing query is kept
                 found = each[id(expectation)]
@@ -248,7 +265,7 @@ def check(report: Union[Report, ReportStream], expectations: Sequence[Expectatio
     if reasons:
         outcomes = _log_not_ended(outcomes, expectations, source, unit, reasons,
                                   judged=judge_unfinished)
-    outcomes = [_with_why(outcome, application, settings or {}, spark_version)
+    outcomes = [margins.held(_with_why(outcome, application, settings or {}, spark_version))
                 for outcome in outcomes]
     return CheckResult(tuple(outcomes), source, index, tuple(report.notes), application, unit)
 
@@ -493,3 +510,118 @@ def _plural(count: int, one: str, many: str) -> str:
 def rewrites_of(report: QueryReport, kind: str) -> Iterable[str]:
     """`AQEShuffleRead (20)`: the operators of a query holding a rewrite of `kind`."""
     return (describe(r.final_node) or "-" for r in report.rewrites if r.kind == kind)
+
+
+# ---- margins ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Held:
+    """The nearest margin an expectation held by so far, and what kept one from measuring."""
+
+    margin: Optional["Margin"] = None
+    query: str = ""
+    unknown: str = ""
+
+
+class _Margins:
+    """The size decisions behind each expectation held to a margin, query by query as the
+    report is read: a rewrite that happened by its fired decisions (`Candidate.closest`), one
+    that did not by those that kept it from firing. Of all, the nearest to turning."""
+
+    def __init__(self, expectations: Sequence[Expectation], default: Optional[float],
+                 settings: Mapping[str, "Given"], spark_version: Optional[str]):
+        self.asked = {id(e): (e.margin if e.margin is not None else default)
+                      for e in expectations}
+        self.kinds = tuple(sorted({e.kind for e in expectations
+                                   if self.asked[id(e)] is not None and
+                                   e.kind in MARGIN_KINDS}))
+        self.settings, self.spark_version = settings, spark_version
+        self.totals: Dict[int, _Held] = {}
+        self.each: Dict[Tuple[int, str], _Held] = {}
+        self._answer: Optional[Tuple["Candidate", ...]] = None
+        self._report: Optional[QueryReport] = None
+        self._application: Optional[Application] = None
+
+    def start(self, report: QueryReport, application: Optional[Application]) -> None:
+        self._report, self._application, self._answer = report, application, None
+
+    def _candidates(self) -> Tuple["Candidate", ...]:
+        if self._answer is None:
+            from ..whynot import explain_query, query_settings
+
+            report, application = self._report, self._application
+            assert report is not None
+            version = self.spark_version or (application.spark_version
+                                             if application is not None else None)
+            settings = query_settings(report, self.settings, version=version or None)
+            self._answer = explain_query(report, settings, self.kinds).candidates
+        return self._answer
+
+    def add(self, expectation: Expectation, report: QueryReport) -> None:
+        if expectation.kind not in self.kinds or self.asked[id(expectation)] is None:
+            return
+        held = (self.each.setdefault((id(expectation), report.id), _Held())
+                if expectation.each else self.totals.setdefault(id(expectation), _Held()))
+        fired_side = expectation.operator in (">=", ">") or (
+            expectation.operator in ("==", "=") and expectation.count > 0)
+        unfired_side = expectation.operator in ("<=", "<", "==", "=")
+        from ..whynot.verdicts import CANNOT_TELL, HAPPENED
+
+        for found in self._candidates():
+            if found.kind != expectation.kind:
+                continue
+            happened = found.verdict == HAPPENED
+            if (happened and not fired_side) or (not happened and not unfired_side):
+                continue
+            nearest = found.closest
+            if nearest is not None:
+                if held.margin is None or (nearest.percent or 0) < (held.margin.percent or 0):
+                    held.margin, held.query = nearest, report.id
+            elif (happened or found.verdict == CANNOT_TELL) and not held.unknown:
+                lacks = "; ".join(found.needs) or (
+                    "the run-time sizes and settings it was decided by (an event log)")
+                held.unknown = (f"{report.query.unit} {report.id}: {found.node}: its margin "
+                                f"cannot be measured: needs {lacks}")
+
+    def held(self, outcome: Outcome) -> Outcome:
+        """The outcome held to its margin: a met expectation whose nearest decision held by
+        less than the margin asked, or by one the input cannot measure, fails."""
+        import dataclasses
+
+        expectation = outcome.expectation
+        asked = self.asked.get(id(expectation))
+        if asked is None or expectation.kind not in MARGIN_KINDS or not outcome.passed:
+            return outcome
+        if expectation.each:
+            held = self.each.get((id(expectation), outcome.query_ids[0] if outcome.query_ids
+                                  else ""))
+        else:
+            held = self.totals.get(id(expectation))
+        held = held or _Held()
+        from ..whynot.margins import margin_text, show_percent
+
+        want = show_percent(asked)
+        margin = held.margin
+        if held.unknown:
+            return dataclasses.replace(
+                outcome, passed=False, fragile=True, margin_asked=asked, margin=margin,
+                margin_query=held.query,
+                message=f"{outcome.message}, but not held to --margin {want}: "
+                        f"{held.unknown}")
+        if margin is None:
+            return dataclasses.replace(
+                outcome, margin_asked=asked,
+                message=f"{outcome.message}; no size decision to hold to --margin {want} "
+                        "(settings or the plan's shape decided it)")
+        said = f"{outcome.unit} {held.query}: {margin_text(margin)}"
+        if margin.percent is not None and margin.percent < asked:
+            return dataclasses.replace(
+                outcome, passed=False, fragile=True, margin_asked=asked, margin=margin,
+                margin_query=held.query,
+                message=f"{outcome.message}, but by only {show_percent(margin.percent)}, "
+                        f"under --margin {want}: {said}")
+        return dataclasses.replace(
+            outcome, margin_asked=asked, margin=margin, margin_query=held.query,
+            message=f"{outcome.message}; held by {show_percent(margin.percent)} "
+                    f"(--margin {want}): {said}")

@@ -17,6 +17,13 @@ The file format::
     each = false                      # true: every matched query on its own (optional)
     expect = ["smj-to-bhj>=1", "local-read"]
     forbid = ["skew-join"]
+    margin = 10                       # percent: fail what held by less (optional; also at
+                                      # the top, for every table without its own)
+
+`margin` (`check --margin PCT` on the command line, which a file's own value overrides) holds
+the expectations of the kinds that compare a run-time size with a setting (smj-to-bhj,
+smj-to-shj, skew-join, coalesced) to the margin of the decisions behind them: one that held by
+less than PCT percent of its threshold fails, as a plan tomorrow's data may flip.
 
 Anything else (an unknown key or kind, a wrong type, a bad regex, TOML that does not parse) is
 an error naming the file and line: a typo must never turn into a passing build.
@@ -54,8 +61,9 @@ OPERATORS = {
 _EXPECTATION = re.compile(r"\s*([A-Za-z][\w-]*)\s*(?:(>=|<=|==|=|>|<)\s*(\S*)\s*)?$")
 
 _QUERY_KEYS = {"name": str, "match": str, "id": int, "each": bool, "expect": list,
-               "forbid": list}
-_TOP_KEYS = {"expect": list, "forbid": list, "each": bool, "query": list}
+               "forbid": list, "margin": (int, float)}
+_TOP_KEYS = {"expect": list, "forbid": list, "each": bool, "query": list,
+             "margin": (int, float)}
 
 
 
@@ -87,6 +95,9 @@ class Expectation:
     #: The `name` of the `[[query]]` table it came from.
     name: str = ""
     origin: Origin = Origin()
+    #: The margin, in percent, the decisions behind it must have held by (`margin` in the
+    #: file); None: `check --margin`'s, if any.
+    margin: Optional[float] = None
 
     @property
     def forbids(self) -> bool:
@@ -284,7 +295,9 @@ def _check_nesting(text: str, path: str) -> None:
 def _read_table(data: Dict[str, Any], locator: "_Locator") -> List[Expectation]:
     _check_keys(data, _TOP_KEYS, locator, None)
     each = data.get("each", False)
-    expectations = _read_lists(data, locator, None, scope=None, each=each, name="")
+    margin = data.get("margin")
+    expectations = _read_lists(data, locator, None, scope=None, each=each, name="",
+                               margin=margin)
     for index, table in enumerate(data.get("query", [])):
         if not isinstance(table, dict):
             raise InspectError("query must be an array of tables ([[query]]), found "
@@ -309,7 +322,8 @@ def _read_table(data: Dict[str, Any], locator: "_Locator") -> List[Expectation]:
                                    line=locator.key_line(index, "id"))
             scope = Selector.of_number(table["id"])
         found = _read_lists(table, locator, index, scope=scope,
-                            each=table.get("each", False), name=table.get("name", ""))
+                            each=table.get("each", False), name=table.get("name", ""),
+                            margin=table.get("margin", margin))
         if not found:
             raise InspectError("this [[query]] table expects nothing: give it expect = [...] "
                                "or forbid = [...]", source=locator.path,
@@ -319,7 +333,8 @@ def _read_table(data: Dict[str, Any], locator: "_Locator") -> List[Expectation]:
 
 
 def _read_lists(table: Dict[str, Any], locator: "_Locator", index: Optional[int], *,
-                scope: Optional[Selector], each: bool, name: str) -> List[Expectation]:
+                scope: Optional[Selector], each: bool, name: str,
+                margin: Optional[float] = None) -> List[Expectation]:
     found = []
     for key in ("expect", "forbid"):
         for item in table.get(key, []):
@@ -332,6 +347,10 @@ def _read_lists(table: Dict[str, Any], locator: "_Locator", index: Optional[int]
             found.append(parse_expectation(
                 item, forbid=key == "forbid", scope=scope, each=each, name=name,
                 origin=Origin(locator.path, line), where=(locator.path, line, column)))
+    if margin is not None:
+        import dataclasses
+
+        found = [dataclasses.replace(e, margin=float(margin)) for e in found]
     return found
 
 
@@ -347,10 +366,15 @@ def _check_keys(table: Dict[str, Any], allowed: Dict[str, type], locator: "_Loca
                                f"{', '.join(allowed)}){hint}", source=locator.path, line=line)
         want = allowed[key]
         # TOML booleans are not integers here, though Python's bool is an int.
-        if not isinstance(value, want) or (want is int and isinstance(value, bool)):
-            raise InspectError(f"{key} must be {_type_name(want())}, found "
+        if not isinstance(value, want) or (want in (int, (int, float)) and
+                                           isinstance(value, bool)):
+            name = "a number" if isinstance(want, tuple) else _type_name(want())
+            raise InspectError(f"{key} must be {name}, found "
                                f"{_type_name(value)} {_shown(value)}", source=locator.path,
                                line=line)
+        if key == "margin" and not 0 <= value < 1e9:
+            raise InspectError(f"margin must be a percent of 0 or more, found {_shown(value)}",
+                               source=locator.path, line=line)
 
 
 def _shown(value: Any) -> str:

@@ -67,6 +67,13 @@ def outcome_to_json(outcome: Outcome) -> Dict[str, Any]:
         "shown": [report.id for report in outcome.shown],
         "location": _location(outcome.location),
     }
+    if outcome.margin_asked is not None:  # held to a margin (--margin, `margin`)
+        from ..whynot.margins import margin_json
+
+        found["margin"] = {
+            "asked": outcome.margin_asked, "fragile": outcome.fragile,
+            "query": outcome.margin_query or None,
+            "nearest": None if outcome.margin is None else margin_json(outcome.margin)}
     if outcome.detail:  # a snapshot's diff (kind "snapshot"); absent from expectations
         found["detail"] = outcome.detail
     if outcome.why:  # an expected rewrite that did not happen: why not, per query shown

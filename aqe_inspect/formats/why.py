@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, 
 from ..plan.model import Application
 from ..rewrites.findings import QueryReport
 from ..whynot.evidence import SkewEvidence
+from ..whynot.margins import margin_json, margin_text
 from ..whynot.verdicts import Candidate, QueryWhy
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ def candidate_json(found: Candidate) -> Dict[str, Any]:
                     for r in found.reasons],
         "needs": list(found.needs),
         **({"skew": [skew_json(e) for e in found.skew]} if found.kind == "skew-join" else {}),
+        "margins": [margin_json(m) for m in found.margins],
     }
 
 
@@ -97,7 +99,8 @@ def candidate_rows(found: Candidate, indent: str = "  ", line_word: str = "line"
     if found.line and "line" not in found.node:
         node += f", {line_word} {found.line}"
     verdict = found.verdict.replace("-", " ")
-    said = [r.text for r in found.reasons] + [f"needs {need}" for need in found.needs]
+    said = [r.text for r in found.reasons] + [f"needs {need}" for need in found.needs] + \
+        [f"margin: {margin_text(m)}" for m in found.margins]
     # The sizes' figures; what is missing of them, unless a need already asks for them.
     from .views import skew_lines
 

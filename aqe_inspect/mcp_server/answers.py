@@ -212,13 +212,15 @@ def why(source: Source, query: Optional[str], kinds: Sequence[str], max_size: st
 
 
 def check(source: Source, expect: Sequence[str], forbid: Sequence[str], config: Optional[str],
-          each: bool, query: Optional[str], max_size: str, judge_unfinished: bool) -> Answer:
+          each: bool, query: Optional[str], max_size: str, judge_unfinished: bool,
+          margin: Optional[float] = None) -> Answer:
     if not expect and not forbid and config is None:
         raise InspectError("nothing to check: give expect (e.g. [\"coalesced\"]), forbid, "
                            "or config (an aqe-expect.toml)")
     data = _json(api.check_input(source.path, url=source.url, expect=expect, forbid=forbid,
                                  config=config, each=each, query=query, max_size=max_size,
-                                 for_format="json", judge_unfinished=judge_unfinished))
+                                 for_format="json", judge_unfinished=judge_unfinished,
+                                 margin=margin))
     lines = [f"{str(data.get('status', '')).upper() or 'DONE'}: {data.get('query_count')} "
              f"quer{'y' if data.get('query_count') == 1 else 'ies'} of {source.shown}"]
     lines.extend(f"  {item.get('status')}: {item.get('message')}"

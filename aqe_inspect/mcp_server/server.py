@@ -274,21 +274,23 @@ def build(access: Access) -> MCPServer:
                     forbid: Optional[Several] = None, config: Optional[str] = None,
                     each: bool = False, query: Optional[str] = None,
                     judge_unfinished: bool = False, cursor: Optional[str] = None,
-                    limit: Optional[int] = None,
+                    limit: Optional[int] = None, margin: Optional[float] = None,
                     ctx: Optional[Context] = None) -> CallToolResult:
         """Hold an input to expectations, as `aqe-inspect check --format json`: `expect`
         kinds that must happen (e.g. "coalesced", "smj-to-bhj>=2"), `forbid` kinds that must
         not, or `config` an aqe-expect.toml. `passed` says whether all held; an execution
-        that had not finished fails as unfinished unless `judge_unfinished`."""
+        that had not finished fails as unfinished unless `judge_unfinished`. `margin`
+        (percent): an expectation of smj-to-bhj, smj-to-shj, skew-join or coalesced whose
+        size decisions held by less fails (each expectation's `margin` says by how much)."""
         expected, forbidden = _several(expect), _several(forbid)
         return await tools.run(
             "check", dict(source=source, expect=expected, forbid=forbidden, config=config,
                           each=each, query=query, judge_unfinished=judge_unfinished,
-                          cursor=cursor, limit=limit), ctx,
+                          cursor=cursor, limit=limit, margin=margin), ctx,
             {"source": source, "config": config},
             lambda source, config: answers.check(
                 source, expected, forbidden, config.path if config is not None else None,
-                each, query, size, judge_unfinished))
+                each, query, size, judge_unfinished, margin))
 
     @tool
     async def compare(old: str, new: str, fail_on: Optional[Several] = None,

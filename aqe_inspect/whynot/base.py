@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Tuple
 
 from ..rewrites.detectors.base import PlanPair
 from ..plan.model import Node, Query
@@ -14,7 +14,7 @@ from ..rewrites.findings import Rewrite, describe
 from ..plan.units import conf_bytes
 from .evidence import Fact, Side
 from .settings import Setting, Settings
-from .verdicts import CONFIG, DEFAULT, HAPPENED, PLAN, Candidate, Reason
+from .verdicts import CONFIG, DEFAULT, HAPPENED, PLAN, Candidate, Margin, Reason
 
 #: Which sides of each join type a hash join can build (JoinSelection / canBuildBroadcast*).
 BROADCAST_BUILDS = {
@@ -69,12 +69,24 @@ class Explainer:
         for rewrite in ctx.rewrites(self.kind):
             node = rewrite.final_node or rewrite.initial_node
             yield Candidate(self.kind, describe(node) or "?", HAPPENED,
-                            (Reason(rewrite.message, PLAN),), line=node.line if node else 0)
+                            (Reason(rewrite.message, PLAN),), line=node.line if node else 0,
+                            margins=kept(self.fired_margins(rewrite, ctx)))
+
+    def fired_margins(self, rewrite: Rewrite, ctx: Context) -> Iterable[Optional[Margin]]:
+        """The size decisions behind a rewrite that happened, with their margins (none for a
+        kind that holds no figure against a setting)."""
+        return ()
 
 
-def candidate(kind: str, node: Node, verdict: str, reasons, needs=()) -> Candidate:
+def kept(margins: Iterable[Optional[Margin]]) -> Tuple[Margin, ...]:
+    """The margins that could be measured, each once."""
+    return tuple(dict.fromkeys(m for m in margins if m is not None))
+
+
+def candidate(kind: str, node: Node, verdict: str, reasons, needs=(),
+              margins: Iterable[Optional[Margin]] = ()) -> Candidate:
     return Candidate(kind, describe(node) or node.name, verdict, tuple(reasons),
-                     tuple(dict.fromkeys(needs)), line=node.line)
+                     tuple(dict.fromkeys(needs)), line=node.line, margins=kept(margins))
 
 
 def setting_reason(setting: Setting, text: str, measure: Optional[str] = None) -> Reason:

@@ -9,13 +9,16 @@ shuffle of one partition, and partitions that are already about the advisory siz
 
 from __future__ import annotations
 
-from typing import Iterator, List
+from typing import Iterator, List, Optional
 
 from ..plan.operators import family, is_shuffle_read, shuffle_read_modes
 from ..rewrites.findings import describe
 from .base import (Context, Explainer, candidate, needs_setting, setting_reason, size_setting)
-from .evidence import SHUFFLE_BYTES, USER_REPARTITION, Side, partitions, shuffle_origin, side_of
-from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason
+from .evidence import (SHUFFLE_BYTES, USER_REPARTITION, Fact, Partitions, Side, exact,
+                       partitions, shuffle_origin, side_of)
+from .margins import size_margin
+from .settings import Setting
+from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, UNDER, Candidate, Margin, Reason
 
 ENABLED = "spark.sql.adaptive.coalescePartitions.enabled"
 ADVISORY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
@@ -39,8 +42,13 @@ class CoalescedWhyNot(Explainer):
                 f"repartition(n) (shuffle origin {USER_REPARTITION}), which AQE keeps", PLAN)])
         enabled = ctx.settings.get(ENABLED)
         if enabled.known and enabled.flag() is False:
+            found = partitions(side, ctx.origin)
+            target = size_setting(ctx.settings.get(ADVISORY))
+            margin = pair_margin(found, target, ctx.settings.get(ADVISORY)) \
+                if found is not None and target is not None else None
             return candidate(self.kind, node, BLOCKED, [setting_reason(
-                enabled, f"partition coalescing is off: {ENABLED}={enabled.value}")])
+                enabled, f"partition coalescing is off: {ENABLED}={enabled.value}")],
+                margins=[margin])
         if side.read is not None and "local" in shuffle_read_modes(side.read):
             return candidate(self.kind, node, NOT_NEEDED, [Reason(
                 f"{describe(side.read)} reads it map-locally instead", PLAN)])
@@ -54,8 +62,9 @@ class CoalescedWhyNot(Explainer):
         reasons: List[Reason] = []
         if found is not None and found.sizes and target is not None:
             pairs = list(zip(found.sizes, found.sizes[1:]))
+            margin = pair_margin(found, target, advisory)
             if pairs and all(a + b > target for a, b in pairs):
-                return candidate(self.kind, node, NOT_NEEDED, [
+                return candidate(self.kind, node, NOT_NEEDED, margins=[margin], reasons=[
                     Reason(f"its {found.count} partitions ({SHUFFLE_BYTES}, {found.source}: "
                            f"{found.where}) are already about the advisory size",
                            found.source, measure=SHUFFLE_BYTES),
@@ -73,7 +82,21 @@ class CoalescedWhyNot(Explainer):
         if not needs:
             needs.append("the stage's other shuffles and the job's settings: by the sizes here "
                          "AQE would have coalesced them")
-        return candidate(self.kind, node, CANNOT_TELL, reasons, needs)
+        margin = pair_margin(found, target, advisory) if found is not None and \
+            target is not None else None
+        return candidate(self.kind, node, CANNOT_TELL, reasons, needs, [margin])
+
+
+def pair_margin(found: Partitions, target: int, advisory: Setting) -> Optional[Margin]:
+    """The smallest two neighbouring partitions together (shuffle bytes) against the advisory
+    size: CoalesceShufflePartitions merges neighbours that fit it together. Only where every
+    partition's size is known exactly."""
+    pairs = [a + b for a, b in zip(found.sizes, found.sizes[1:])]
+    if not pairs:
+        return None
+    fact = Fact(exact(min(pairs)), found.source, found.where, SHUFFLE_BYTES)
+    return size_margin("the smallest two neighbouring partitions together", fact, target,
+                       advisory, fires=UNDER)
 
 
 def uncoalesced_shuffles(ctx: Context) -> Iterator[Side]:

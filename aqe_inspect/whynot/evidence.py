@@ -183,6 +183,16 @@ def side_size(side: Side, origin: str) -> Optional[Fact]:
     return None
 
 
+def measured_side_size(side: Side, origin: str) -> Optional[Fact]:
+    """`side_size`, the exact figure first: the exchange's `data size` metric where an event
+    log holds it (the very `Statistics(sizeInBytes)` AQE compared), else the printed one."""
+    for node in (side.exchange, side.stage):
+        size = metric_size(node, "data size", origin)
+        if size is not None and size.low == size.high:
+            return Fact(size, METRIC, f"'data size' of {describe(node)}", DATA_SIZE)
+    return side_size(side, origin)
+
+
 def side_rows(side: Side, origin: str) -> Optional[Fact]:
     stats = _statistics(side.stage)
     if stats is not None and stats.rows is not None:

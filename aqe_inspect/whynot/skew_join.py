@@ -12,17 +12,18 @@ undone unless `spark.sql.adaptive.forceOptimizeSkewedJoin` (3.3+).
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator, List, Tuple
+from typing import Iterable, Iterator, List, Optional, Tuple
 
 from ..plan.model import Node
 from ..plan.operators import family, is_skew_join, join_type
 from ..rewrites.findings import describe
-from .base import (SKEW_SPLITS, Context, Explainer, candidate, fact_reason, needs_setting,
-                   number_setting, setting_reason, side_label, size_setting)
-from .evidence import SHUFFLE_BYTES, SkewEvidence, join_sides, partitioning_user_above, \
+from .base import (SKEW_SPLITS, Context, Explainer, candidate, fact_reason, kept,
+                   needs_setting, number_setting, setting_reason, side_label, size_setting)
+from .evidence import SHUFFLE_BYTES, Side, SkewEvidence, join_sides, partitioning_user_above, \
     partitions, show_size, skew_evidence
+from .margins import factor_bar, size_margin
 from .settings import Settings
-from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, PLAN, Candidate, Reason
+from .verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, OVER, PLAN, Candidate, Margin, Reason
 
 ENABLED = "spark.sql.adaptive.skewJoin.enabled"
 FACTOR = "spark.sql.adaptive.skewJoin.skewedPartitionFactor"
@@ -66,13 +67,26 @@ class SkewJoinWhyNot(Explainer):
                     yield dataclasses.replace(self.verdict(join, ctx),
                                               skew=join_skew(join, ctx))
 
+    def fired_margins(self, rewrite, ctx: Context) -> Iterable[Optional[Margin]]:
+        """Each splittable side's largest partition against the skew bar, where the input
+        holds the partition sizes under the split (rarely: a skewed read hides them)."""
+        join = rewrite.final_node
+        if join is None:
+            return ()
+        splits = SKEW_SPLITS.get(join_type(join) or "", (True, True))
+        return tuple(skew_margin(side, side_label(i, side), ctx)
+                     for i, side in enumerate(join_sides(join)) if i < 2 and splits[i])
+
     def verdict(self, join: Node, ctx: Context) -> Candidate:
         enabled = ctx.settings.get(ENABLED)
-        if enabled.known and enabled.flag() is False:
-            return candidate(self.kind, join, BLOCKED, [setting_reason(
-                enabled, f"skew-join handling is off: {ENABLED}={enabled.value}")])
         kind_of_join = join_type(join) or ""
         splits = SKEW_SPLITS.get(kind_of_join, (True, True))
+        if enabled.known and enabled.flag() is False:
+            # Off, the rule measures nothing; the sides against its bar say what it would do.
+            return candidate(self.kind, join, BLOCKED, [setting_reason(
+                enabled, f"skew-join handling is off: {ENABLED}={enabled.value}")],
+                margins=[skew_margin(side, side_label(i, side), ctx)
+                         for i, side in enumerate(join_sides(join)) if i < 2 and splits[i]])
         if not any(splits):
             return candidate(self.kind, join, BLOCKED, [Reason(
                 f"a {kind_of_join} join cannot split either side", PLAN)])
@@ -83,8 +97,11 @@ class SkewJoinWhyNot(Explainer):
         #: What is said of the sides the join type cannot split, left undecided by the input.
         whole: List[Reason] = []
         skewed_sides, open_sides = [], 0
+        margins: List[Optional[Margin]] = []
         for index, side in enumerate(join_sides(join)):
             label = side_label(index, side)
+            if splits[index]:
+                margins.append(skew_margin(side, label, ctx))
             state, said, wanted, skew = self._side(side, label, ctx, factor, limit,
                                                    factor_setting, threshold_setting)
             if state == SKEWED:
@@ -100,13 +117,14 @@ class SkewJoinWhyNot(Explainer):
                 needs.extend(wanted)
                 open_sides += state == OPEN
         if skewed_sides:
-            return self._skewed(join, ctx, splits, kind_of_join, skewed_sides, reasons + whole)
+            found = self._skewed(join, ctx, splits, kind_of_join, skewed_sides, reasons + whole)
+            return dataclasses.replace(found, margins=kept(margins))
         if open_sides:
-            return candidate(self.kind, join, CANNOT_TELL, reasons + whole, needs)
+            return candidate(self.kind, join, CANNOT_TELL, reasons + whole, needs, margins)
         if whole:
             # The sides it can split are under the skew bar; the others it cannot split.
-            return candidate(self.kind, join, BLOCKED, whole + reasons)
-        return candidate(self.kind, join, NOT_NEEDED, reasons)
+            return candidate(self.kind, join, BLOCKED, whole + reasons, margins=margins)
+        return candidate(self.kind, join, NOT_NEEDED, reasons, margins=margins)
 
     @staticmethod
     def _side(side, label, ctx, factor, limit, factor_setting, threshold_setting
@@ -176,3 +194,29 @@ class SkewJoinWhyNot(Explainer):
         return candidate(self.kind, join, CANNOT_TELL, facts + reasons,
                          ["Spark's skew-join log lines (OptimizeSkewedJoin, DEBUG): by the "
                           "sizes here a split was due"])
+
+
+def skew_margin(side: Side, label: str, ctx: Context) -> Optional[Margin]:
+    """A side's largest partition (shuffle bytes) against the skew bar: the larger of
+    `skewedPartitionThresholdInBytes` and `skewedPartitionFactor` x the median partition (a
+    partition is split when larger than both). Without the median, against the threshold
+    alone, and only where it is within it (the bar is then at least as far)."""
+    if not side.shuffle:
+        return None
+    found = partitions(side, ctx.origin)
+    if found is None or found.maximum is None:
+        return None
+    largest = found.largest()
+    factor_setting, threshold_setting = ctx.settings.get(FACTOR), ctx.settings.get(THRESHOLD)
+    factor, limit = number_setting(factor_setting), size_setting(threshold_setting)
+    if largest is None or limit is None:
+        return None
+    if found.median is not None and factor is not None and \
+            found.median.low == found.median.high:
+        also = (factor_bar(factor_setting, factor, found.median),)
+        return size_margin(f"the largest partition of the {label}", largest, limit,
+                           threshold_setting, fires=OVER, also=also)
+    if found.maximum.high <= limit:
+        return size_margin(f"the largest partition of the {label}", largest, limit,
+                           threshold_setting, fires=OVER)
+    return None

@@ -10,18 +10,21 @@ partitions hold data; and no join hint asks for a sort-merge join.
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterable, Iterator, List, Optional, Tuple
 
 import re
 
 from ..plan.model import Node
-from ..plan.operators import family, join_keys, join_type, split_top_level
+from ..plan.operators import build_side, family, join_keys, join_type, split_top_level
+from ..rewrites.detectors.base import Rewrite
 from ..rewrites.findings import describe
 from .base import (BROADCAST_BUILDS, Context, Explainer, candidate, fact_reason,
                    needs_setting, number_setting, setting_reason, side_label, size_setting)
-from .evidence import join_sides, partitioning_user_above, partitions, side_size
+from .evidence import Side, join_sides, measured_side_size, partitioning_user_above, \
+    partitions, side_of, side_size
+from .margins import ratio_margin, size_margin
 from .settings import Setting
-from .verdicts import BLOCKED, CANNOT_TELL, PLAN, Candidate, Reason
+from .verdicts import BLOCKED, CANNOT_TELL, OVER, PLAN, UNDER, Candidate, Margin, Reason
 
 ADAPTIVE_THRESHOLD = "spark.sql.adaptive.autoBroadcastJoinThreshold"
 STATIC_THRESHOLD = "spark.sql.autoBroadcastJoinThreshold"
@@ -41,6 +44,57 @@ class SortMergeToBroadcastWhyNot(Explainer):
         yield from self.happened(ctx)
         for join in stayed_joins(ctx):
             yield broadcast_verdict(self.kind, join, ctx)
+
+    def fired_margins(self, rewrite: Rewrite, ctx: Context) -> Iterable[Optional[Margin]]:
+        """The broadcast side's run-time size against the threshold, and its share of
+        non-empty partitions against the demotion ratio."""
+        join = rewrite.final_node
+        if join is None or len(join.children) < 2:
+            return ()
+        index = 0 if build_side(join) == "BuildLeft" else 1
+        side = broadcast_input(join.children[index])
+        label = side_label(index, side)
+        return (size_margin_of(side, label, ctx), empty_ratio_margin(side, label, ctx))
+
+
+def broadcast_input(top) -> Side:
+    """The shuffle a broadcast side was read from: under a broadcast's query stage and its
+    exchange (AQE broadcasts a shuffle stage it already ran), else the side as it is."""
+    side = side_of(top)
+    exchange = side.exchange
+    if exchange is not None and family(exchange) == "BroadcastExchange" and \
+            len(exchange.children) == 1:
+        below = side_of(exchange.children[0])
+        if below.stage is not None or below.exchange is not None:
+            return below
+    return side
+
+
+def size_margin_of(side: Side, label: str, ctx: Context) -> Optional[Margin]:
+    """A side's run-time data size against the broadcast threshold (Spark broadcasts a side
+    of at most the threshold); None where either is unknown or broadcasting is off."""
+    size = measured_side_size(side, ctx.origin)
+    limit = threshold(ctx)
+    limit_bytes = size_setting(limit)
+    if size is None or limit_bytes is None or limit_bytes < 0:
+        return None
+    return size_margin(f"the {label}", size, limit_bytes, limit, fires=UNDER)
+
+
+def empty_ratio_margin(side: Side, label: str, ctx: Context) -> Optional[Margin]:
+    """The share of a side's shuffle partitions that hold data against
+    `nonEmptyPartitionRatioForBroadcastJoin` (DynamicJoinSelection demotes under it)."""
+    setting = ctx.settings.get(EMPTY_RATIO)
+    ratio = number_setting(setting)
+    found = partitions(side, ctx.origin)
+    if ratio is None or ratio <= 0 or found is None or found.nonempty is None or \
+            not found.count or found.nonempty.low != found.nonempty.high:
+        return None
+    share = found.nonempty.low / found.count
+    return ratio_margin(f"the {label}, its non-empty partitions "
+                        f"({found.nonempty.low} of {found.count})", share, ratio, setting, fires=OVER, at=OVER,
+                        measure="partitions holding data",
+                        where=f"{found.source}: {found.counted or found.where}")
 
 
 def stayed_joins(ctx: Context) -> List[Node]:
@@ -81,6 +135,7 @@ def broadcast_verdict(kind: str, join: Node, ctx: Context) -> Candidate:
     needs: List[str] = []
     open_sides = 0
     fits: List[Tuple[int, str]] = []  # the sides that fit the threshold, nothing else open
+    margins: List[Optional[Margin]] = []
     for index, side in enumerate(join_sides(join)):
         label = side_label(index, side)
         blocked: List[Reason] = []
@@ -89,6 +144,9 @@ def broadcast_verdict(kind: str, join: Node, ctx: Context) -> Candidate:
         if not builds[index]:
             blocked.append(Reason(f"a {kind_of_join} join cannot build its {label}", PLAN))
             continue
+        margins.append(size_margin_of(side, label, ctx))
+        if size is not None and limit_bytes is not None and size.value.high <= limit_bytes:
+            margins.append(empty_ratio_margin(side, label, ctx))
         if size is None:
             needs.append(f"the run-time data size of the {label} (a formatted plan after the "
                          "action, or an event log)")
@@ -124,18 +182,19 @@ def broadcast_verdict(kind: str, join: Node, ctx: Context) -> Candidate:
     blocked = [reason for _, reasons in sorted(by_side, key=lambda item: item[0])
                for reason in reasons]
     if open_sides == 0:
-        return candidate(kind, join, BLOCKED, blocked)
+        return candidate(kind, join, BLOCKED, blocked, margins=margins)
     if fits:
         # Whatever else is open (the non-empty partition ratio), a switch that would add a
         # shuffle is one AQE's cost evaluator rejects.
         kept = cost_kept(join, fits, kind_of_join or "", ctx)
         if kept is not None:
             verdict, reasons, need = kept
-            return candidate(kind, join, verdict, blocked + facts + reasons, need)
+            return candidate(kind, join, verdict, blocked + facts + reasons, need,
+                             margins=margins)
     if not needs:
         needs.append("the job's join hints and settings (not in this input): by the sizes "
                      "here AQE would have broadcast it")
-    return candidate(kind, join, CANNOT_TELL, blocked + facts, needs)
+    return candidate(kind, join, CANNOT_TELL, blocked + facts, needs, margins=margins)
 
 
 def cost_kept(join: Node, fits: List[Tuple[int, str]], kind_of_join: str, ctx: Context

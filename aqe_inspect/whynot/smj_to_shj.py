@@ -8,15 +8,16 @@ partition of a side the join type can build is within it. A broadcast, when poss
 
 from __future__ import annotations
 
-from typing import Iterator, List
+from typing import Iterable, Iterator, List, Optional
 
 from ..plan.model import Node
-from ..plan.operators import join_type
+from ..plan.operators import build_side, join_type
 from .base import (SHUFFLED_HASH_BUILDS, Context, Explainer, candidate, fact_reason,
                    needs_setting, setting_reason, side_label, size_setting)
-from .evidence import SHUFFLE_BYTES, join_sides, partitions
+from .evidence import SHUFFLE_BYTES, Side, join_sides, partitions
+from .margins import size_margin
 from .smj_to_bhj import stayed_joins
-from .verdicts import BLOCKED, CANNOT_TELL, PLAN, Candidate, Reason
+from .verdicts import BLOCKED, CANNOT_TELL, PLAN, UNDER, Candidate, Margin, Reason
 
 LOCAL_MAP = "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold"
 ADVISORY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
@@ -31,6 +32,15 @@ class SortMergeToShuffledHashWhyNot(Explainer):
         for join in stayed_joins(ctx):
             if id(join) not in switched:
                 yield self.verdict(join, ctx)
+
+    def fired_margins(self, rewrite, ctx: Context) -> Iterable[Optional[Margin]]:
+        """The build side's largest partition against the local-map threshold."""
+        join = rewrite.final_node
+        if join is None or len(join.children) < 2:
+            return ()
+        index = 0 if build_side(join) == "BuildLeft" else 1
+        side = join_sides(join)[index]
+        return (local_map_margin(side, side_label(index, side), ctx),)
 
     def verdict(self, join: Node, ctx: Context) -> Candidate:
         if ctx.settings.exists(LOCAL_MAP) is False:
@@ -57,11 +67,13 @@ class SortMergeToShuffledHashWhyNot(Explainer):
         if target is None:
             needs.append(needs_setting(advisory))
         fits = False
+        margins: List[Optional[Margin]] = []
         for index, side in enumerate(join_sides(join)):
             label = side_label(index, side)
             if not builds[index]:
                 blocked.append(Reason(f"a {kind_of_join} join cannot build its {label}", PLAN))
                 continue
+            margins.append(local_map_margin(side, label, ctx))
             found = partitions(side, ctx.origin)
             if found is None or found.maximum is None:
                 needs.append(f"the partition sizes (shuffle bytes) of the {label} (an event log)")
@@ -82,8 +94,24 @@ class SortMergeToShuffledHashWhyNot(Explainer):
                 needs.append(f"the exact partition sizes (shuffle bytes) of the {label} "
                              "(an event log)")
         if not needs and not fits:
-            return candidate(self.kind, join, BLOCKED, blocked)
+            return candidate(self.kind, join, BLOCKED, blocked, margins=margins)
         if fits and not needs:
             needs.append("the job's join hints: by the sizes here AQE would have preferred a "
                          "shuffled hash join")
-        return candidate(self.kind, join, CANNOT_TELL, blocked, needs)
+        return candidate(self.kind, join, CANNOT_TELL, blocked, needs, margins)
+
+
+def local_map_margin(side: Side, label: str, ctx: Context) -> Optional[Margin]:
+    """A side's largest partition (shuffle bytes) against
+    `maxShuffledHashJoinLocalMapThreshold`: every partition must be within it. None where the
+    switch is off (0) or a figure unknown."""
+    setting = ctx.settings.get(LOCAL_MAP)
+    limit = size_setting(setting)
+    found = partitions(side, ctx.origin)
+    if limit is None or limit <= 0 or found is None:
+        return None
+    largest = found.largest()
+    if largest is None:
+        return None
+    return size_margin(f"the largest partition of the {label}", largest, limit, setting,
+                       fires=UNDER)

@@ -1,5 +1,7 @@
 """What a why-not answer is made of: for each place a rewrite could have happened (a
-`Candidate`), a verdict and the reasons behind it, each saying where its fact came from."""
+`Candidate`), a verdict and the reasons behind it, each saying where its fact came from, and
+for each size decision the rule took there, fired or not, its `Margin`: the run's figure, the
+threshold it was held to and how far apart they were."""
 
 from __future__ import annotations
 
@@ -36,6 +38,60 @@ class Reason:
     measure: Optional[str] = None
 
 
+#: Which side of its threshold a figure lies on (`Margin.side`, `Margin.fires`).
+UNDER, OVER = "under", "over"
+#: What a margin's figure and threshold are counted in: bytes, or a fraction (0.2 = 20%).
+BYTES, RATIO = "bytes", "ratio"
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One more term of a threshold made of several (the skew rule's bar is the larger of its
+    threshold and `factor` x the median partition): the setting, its value and where it came
+    from, and what it comes to, in the margin's unit."""
+
+    config: str
+    value: str
+    origin: str
+    amount: float
+    #: How the term reads: `5 x median 40.0 MiB`.
+    text: str
+
+
+@dataclass(frozen=True)
+class Margin:
+    """One size decision of an adaptive rule, fired or not: the run's `figure` (what it is:
+    `what`; what it measures: `measure`, where it was read: `where`), the `threshold` the rule
+    held it to (the setting `config`=`value`, from `origin`; `source` is config or default),
+    and how far apart they were: `percent` of the threshold, the figure on the `side` of it
+    (under or over). `fires` is the side on which the rule rewrites, so `fired` says which way
+    the decision went. `also` lists the other terms of a threshold made of several; `threshold`
+    is then the bar they make together (the skew rule's larger). `exact` is False where the
+    figure is a printed size standing for an interval (the percent is then its middle's).
+    `percent` is None where the threshold is 0."""
+
+    what: str
+    figure: float
+    threshold: float
+    unit: str
+    measure: str
+    config: str
+    value: str
+    origin: str
+    source: str
+    side: str
+    fires: str
+    percent: Optional[float]
+    where: str = ""
+    also: Tuple[Bar, ...] = ()
+    exact: bool = True
+
+    @property
+    def fired(self) -> bool:
+        """Whether the figure lies on the side of the threshold where the rule rewrites."""
+        return self.side == self.fires
+
+
 @dataclass(frozen=True)
 class Candidate:
     """One operator where a rewrite of `kind` could have happened, and what became of it."""
@@ -50,6 +106,17 @@ class Candidate:
     #: A skew decision's partition sizes: one `evidence.SkewEvidence` per side of the join
     #: (skew-join only; evidence.py imports this module, hence `Any`).
     skew: Tuple[Any, ...] = ()
+    #: Each size decision taken here, fired or not, with its figure, threshold and margin.
+    margins: Tuple[Margin, ...] = ()
+
+    @property
+    def closest(self) -> Optional[Margin]:
+        """The margin nearest to turning the verdict: of the decisions that went the way the
+        verdict did (fired for a rewrite that happened, not fired otherwise), the smallest
+        percent; None without one."""
+        went = [m for m in self.margins if m.fired == (self.verdict == HAPPENED)
+                and m.percent is not None]
+        return min(went, key=lambda m: m.percent) if went else None
 
     @property
     def deciding(self) -> Optional[Reason]:

@@ -95,8 +95,9 @@ def no_verdict(comparison, pair) -> bool:
 
 
 def shown(comparison, pair) -> bool:
-    """Whether a format shows the pair on its own: it changed, or it had not finished."""
-    return pair.changed or bool(pair.unfinished)
+    """Whether a format shows the pair on its own: it changed, it had not finished, or a
+    size decision's margin shrank."""
+    return pair.changed or bool(pair.unfinished) or bool(pair.margins_shrank)
 
 
 def unfinished_lines(comparison, pair) -> List[str]:
@@ -145,6 +146,16 @@ def versions_line(comparison) -> Optional[str]:
 
 def rate_text(rate: Optional[float]) -> str:
     return "-" if rate is None else f"{100 * rate:.0f}%"
+
+
+def margin_lines(pair) -> List[str]:
+    """Each size decision whose margin shrank between the runs: `margin shrank: smj-to-bhj
+    spark.sql.adaptive.autoBroadcastJoinThreshold 85% under -> 4.8% under (...)`."""
+    from ...whynot.margins import show_percent
+
+    return [f"margin shrank: {new.kind} {new.config} {show_percent(old.percent)} {old.side} "
+            f"-> {show_percent(new.percent)} {new.side} ({new.text})"
+            for old, new in pair.margins_shrank]
 
 
 def why_not_lines(pair) -> List[str]:

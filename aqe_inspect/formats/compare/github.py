@@ -15,7 +15,7 @@ from typing import TextIO
 from ...rewrites.locations import Location
 from ..github import _plain, command
 from .common import differences, headline, kinds_text, pair_title, replaced_text, \
-    settings_lines, unfinished_lines, versions_line, why_not_lines
+    margin_lines, settings_lines, unfinished_lines, versions_line, why_not_lines
 
 
 def _message(pair, comparison) -> str:
@@ -29,6 +29,7 @@ def _message(pair, comparison) -> str:
     lines.extend(f"{what}: {old} -> {new}" for what, old, new in differences(pair))
     lines.extend(f"setting: {line}" for line in settings_lines(pair))
     lines.extend(why_not_lines(pair))
+    lines.extend(margin_lines(pair))
     return "\n".join(lines)
 
 

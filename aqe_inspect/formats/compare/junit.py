@@ -11,7 +11,7 @@ from typing import TextIO
 
 from ..junit import _element, _suite, _write
 from .common import differences, duration_line, kinds_text, pair_title, replaced_text, \
-    settings_lines, shorten, unfinished_lines, why_not_lines
+    margin_lines, settings_lines, shorten, unfinished_lines, why_not_lines
 
 
 def _detail(pair, comparison) -> str:
@@ -24,6 +24,7 @@ def _detail(pair, comparison) -> str:
     lines.append(f"duration: {duration_line(pair)}")
     lines.extend(f"setting: {line}" for line in settings_lines(pair))
     lines.extend(why_not_lines(pair))
+    lines.extend(margin_lines(pair))
     return "\n".join(lines)
 
 

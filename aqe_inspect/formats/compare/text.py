@@ -14,7 +14,8 @@ from typing import List, Optional, TextIO
 
 from ...errors import printable
 from .common import differences, duration_line, headline, kinds_text, pair_title, rate_text, \
-    replaced_text, settings_lines, shorten, shown, status, unfinished_lines, versions_line
+    margin_lines, replaced_text, settings_lines, shorten, shown, status, unfinished_lines, \
+    versions_line
 
 #: How many executions of one run only are named (the rest counted).
 UNMATCHED_NAMED = 20
@@ -70,6 +71,8 @@ def _pair_lines(comparison) -> List[str]:
         out.append(f"  duration: {duration_line(pair)}")
         for line in settings_lines(pair):
             out.append(_p(f"  setting: {line}"))
+        for line in margin_lines(pair):
+            out.append(_p(f"  {line}"))
         for kind, why in pair.new.why_not:
             if pair.lost.get(kind):
                 for reason in why:
