@@ -6,6 +6,7 @@ Each command of the CLI is one call here and one `write`:
     diff        diff_input(paths, url=..., query=...)              -> Report | ReportStream
     check       check_input(path, expect=..., config=..., ...)     -> CheckResult
     why         why(path, kinds=..., conf=..., ...)                -> WhyAnswers
+    advise      advise(path, kinds=..., conf=..., ...)             -> Advice
     snapshot    snapshot(path, query=...)                          -> str
     rules       rules(kind)                                        -> Rules
     fleet       fleet(paths, output, ...)                          -> FleetResult
@@ -41,6 +42,7 @@ from .signals import release as _release_signals
 from .version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .advice.changes import Advice
     from .compare.result import Comparison
     from .expectations.check import CheckResult
     from .formats import Format
@@ -71,6 +73,8 @@ DEFAULT_MAX_SIZE = "256M"
 DOCUMENT_FORMATS = ("tree", "json")
 #: The names `write` takes for the `why` answers.
 WHY_FORMATS = ("text", "json")
+#: The formats of `advise` (`spark-submit`: one `--conf KEY=VALUE` line a change, nothing else).
+ADVICE_FORMATS = ("text", "json", "markdown", "spark-submit")
 #: The names `fleet` takes for the table and the summary.
 FLEET_TABLE_FORMATS = ("parquet", "csv")
 FLEET_SUMMARY_FORMATS = ("text", "markdown", "html")
@@ -507,6 +511,43 @@ def why(path: Optional[str] = None, *, url: Optional[str] = None,
     return WhyAnswers(_report(found), user, spark_version, chosen)
 
 
+def advise(path: Optional[str] = None, *, url: Optional[str] = None,
+           query: Optional[str] = None, kinds: Iterable[str] = (), conf: Iterable[str] = (),
+           conf_file: Optional[str] = None, spark_version: Optional[str] = None,
+           max_size: Size = DEFAULT_MAX_SIZE, for_format: str = "text",
+           output: Optional[str] = None) -> "Advice":
+    """What to change so that AQE rewrites where it did not: for each decision of `kinds`
+    (rewrite kinds, and `adaptive` for AQE itself; all when empty) that did not fire and a
+    setting can make fire, a `Change` (the key, a value Spark accepts with headroom over the
+    measured figure, the current value and where it came from, what else it does); where the
+    query itself decides, a `Fixed` saying what can change it. Inputs and settings as `why`
+    takes them. The queries are read whole: a threshold's effect on the application's other
+    joins needs them all. `Advice.settings()` is the changes merged, one value a key."""
+    if for_format not in ADVICE_FORMATS:
+        raise InspectError(f"--format: expected {', '.join(ADVICE_FORMATS)}, found "
+                           f"{printable(for_format)!r}")
+    refuse_output(output, path, conf_file)
+    user = settings_given(conf, conf_file)
+    chosen = _kinds(tuple(k for k in kinds if k != "adaptive"))
+    if chosen is not None or "adaptive" in tuple(kinds):
+        chosen = (*(chosen or ()), *(("adaptive",) if "adaptive" in tuple(kinds) else ()))
+    found = read(_one_input(_paths(path), url, "advise"), url=url, max_size=max_size,
+                 query=query, task_metrics=True)
+    report = _report(found)
+    from .advice import advise_query, finish
+    from .advice.changes import Advice
+    from .whynot import query_settings
+
+    answers = []
+    for each in report.queries:
+        app = report.application
+        version = spark_version or (app.spark_version if app is not None else None) or None
+        settings = query_settings(each, user, version=version)
+        answers.append(advise_query(each, settings, chosen, version or ""))
+    return finish(Advice(source=report.source, queries=tuple(answers),
+                         application=report.application, notes=tuple(report.notes)))
+
+
 def snapshot(path: Optional[str] = None, *, url: Optional[str] = None,
              max_size: Size = DEFAULT_MAX_SIZE, query: Optional[str] = None,
              output: Optional[str] = None) -> str:
@@ -615,7 +656,7 @@ def compare(old: str, new: str, fail_on: Iterable[str] = ("lost",), *,
 
 # ---- writing ------------------------------------------------------------------------------
 
-Result = Union["Document", "Report", "ReportStream", "CheckResult", WhyAnswers, Rules,
+Result = Union["Document", "Report", "ReportStream", "CheckResult", WhyAnswers, "Advice", Rules,
                FleetResult, "Comparison", str]
 
 
@@ -679,6 +720,16 @@ def _writer(result: Result, format: Union[str, "Format", None], width: Optional[
 
         as_json = format == "json"
         return (lambda stream: write_why(result, stream, as_json, width)), as_json
+    advised = sys.modules.get(f"{__package__}.advice.changes")
+    if advised is not None and isinstance(result, advised.Advice):
+        chosen_advice = "text" if format is None else format
+        if chosen_advice not in ADVICE_FORMATS:
+            raise InspectError(f"--format: expected {', '.join(ADVICE_FORMATS)}, found "
+                               f"{printable(str(chosen_advice))!r}")
+        from .formats.advice import advice_writer
+
+        write_advice = advice_writer(chosen_advice)
+        return (lambda stream: write_advice(result, stream, width)), chosen_advice == "json"
     # A comparison can only exist once its module is imported (not loaded for other results).
     compared = sys.modules.get(f"{__package__}.compare.result")
     if compared is not None and isinstance(result, compared.Comparison):
@@ -778,7 +829,7 @@ def stop_workers() -> None:
 __all__ = [
     "AnyReport", "COMPARE_FORMATS", "DEFAULT_MAX_SIZE", "DOCUMENT_FORMATS", "ENDING_SIGNALS", "FLEET_SUMMARY_FORMATS",
     "FLEET_TABLE_FORMATS", "FORMAT_NAMES", "FleetResult", "InspectError", "OutputError",
-    "PlanSyntaxError", "Read", "Rules", "WHY_FORMATS", "WhyAnswers", "__version__", "check",
+    "ADVICE_FORMATS", "PlanSyntaxError", "Read", "Rules", "WHY_FORMATS", "WhyAnswers", "__version__", "advise", "check",
     "check_input", "compare", "diff", "diff_input", "diff_pair", "fleet", "parse", "printable", "read",
     "read_document", "refuse_output", "rendered", "report_format", "rules", "select",
     "settings_given",

@@ -14,7 +14,7 @@ from .conftest import SAMPLE_PLANS
 from .mcp_client import call, cli_json, run, stdio_session
 
 ALLOW = ("--allow", str(SAMPLE_PLANS))
-TOOLS = {"list_executions", "diff", "plans", "why", "check", "compare", "rules"}
+TOOLS = {"list_executions", "diff", "plans", "why", "advise", "check", "compare", "rules"}
 #: Inputs of every kind the tools read, each a real run's.
 SOURCES = [
     "spark-4.3.0/multi_rewrite/eventlog.json",          # an event log
@@ -85,6 +85,19 @@ def test_diff_why_and_list_answer_the_command_lines_json(source):
         assert row["counts"] == {kind: n for kind, n in each["counts"].items() if n}
         assert row["rewrites"] == len(each["rewrites"])
     assert str(len(rows)) in list_text.split()[0]
+
+
+def test_advise_answers_the_command_lines_json():
+    source = "spark-4.3.0/broadcast_just_above/eventlog.json"
+
+    async def main():
+        async with stdio_session(*ALLOW) as session:
+            return await call(session, "advise", source=source, kind=["smj-to-bhj"])
+
+    error, text, advice = run(main)
+    assert not error, text
+    assert advice == cli_json("advise", real(source), "--kind", "smj-to-bhj", "--format", "json")
+    assert "spark.sql.adaptive.autoBroadcastJoinThreshold=12KB" in text
 
 
 def test_check_and_compare_answer_the_command_lines_json():

@@ -275,6 +275,35 @@ def why_command(
     api.write(answers, output_format, output, width=width)
 
 
+@app.command("advise")
+def advise_command(
+    path: Optional[str] = typer.Argument(
+        None, help=INPUT_HELP),
+    query: Optional[str] = QUERY_OPTION,
+    kind: List[str] = typer.Option(
+        [], "--kind", "-k", help="Only this rewrite kind, or `adaptive` for AQE itself (repeat "
+        "for more); `aqe-inspect rules` lists them."),
+    conf: List[str] = CONF_OPTION,
+    conf_file: Optional[str] = CONF_FILE_OPTION,
+    spark_version: Optional[str] = SPARK_VERSION_OPTION,
+    output_format: str = typer.Option(
+        "text", "--format", "-f", help="text, json, markdown or spark-submit (one --conf "
+        "KEY=VALUE line a setting, nothing else)."),
+    output: Optional[str] = OUTPUT_OPTION,
+    max_size: str = MAX_SIZE_OPTION,
+    url: Optional[str] = URL_OPTION,
+    width: Optional[int] = WIDTH_OPTION,
+) -> None:
+    """Say what to change so that AQE rewrites where it did not: for each decision that did
+    not fire and could, the setting, a value with headroom over the run's measured figure,
+    where the current value came from, and what else the change does."""
+    api.report_format(width=width)  # --width refused before a long input is read
+    advice = api.advise(path, url=url, query=query, kinds=kind, conf=conf, conf_file=conf_file,
+                        spark_version=spark_version, max_size=max_size,
+                        for_format=output_format, output=output)
+    api.write(advice, output_format, output, width=width)
+
+
 @app.command("snapshot")
 def snapshot_command(
     path: str = typer.Argument(..., help=INPUT_HELP),

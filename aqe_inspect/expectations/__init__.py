@@ -7,5 +7,5 @@
     check.py        expectations held against a report, query by query as it is read
     snapshot.py     plan snapshots: a final plan normalised, compared with the one kept
 
-May import: `whynot`, `rewrites`, `plan`, `sources` (its JSON reader), `errors`.
+May import: `advice`, `whynot`, `rewrites`, `plan`, `sources` (its JSON reader), `errors`.
 """

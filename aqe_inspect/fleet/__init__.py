@@ -13,7 +13,7 @@ and summed up for people.
 `aqe-inspect fleet PATH... --output DIR` runs the job; `python -m aqe_inspect.fleet.submit` and
 `spark-submit <the installed aqe_inspect>/fleet/submit.py` run the same command on a cluster.
 
-May import: `api` and the library below it: `sources`, `parsing`, `plan`, `rewrites`, `whynot`,
+May import: `api` and the library below it: `sources`, `parsing`, `plan`, `rewrites`, `whynot`, `advice`,
 `expectations`, `formats`, `errors`, `signals`, `version`; never the command line, but for
 `submit.py`, the file spark-submit runs, which is the command's.
 """

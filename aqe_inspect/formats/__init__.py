@@ -16,9 +16,10 @@ What only the formats use sits beside them: `terminal.py` (drawing for people, l
 `json_writer.py`, `node_json.py`, `parse_json.py` and `report_json.py` (the JSON contracts,
 streamed), `why.py` (the `why` answers, text and `aqe-inspect/why/v1`), `outputs.py` (standard
 output, and files written whole or not at all), `markdown_text.py` (the one escape of input text
-in every Markdown output: no markup, HTML or autolink).
+in every Markdown output: no markup, HTML or autolink); `advice/` (the formats of `advise`:
+text, json `aqe-inspect/advice/v1`, markdown, spark-submit).
 
-May import: `expectations`, `whynot`, `rewrites`, `plan`, `errors`, `version`.
+May import: `expectations`, `advice`, `whynot`, `rewrites`, `plan`, `errors`, `version`.
 """
 
 from __future__ import annotations

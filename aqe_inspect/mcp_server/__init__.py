@@ -13,7 +13,7 @@ server on the official Python SDK (the `mcp` extra, Python 3.10+).
     server.py   the SDK's server: the tools and prompts, stdio or streamable HTTP at /mcp
 
 May import: `api` and the library below it: `sources`, `parsing`, `plan`, `rewrites`,
-`whynot`, `expectations`, `formats`, `errors`, `signals`, `version`; never the command line
+`whynot`, `advice`, `expectations`, `formats`, `errors`, `signals`, `version`; never the command line
 (the command line imports this: its `mcp` command starts the server).
 """
 

@@ -162,6 +162,29 @@ def plans(source: Source, query: Optional[str], max_size: str) -> Answer:
     return Answer(data, _lines(lines or [f"no plan in {source.shown}"]), "nodes")
 
 
+def advise(source: Source, query: Optional[str], kinds: Sequence[str], max_size: str,
+           conf: Sequence[str] = (), spark_version: Optional[str] = None) -> Answer:
+    """`aqe-inspect advise --format json`; the summary: each change as KEY=VALUE with its
+    headroom, each decision no setting changes, what the input lacks."""
+    data = _json(api.advise(source.path, url=source.url, query=query, kinds=kinds, conf=conf,
+                            spark_version=spark_version, max_size=max_size, for_format="json"))
+    lines: List[str] = []
+    for each in data.get("queries", []):
+        lines.append(f"{each.get('label') or each.get('id')}:")
+        lines.extend(f"  incomplete: {lack}" for lack in each.get("incomplete") or ())
+        if each.get("nothing"):
+            lines.append(f"  nothing to change: {each['nothing']}")
+        for change in each.get("changes") or ():
+            lines.append(f"  {change.get('kind')} at {change.get('node')}: set "
+                         f"{change.get('key')}={change.get('value')} ({change.get('headroom')})")
+        for item in each.get("fixed") or ():
+            lines.append(f"  {item.get('kind')} at {item.get('node')}: {item.get('text')}")
+    settings = data.get("settings") or []
+    lines.append("settings: " + (" ".join(f"--conf {s['key']}={s['value']}" for s in settings)
+                                 or "none to change"))
+    return Answer(data, _lines(lines), "queries")
+
+
 def why(source: Source, query: Optional[str], kinds: Sequence[str], max_size: str,
         conf: Sequence[str] = (), spark_version: Optional[str] = None) -> Answer:
     """Each candidate with its verdict, then every reason and need on a line of its own (the

@@ -33,8 +33,8 @@ History Server JSON or URLs) and names what Adaptive Query Execution (AQE) chang
 coalesced shuffle partitions, skew joins split, sort-merge joins switched to broadcast or
 shuffled hash joins, empty relations propagated, local shuffle reads, dynamic partition
 pruning. Start with list_executions on an event log to find the SQL execution, then diff (what
-AQE did), why (why it did not rewrite), plans (the trees, annotated), check (hold it to
-expectations) or compare (two runs). rules lists the rewrite kinds. Long answers come in
+AQE did), why (why it did not rewrite), advise (what to change so that it does), plans (the
+trees, annotated), check (hold it to expectations) or compare (two runs). rules lists the rewrite kinds. Long answers come in
 pages: call again with the page's next_cursor."""
 
 #: An argument that takes one value or several: `"smj-to-bhj"` as `["smj-to-bhj"]`.
@@ -250,6 +250,24 @@ def build(access: Access) -> MCPServer:
                                {"source": source},
                                lambda source: answers.why(source, query, kinds, size,
                                                           settings, spark_version))
+
+    @tool
+    async def advise(source: str, query: Optional[str] = None, kind: Optional[Several] = None,
+                     conf: Optional[Several] = None, spark_version: Optional[str] = None,
+                     cursor: Optional[str] = None, limit: Optional[int] = None,
+                     ctx: Optional[Context] = None) -> CallToolResult:
+        """What to change so that AQE rewrites where it did not (the JSON of `aqe-inspect
+        advise --format json`): for each decision that did not fire and could, the setting,
+        a value with headroom over the run's measured figure, the current value and where it
+        came from, what else the change does; `settings` merges them, one value a key.
+        `kind`, `conf`, `spark_version` as for why. Paged by query."""
+        kinds, settings = _several(kind), _several(conf)
+        return await tools.run("advise", dict(source=source, query=query, kind=kinds,
+                                              conf=settings, spark_version=spark_version,
+                                              cursor=cursor, limit=limit), ctx,
+                               {"source": source},
+                               lambda source: answers.advise(source, query, kinds, size,
+                                                             settings, spark_version))
 
     @tool
     async def check(source: str, expect: Optional[Several] = None,

@@ -7,7 +7,7 @@
     pytest_plugin.py  the pytest plugin (entry point `pytest11`): the `aqe` fixture, the
                       `@pytest.mark.aqe` marker, plan snapshots beside the tests
 
-May import: `api` and the library below it: `sources`, `parsing`, `plan`, `rewrites`, `whynot`,
+May import: `api` and the library below it: `sources`, `parsing`, `plan`, `rewrites`, `whynot`, `advice`,
 `expectations`, `formats`, `errors`, `signals`, `version`; never the command line. PySpark is never imported here: a DataFrame brings its
 own py4j objects, so `import aqe_inspect.testing` works without the `spark` extra, and pytest
 loading the plugin in any project imports nothing heavy (the names below load on first use).

@@ -17,7 +17,7 @@ May import: `rewrites`, `plan`, `errors`.
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, Iterator, List, Mapping, Optional, Tuple
 
 from ..rewrites.engine import report_pairs
 from ..rewrites.findings import QueryReport
@@ -53,20 +53,32 @@ def query_settings(report: QueryReport, user: Mapping[str, Given],
                         origin=report.query.origin or "event log")
 
 
-def explain_query(report: QueryReport, settings: Settings,
-                  kinds: Optional[Tuple[str, ...]] = None) -> QueryWhy:
-    """Every candidate of the query's adaptive plans, of `kinds` (all when None)."""
+def query_contexts(report: QueryReport, settings: Settings
+                   ) -> Iterator[Tuple[Optional[Context], List[Candidate]]]:
+    """Each adaptive plan of the query as its explainers see it (a `Context`), or None with
+    the candidates that stand for a plan no explainer looks at: a plan AQE did not wrap
+    (`static_plan`), a plan printed before its action ran (`before_action`)."""
     pairs = report_pairs(report)
-    candidates: List[Candidate] = []
     if not pairs:
-        candidates.extend(static_plan(report.query, settings))
+        yield None, list(static_plan(report.query, settings))
     for pair in pairs:
         if pair.is_final_plan is False:
-            candidates.append(before_action(report.query))
+            yield None, [before_action(report.query)]
             continue
         own = {id(n) for n in pair.final_nodes()} | {id(n) for n in pair.initial_nodes()}
         happened = tuple(r for r in report.rewrites if _within(r, own))
-        ctx = Context(pair=pair, query=report.query, settings=settings, happened=happened)
+        yield Context(pair=pair, query=report.query, settings=settings,
+                      happened=happened), []
+
+
+def explain_query(report: QueryReport, settings: Settings,
+                  kinds: Optional[Tuple[str, ...]] = None) -> QueryWhy:
+    """Every candidate of the query's adaptive plans, of `kinds` (all when None)."""
+    candidates: List[Candidate] = []
+    for ctx, standing in query_contexts(report, settings):
+        candidates.extend(standing)
+        if ctx is None:
+            continue
         for kind, explainer in EXPLAINERS.items():
             if kinds is None or kind in kinds:
                 candidates.extend(explainer.explain(ctx))
@@ -87,4 +99,5 @@ def _distinct(candidates: List[Candidate]) -> Tuple[Candidate, ...]:
     return tuple(dict.fromkeys(candidates))
 
 
-__all__ = ["EXPLAINERS", "explain_query", "query_settings", "Given", "Settings"]
+__all__ = ["EXPLAINERS", "explain_query", "query_contexts", "query_settings", "Given",
+           "Settings"]
