@@ -35,6 +35,8 @@ EXIT = re.compile(r"#\s*exit\s+(\d+)\s*$")
 PREPARING = ("printf", "head", "cp", "mkdir")
 #: Lines run by another test, by the start of the line: the test that runs them.
 ELSEWHERE = {
+    "spark-submit $(aqe-inspect advise":  # the substitution as a shell pastes it
+        "tests/test_advise.py::test_spark_submit_prints_only_conf_lines_that_paste",
     "python3 -m venv .venv && . .venv/bin/activate && pip install . && aqe-inspect diff":
         "tests/test_as_written.py::test_readme_command_one_installs_and_runs_on_a_bundled_sample",
     "python3 -m venv .venv && . .venv/bin/activate && pip install '.[mcp]'":

@@ -30,7 +30,7 @@ def _checkout_like(tmp_path: Path) -> Path:
 
 def test_the_page_shows_every_tool_and_both_set_ups():
     assert sorted(name for name, _, _ in _examples("call")) == sorted(
-        ["list_executions", "diff", "plans", "why", "check", "compare", "rules"])
+        ["list_executions", "diff", "plans", "why", "advise", "check", "compare", "rules"])
     assert sorted(name for name, _, _ in _examples("config")) == ["http", "stdio"]
 
 
@@ -62,7 +62,7 @@ def test_the_stdio_set_up_starts_a_server_that_answers(tmp_path):
 
     assert server["args"][0] == "mcp"
     tools, (error, text, _) = run(main)
-    assert len(tools) == 7 and not error, text
+    assert len(tools) == 8 and not error, text
 
 
 def test_the_http_set_up_names_the_url_the_server_serves():
@@ -115,4 +115,4 @@ def test_the_install_command_installs_a_server_that_answers(tmp_path):
                     session, "list_executions", source="spark-4.3.0/skew_join/eventlog.json")
 
     tools, (error, text, _) = run(main)
-    assert len(tools) == 7 and not error, text
+    assert len(tools) == 8 and not error, text

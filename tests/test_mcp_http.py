@@ -35,7 +35,7 @@ def test_http_answers_as_the_command_line_does():
                 return tools, prompts, await call(session, "diff", source=log)
 
         tools, prompts, (error, text, answer) = run(main)
-        assert len(tools) == 7 and len(prompts) == 3
+        assert len(tools) == 8 and len(prompts) == 3
         assert not error, text
         assert answer == cli_json("diff", str((SAMPLE_PLANS / log).resolve()), "--format",
                                   "json")
