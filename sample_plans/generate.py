@@ -654,9 +654,10 @@ def spark_median(sizes: Sequence[int]) -> int:
 
 
 def broadcast_threshold(conf: ConfLookup) -> int:
-    """AQE's broadcast threshold: the adaptive setting, else the static one."""
+    """AQE's broadcast threshold: the adaptive setting, else the static one. An unset
+    optional setting reads as ``<undefined>`` (3.x) or None (4.x, through py4j)."""
     value = conf(BROADCAST_KEY)
-    return conf_bytes(conf(STATIC_BROADCAST_KEY) if value == UNDEFINED else value)
+    return conf_bytes(conf(STATIC_BROADCAST_KEY) if value in (UNDEFINED, None) else value)
 
 
 def _stage_by_id(truth: dict, location: str, stage_id: int) -> dict:
@@ -858,6 +859,15 @@ def _tune_broadcast_just_above(spark: SparkSession, data_dir: Path) -> dict:
     _, left, right = _join_side_stages(truth)
     side_bytes = min(left["size_in_bytes"], right["size_in_bytes"])
     return {BROADCAST_KEY: str(int(side_bytes * JUST_ABOVE_FRACTION))}
+
+
+def _tune_broadcast_static_just_above(spark: SparkSession, data_dir: Path) -> dict:
+    """The static broadcast threshold set just under the small side's run-time size, the
+    adaptive one left unset: AQE falls back to the static value (the default 10 MB's case)."""
+    truth = _measure(spark, data_dir, _build_filtered_join, _NO_RUNTIME_BROADCAST)
+    _, left, right = _join_side_stages(truth)
+    side_bytes = min(left["size_in_bytes"], right["size_in_bytes"])
+    return {STATIC_BROADCAST_KEY: str(int(side_bytes * JUST_ABOVE_FRACTION))}
 
 
 # The skew controls read one original partition per reduce task, so the event
@@ -1478,6 +1488,27 @@ SCENARIOS: tuple[Scenario, ...] = (
             _broadcast_facts,
             (("the side is above the threshold",
               lambda f: f["side_bytes"] > f["threshold_bytes"] >= 0),
+             ("the threshold is within 15% of the side",
+              lambda f: f["threshold_bytes"] >= 0.85 * f["side_bytes"]),
+             ("the other side is above it too",
+              lambda f: f["other_side_bytes"] > f["threshold_bytes"])),
+            twin="smj_to_bhj",
+        ),
+    ),
+    Scenario(
+        "broadcast_static_just_above",
+        "The smj_to_bhj join with AQE's own broadcast threshold unset and the static one set just under the filtered side's run-time size: AQE falls back to the static threshold.",
+        _build_filtered_join,
+        expect={"smj-to-bhj": False},
+        tune=_tune_broadcast_static_just_above,
+        control=Control(
+            "smj-to-bhj", "above-broadcast-threshold", STATIC_BROADCAST_KEY,
+            "AQE's broadcast threshold is unset, so AQE holds the smaller side to the static threshold, which its run-time size is just above: the join stays sort-merge.",
+            _broadcast_facts,
+            (("the side is above the threshold",
+              lambda f: f["side_bytes"] > f["threshold_bytes"] >= 0),
+             ("the threshold is the static setting's",
+              lambda f: f["threshold_bytes"] == conf_bytes(f["config_value"])),
              ("the threshold is within 15% of the side",
               lambda f: f["threshold_bytes"] >= 0.85 * f["side_bytes"]),
              ("the other side is above it too",

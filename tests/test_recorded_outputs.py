@@ -4,8 +4,8 @@ not change behaviour (moving modules into folders, a refactoring).
 Inputs: every entry of every scenario folder `sample_plans/spark-*/<scenario>/`, by what is
 there (no list to keep up to date): the plan texts of each explain mode, the driver logs, the
 event logs of every codec and layout (a rolling log's folder is one input, an in-progress or cut
-log one), History Server JSON; `truth.json` and `queries.json` (the generators' answer keys, not
-inputs) and dot-files are left out. Each `X_before.txt` with its `X_after.txt` is one more
+log one), History Server JSON; `truth.json`, `queries.json` and `advised.json` (the generators' answer keys,
+not inputs) and dot-files are left out. Each `X_before.txt` with its `X_after.txt` is one more
 input, the pair. `test_every_indexed_log_is_an_input` checks that sample_plans/eventlogs.json
 lists nothing this misses.
 
@@ -55,7 +55,7 @@ from .conftest import IN_CI, ROOT, SAMPLE_PLANS
 RECORD = ROOT / "tests" / "snapshots" / "recorded_outputs.json"
 RECORDING = os.environ.get("AQE_RECORD") == "1"
 ENVIRONMENT = {"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
-NOT_INPUTS = {"truth.json", "queries.json"}
+NOT_INPUTS = {"truth.json", "queries.json", "advised.json"}
 COMMANDS = [("diff", name) for name in FORMAT_NAMES] + [("parse", "json")]
 
 

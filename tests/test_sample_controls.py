@@ -34,6 +34,8 @@ EXPECTED = {
     "aqe_off": ("aqe-disabled", "spark.sql.adaptive.enabled"),
     "broadcast_just_above": ("above-broadcast-threshold",
                              "spark.sql.adaptive.autoBroadcastJoinThreshold"),
+    "broadcast_static_just_above": ("above-broadcast-threshold",
+                                    "spark.sql.autoBroadcastJoinThreshold"),
     "skew_below_factor": ("below-skew-factor", "spark.sql.adaptive.skewJoin.skewedPartitionFactor"),
     "skew_unsplittable_side": ("unsplittable-join-side", None),
     "aqe_declines": ("too-many-empty-partitions",
