@@ -2415,6 +2415,7 @@ def read_truth(
     if scenario.control is not None:
         sql_conf = spark._jsparkSession.sessionState().conf()
         truth["control"] = scenario.control.record(truth, sql_conf.getConfString)
+    truth.update(coalescing_truth(executed_plan, types, spark))
     return truth
 
 
@@ -2753,6 +2754,84 @@ def main(argv: Sequence[str] | None = None) -> int:
             spark.stop()
     return 0
 
+
+
+# --------------------------------------------------------------------------
+# Coalescing held at the core count (issue 49): the shuffle reads' partition counts
+# --------------------------------------------------------------------------
+
+
+def coalescing_truth(executed_plan, types: _JvmTypes, spark: SparkSession) -> dict:
+    """What CoalesceShufflePartitions had to work with and what it made, from the JVM:
+    ``default_parallelism`` (``SparkContext.defaultParallelism``, the floor it keeps with
+    ``coalescePartitions.parallelismFirst`` and no ``minPartitionNum``) and ``shuffle_reads``:
+    each ``AQEShuffleReadExec`` of the main adaptive plan's final plan (walked through query
+    stages' plans), main plan only, with the stage it reads (``stage``), how many partitions it
+    reads (``partitions``: ``partitionSpecs.size``) and its kind (``coalesced``, ``skewed``,
+    ``local``: ``hasCoalescedPartition``, ``hasSkewedPartition``, ``isLocalRead``)."""
+    reads = []
+    if _simple_name(executed_plan) == "AdaptiveSparkPlanExec":
+        pending = [executed_plan.executedPlan()]
+        seen = types.identity_set()
+        while pending:
+            node = pending.pop()
+            if seen.containsKey(node):
+                continue
+            seen.put(node, True)
+            name = _simple_name(node)
+            if name in ("AQEShuffleReadExec", "CustomShuffleReaderExec"):
+                child = node.child()
+                reads.append({
+                    "location": "main",
+                    "stage": int(child.id()) if types.is_query_stage(child) else None,
+                    "partitions": int(node.partitionSpecs().size()),
+                    "coalesced": bool(node.hasCoalescedPartition()),
+                    "skewed": bool(node.hasSkewedPartition()),
+                    "local": bool(node.isLocalRead()),
+                })
+            if types.is_query_stage(node):
+                pending.append(node.plan())
+            pending.extend(_seq(node.children()))
+    reads.sort(key=lambda r: (r["stage"] is None, r["stage"] or 0))
+    return {"default_parallelism": int(spark.sparkContext.defaultParallelism),
+            "shuffle_reads": reads}
+
+
+# Rows and distinct keys of the core-floor group-by: a shuffle of a few MB (each row's
+# 64-character hash survives the partial aggregation), above two x the 1 MB minimum
+# partition size and far under the 64 MB advisory size.
+CORE_FLOOR_ROWS = 200_000
+CORE_FLOOR_GROUPS = 50_000
+PARALLELISM_FIRST_KEY = "spark.sql.adaptive.coalescePartitions.parallelismFirst"
+
+
+def _build_coalesced_core_floor(spark: SparkSession, _: Path) -> DataFrame:
+    """A group-by whose shuffle is a few MB over 20 partitions: with parallelismFirst AQE
+    coalesces it to the session's default parallelism (2 under local[2]), not to the advisory
+    size (64 MB, which would take it all in one partition)."""
+    rows = _range(spark, CORE_FLOOR_ROWS).select(
+        (F.col("id") % CORE_FLOOR_GROUPS).alias("k"),
+        F.sha2(F.col("id").cast("string"), 256).alias("v"))
+    return rows.groupBy("k").agg(F.max("v").alias("v"))
+
+
+SCENARIOS = SCENARIOS + (
+    Scenario(
+        "coalesced_core_floor",
+        "Group-by with a few MB over 20 shuffle partitions: AQE coalesces them only down to the "
+        "default parallelism (parallelismFirst), not to the 64 MB advisory size.",
+        _build_coalesced_core_floor,
+        expect={"coalesced": True},
+    ),
+    Scenario(
+        "coalesced_core_floor_advised",
+        "The coalesced_core_floor group-by with parallelismFirst=false, as aqe-inspect advise "
+        "advises: AQE coalesces towards the advisory size, to fewer partitions.",
+        _build_coalesced_core_floor,
+        confs={PARALLELISM_FIRST_KEY: "false"},
+        expect={"coalesced": True},
+    ),
+)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -5,6 +5,7 @@ read from the JVM) through the library and the installed command."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import List
@@ -215,3 +216,62 @@ def test_skew_advice_carries_the_partition_sizes_why_gives(line):
                for side in changes[0]["skew"])
     text = run(log, "--kind", "skew-join").stdout
     assert "partition sizes of the left side" in " ".join(text.split())
+
+
+PARALLELISM_FIRST = "spark.sql.adaptive.coalescePartitions.parallelismFirst"
+
+
+def _truth(line: str, scenario: str) -> dict:
+    return json.loads((SAMPLE_PLANS / line / scenario / "truth.json").read_text("utf-8"))
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_coalescing_held_at_the_core_count_gets_parallelism_first_false(line):
+    """coalesced_core_floor: the JVM coalesced a shuffle of a few MB only down to the default
+    parallelism; `advise` says parallelismFirst=false and the partition count the advisory
+    size gives (total / advisory), which the re-run with that setting
+    (coalesced_core_floor_advised) shows in the JVM's own read."""
+    truth = _truth(line, "coalesced_core_floor")
+    (read,) = truth["shuffle_reads"]
+    assert read["coalesced"] and read["partitions"] == truth["default_parallelism"] > 1
+    (stage,) = truth["stages"]
+    total = sum(stage["bytes_by_partition"])
+    advice = api.advise(str(SAMPLE_PLANS / line / "coalesced_core_floor" / "eventlog.json"),
+                        kinds=["coalesced"])
+    assert advice.settings() == ((PARALLELISM_FIRST, "false"),) and not advice.incomplete
+    (change,) = advice.changes
+    assert change.current.value == "true" and "default" in change.current.origin
+    # The figures are the JVM's: the read's partition count and the shuffle's total bytes.
+    assert change.figure.startswith(f"{read['partitions']} coalesced partitions")
+    assert f"({total:,} B) in all" in change.figure
+    advisory = conf_bytes("64MB")  # the scenario leaves the advisory size at Spark's default
+    wanted = -(-total // advisory)
+    said = re.search(r"=64MB: (?:about )?(\d+) partitions? \(total / advisory", change.headroom)
+    assert said and int(said.group(1)) == wanted
+    # Re-run with the advised setting: the JVM's read has the advised count, and nothing more
+    # is advised.
+    rerun = _truth(line, "coalesced_core_floor_advised")
+    assert rerun["confs"][PARALLELISM_FIRST] == "false"
+    assert rerun["stages"][0]["bytes_by_partition"] == stage["bytes_by_partition"]
+    assert [r["partitions"] for r in rerun["shuffle_reads"]] == [wanted] < [read["partitions"]]
+    again = api.advise(str(SAMPLE_PLANS / line / "coalesced_core_floor_advised" /
+                           "eventlog.json"), kinds=["coalesced"])
+    assert again.settings() == () and not again.changes
+
+
+def test_coalescing_advice_lowers_a_min_partition_num_the_job_set():
+    """minPartitionNum, when set, wins over parallelismFirst (CoalesceShufflePartitions reads
+    it first): the advice lowers it to 1 instead."""
+    path = SAMPLE_PLANS / "spark-4.3.0" / "coalesced_core_floor" / "eventlog.json"
+    advice = api.advise(str(path), kinds=["coalesced"],
+                        conf=["spark.sql.adaptive.coalescePartitions.minPartitionNum=2"])
+    assert advice.settings() == (("spark.sql.adaptive.coalescePartitions.minPartitionNum", "1"),)
+
+
+def test_coalescing_at_the_advisory_size_is_not_advised_on():
+    """The same shuffle with the advisory size at 2MB: the two 3.4 MiB partitions cannot be
+    merged under it, so parallelismFirst changes nothing there and nothing is advised."""
+    path = SAMPLE_PLANS / "spark-4.3.0" / "coalesced_core_floor" / "eventlog.json"
+    advice = api.advise(str(path), kinds=["coalesced"],
+                        conf=["spark.sql.adaptive.advisoryPartitionSizeInBytes=2MB"])
+    assert advice.settings() == ()

@@ -10,7 +10,9 @@ smallest change of a setting that makes it fire given the run's measured figures
                     partition ratio, the partitioning expand limit
     shuffled_hash.py  smj-to-shj: maxShuffledHashJoinLocalMapThreshold
     skew.py         skew-join: enabled, factor, threshold, forceOptimizeSkewedJoin
-    coalescing.py   coalesced: enabled; a user's repartition(n) no setting changes
+    coalescing.py   coalesced: enabled; parallelismFirst / minPartitionNum where coalescing
+                    stopped at the core-count floor short of the advisory size; a user's
+                    repartition(n) no setting changes
     adaptive.py     AQE off
     rules.py        an excluded AQE optimizer rule; a rewrite's own switch off
 
@@ -33,7 +35,7 @@ from ..whynot.base import BROADCAST_BUILDS
 from ..whynot.evidence import join_sides, side_size
 from ..whynot.settings import Settings
 from ..whynot.smj_to_bhj import ADAPTIVE_THRESHOLD, STATIC_THRESHOLD, stayed_joins
-from ..whynot.verdicts import BLOCKED, CANNOT_TELL, NOT_NEEDED, Candidate
+from ..whynot.verdicts import BLOCKED, CANNOT_TELL, HAPPENED, NOT_NEEDED, Candidate
 from .adaptive import AdaptiveAdviser
 from .base import Adviser, Seen
 from .broadcast import BroadcastAdviser
@@ -54,6 +56,9 @@ ADVISED_WHEN_NOT_NEEDED = ("skew-join",)
 #: Kinds whose cannot-tell decisions may still be advised on, saying the advice is incomplete
 #: (a broadcast side within the threshold, how many of its partitions hold data not recorded).
 ADVISED_WHEN_CANNOT_TELL = ("smj-to-bhj",)
+#: Kinds whose rewrites that happened may still be advised on: coalescing that stopped at the
+#: core-count floor short of the advisory size (the adviser decides).
+ADVISED_WHEN_HAPPENED = ("coalesced",)
 
 
 def advise_query(report: QueryReport, settings: Settings,
@@ -100,7 +105,8 @@ def advise_query(report: QueryReport, settings: Settings,
                     if kind not in ADVISED_WHEN_CANNOT_TELL:
                         continue
                 if adviser is None or not (found.verdict in (BLOCKED, CANNOT_TELL) or (
-                        found.verdict == NOT_NEEDED and kind in ADVISED_WHEN_NOT_NEEDED)):
+                        found.verdict == NOT_NEEDED and kind in ADVISED_WHEN_NOT_NEEDED) or (
+                        found.verdict == HAPPENED and kind in ADVISED_WHEN_HAPPENED)):
                     continue
                 node = nodes.get((found.node, found.line))
                 if node is None:
