@@ -135,9 +135,11 @@ def advise_query(report: QueryReport, settings: Settings,
         joins=tuple(joins))
 
 
-#: The join rewrites in the order Spark's planner prefers them at one join: a broadcast, then
-#: a shuffled hash join, then a sort-merge join split for skew.
-JOIN_OUTCOMES = ("smj-to-bhj", "smj-to-shj", "skew-join")
+#: The join rewrites in the order AQE reaches them at one join: an empty side takes the join
+#: out before any join is planned (AQEPropagateEmptyRelation, AQE's logical re-optimizer),
+#: then the planner prefers a broadcast, then a shuffled hash join, then a sort-merge join
+#: split for skew.
+JOIN_OUTCOMES = ("empty-relation", "smj-to-bhj", "smj-to-shj", "skew-join")
 
 
 def _one_outcome(changes: List[Change]) -> Tuple[Tuple[Change, ...], Tuple[Change, ...]]:

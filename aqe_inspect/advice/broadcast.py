@@ -48,14 +48,22 @@ class BroadcastAdviser(Adviser):
         limit = threshold(ctx)
         limit_bytes = size_setting(limit)
         options: List[Tuple[int, int, object]] = []
+        unmeasured: List[str] = []
         for index, side in enumerate(join_sides(join)):
             if not builds[index]:
                 continue
             size = side_size(side, ctx.origin)
-            if size is None or size.value.high <= 0:
+            if size is None:
+                unmeasured.append(side_label(index, side))
+                continue
+            if size.value.high <= 0:
                 continue  # an empty side is AQEPropagateEmptyRelation's, not a broadcast's
             options.append((size.value.high, index, (side, size)))
         if not options:
+            if unmeasured:
+                # No figure to derive a threshold from: the advice cannot be sure.
+                yield (f"{self.kind} at {seen.name}: the run-time data size of the "
+                       f"{' and the '.join(unmeasured)} (an event log holds it)")
             return
         options.sort(key=lambda item: item[0])
         high, index, (side, size) = options[0]

@@ -8,7 +8,7 @@ partition of a side the join type can build is within it.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, List
 
 from ..plan.operators import join_type
 from ..whynot.base import SHUFFLED_HASH_BUILDS, side_label, size_setting
@@ -36,16 +36,21 @@ class ShuffledHashAdviser(Adviser):
         kind_of_join = join_type(join) or ""
         builds = SHUFFLED_HASH_BUILDS.get(kind_of_join, (True, True))
         best = None
+        unmeasured: List[str] = []
         for index, side in enumerate(join_sides(join)):
             if not builds[index]:
                 continue
             found = partitions(side, ctx.origin)
             if found is None or found.maximum is None:
+                unmeasured.append(side_label(index, side))
                 continue
             largest = found.maximum.high
             if best is None or largest < best[0]:
                 best = (largest, index, side, found)
         if best is None:
+            if unmeasured:
+                yield (f"{self.kind} at {seen.name}: the partition sizes of the "
+                       f"{' and the '.join(unmeasured)} (an event log holds them)")
             return
         largest, index, side, found = best
         label = side_label(index, side)
