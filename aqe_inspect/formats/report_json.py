@@ -7,6 +7,7 @@ from typing import Any, Dict, Optional, Union
 
 from ..plan.model import Application, PlanChanges, Query, RuleApplied
 from ..rewrites.findings import QueryReport, Report, ReportStream, describe
+from ..rewrites.kinds import MEASURED_KINDS, measured
 from .json_writer import Later, Raw, iter_json, plain_json_text
 from .parse_json import application_fields, execution_fields
 
@@ -18,6 +19,7 @@ def query_report_to_json(report: QueryReport, source: str,
     """A query's report; `application` is the input's one application, for a query that
     does not name its own."""
     query = report.query
+    margins = _margins(report, application)
     return {
         "id": report.id,
         "source": query.source or source,
@@ -37,11 +39,14 @@ def query_report_to_json(report: QueryReport, source: str,
                 # A skew-join's partition sizes, each side (see `why.skew_json`).
                 **({"skew": _skew(report, rewrite, application)}
                    if rewrite.kind == "skew-join" else {}),
+                # A kind that holds a figure against a setting: each size decision behind
+                # it the input measures (see `why`'s candidates).
+                **({"margins": margins[number]} if rewrite.kind in MEASURED_KINDS else {}),
                 # Only where a driver log's plan-change log named the rule.
                 **({"rule": rule_applied_fields(rewrite.fired)}
                    if rewrite.fired is not None else {}),
             }
-            for rewrite in report.rewrites
+            for number, rewrite in enumerate(report.rewrites)
         ],
         "counts": report.counts,
         "info": [{"kind": o.kind, "node": describe(o.node), "message": o.message}
@@ -53,6 +58,19 @@ def query_report_to_json(report: QueryReport, source: str,
         # Last: with_application fills it in JSON a worker process wrote (see there).
         "application": application_fields(query.application or application),
     }
+
+
+def _margins(report: QueryReport, application: Optional[Application]) -> Any:
+    """Each rewrite's margins as JSON (`why.margin_json`), in the report's order."""
+    from .views import rewrite_margins
+
+    if not measured(report.rewrites):
+        return [()] * len(report.rewrites)
+    from ..whynot.margins import margin_json
+
+    app = report.query.application or application
+    return [[margin_json(m) for m in found]
+            for found in rewrite_margins(report, app.spark_version if app is not None else None)]
 
 
 def _skew(report: QueryReport, rewrite, application: Optional[Application]) -> Any:
