@@ -222,3 +222,155 @@ def test_compare_reports_the_margin_that_shrank():
     # The other way round, nothing shrank.
     (pair,) = api.compare(new, old).as_json()["pairs"]
     assert not [m for m in pair["margins_shrank"] if m["config"] == BROADCAST_KEY]
+
+
+# ---- diff: each rewrite that happened with its margins (why's) -----------------------------
+
+def diff_json(path: str) -> dict:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["diff", path, "--format", "json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def why_happened(path: str, kind: str):
+    answer = api.why(path, kinds=[kind])
+    return [c for _, found, _ in answer.queries() for c in found.candidates
+            if c.verdict == HAPPENED]
+
+
+@pytest.mark.parametrize("line", LINES)
+@pytest.mark.parametrize("scenario, kind", [
+    ("broadcast_just_fits", "smj-to-bhj"), ("broadcast_tenfold", "smj-to-bhj"),
+    ("smj_to_bhj", "smj-to-bhj"), ("smj_to_shj", "smj-to-shj")])
+def test_diff_shows_why_margins_of_each_rewrite(line, scenario, kind):
+    """diff's margins of a rewrite are why's for the same rewrite (one computation), in the
+    library, the text and the JSON; a broadcast's figure is the JVM's runtime size."""
+    path = log(line, scenario)
+    (happened,) = why_happened(path, kind)
+    assert happened.margins
+    (query,) = api.diff_input(path).queries
+    from aqe_inspect.whynot import rewrite_margins
+    found = dict(zip((r.kind for r in query.rewrites), rewrite_margins(query)))
+    assert found[kind] == happened.margins
+    (data,) = diff_json(path)["queries"]
+    (rewrite,) = [r for r in data["rewrites"] if r["kind"] == kind]
+    from aqe_inspect.whynot.margins import margin_text
+    assert [m["text"] for m in rewrite["margins"]] == [margin_text(m) for m in happened.margins]
+    assert [(m["figure"], m["threshold"], m["config"], m["fired"]) for m in rewrite["margins"]] \
+        == [(round(m.figure) if m.unit == "bytes" else m.figure,
+             round(m.threshold) if m.unit == "bytes" else m.threshold, m.config, m.fired)
+            for m in happened.margins]
+    assert all(m["fired"] for m in rewrite["margins"])
+    # Kinds that hold no figure against a setting carry no `margins` key.
+    assert all("margins" not in r for r in data["rewrites"]
+               if r["kind"] not in ("smj-to-bhj", "smj-to-shj", "skew-join"))
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["diff", path, "--width", "400"]) == 0
+    for margin in happened.margins:
+        assert f"    margin: {margin_text(margin)}\n" in out.getvalue()
+    if kind == "smj-to-bhj":
+        found = truth(line, scenario)
+        right = max((s for s in found["stages"] if s["kind"] == "shuffle"),
+                    key=lambda s: s["id"])
+        (sized,) = [m for m in rewrite["margins"] if m["config"] == BROADCAST_KEY]
+        assert sized["figure"] == right["size_in_bytes"]
+        assert sized["threshold"] == conf_bytes(found["confs"][BROADCAST_KEY])
+
+
+def test_diff_margin_in_the_installed_command_and_html(tmp_path):
+    """broadcast_just_fits: 4.8% under, through the installed command, in text, JSON and
+    the HTML report."""
+    path = log("spark-4.3.0", "broadcast_just_fits")
+    text = subprocess.run([*AQE_INSPECT, "diff", path, "--width", "300"], capture_output=True,
+                          text=True, timeout=120)
+    assert text.returncode == 0, text.stderr
+    assert (f"margin: the right side ShuffleQueryStage (11), data size 9.4 KiB, against "
+            f"{BROADCAST_KEY}=10080 (9.8 KiB, event log): 4.8% under") in text.stdout
+    run = subprocess.run([*AQE_INSPECT, "diff", path, "--format", "json"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    (query,) = json.loads(run.stdout)["queries"]
+    (joined,) = [r for r in query["rewrites"] if r["kind"] == "smj-to-bhj"]
+    sized = next(m for m in joined["margins"] if m["config"] == BROADCAST_KEY)
+    assert (sized["figure"], sized["threshold"], sized["percent"], sized["side"]) == \
+        (9600, 10080, 4.76, UNDER)
+    page = tmp_path / "diff.html"
+    run = subprocess.run([*AQE_INSPECT, "diff", path, "--format", "html", "-o", str(page)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    html = page.read_text("utf-8")
+    assert (f'<ul class="margins"><li data-config="{BROADCAST_KEY}" data-side="under" '
+            f'data-percent="4.76">margin: the right side ShuffleQueryStage (11), data size '
+            f"9.4 KiB, against {BROADCAST_KEY}=10080 (9.8 KiB, event log): 4.8% under</li>") \
+        in html
+
+
+def test_diff_without_settings_measures_nothing():
+    """A plan text holds no settings: no margin (and no claim of one)."""
+    path = str(SAMPLE_PLANS / "spark-4.3.0" / "broadcast_just_fits" / "formatted_after.txt")
+    (query,) = diff_json(path)["queries"]
+    (joined,) = [r for r in query["rewrites"] if r["kind"] == "smj-to-bhj"]
+    assert joined["margins"] == []
+
+
+def test_measured_kinds_are_the_explainers_that_measure():
+    from aqe_inspect.rewrites.kinds import MEASURED_KINDS
+    from aqe_inspect.whynot import EXPLAINERS
+    assert set(MEASURED_KINDS) == {k for k, e in EXPLAINERS.items() if e.measures}
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "sarif"])
+def test_compare_formats_show_the_margin_that_shrank(fmt):
+    old, new = log("spark-4.3.0", "broadcast_tenfold"), log("spark-4.3.0",
+                                                            "broadcast_just_fits")
+    line = (f"margin shrank: smj-to-bhj {BROADCAST_KEY} 90% under -> 4.8% under (the right "
+            f"side ShuffleQueryStage (11), data size 9.4 KiB, against {BROADCAST_KEY}=10080 "
+            f"(9.8 KiB, event log): 4.8% under)")
+    run = subprocess.run([*AQE_INSPECT, "compare", old, new, "--format", fmt],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    if fmt == "markdown":
+        assert "### Margins that shrank" in run.stdout
+        assert f"- execution 0: {line}".replace("_", "\\_") in run.stdout
+    elif fmt == "html":
+        assert (f'<tr class="shrank" data-kind="smj-to-bhj" data-config="{BROADCAST_KEY}" '
+                f'data-old-percent="90.0" data-new-percent="4.76"><th>margin</th><td>'
+                f"{line.replace('->', '-&gt;')}</td></tr>") in run.stdout
+    else:
+        results = json.loads(run.stdout)["runs"][0]["results"]
+        (shrank,) = [r for r in results if r["ruleId"] == "margin-shrank"]
+        assert shrank["level"] == "note" and shrank["message"]["text"].endswith(line)
+        assert shrank["properties"] == {"kind": "smj-to-bhj", "config": BROADCAST_KEY,
+                                        "old_percent": 90.0, "new_percent": 4.76,
+                                        "side": UNDER}
+    # The other way round the margin grew: nothing said of it.
+    back = subprocess.run([*AQE_INSPECT, "compare", new, old, "--format", fmt],
+                          capture_output=True, text=True, timeout=120)
+    assert back.returncode == 0
+    if fmt == "sarif":
+        results = json.loads(back.stdout)["runs"][0]["results"]
+        assert not [r for r in results if r["ruleId"] == "margin-shrank"]
+    else:
+        assert "margin shrank" not in back.stdout
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_diff_json_written_where_built_holds_the_spark_line(workers):
+    """An event log's JSON is written where each execution is built (in the pool's processes
+    for a long log), before the query names its application: its margins are still held to
+    the application's Spark line's defaults, as the text's and why's are."""
+    from aqe_inspect.formats.report_json import diff_built_json
+    from aqe_inspect.sources.eventlog.events import Scanner, build_queries
+    from aqe_inspect.sources.eventlog.files import find_event_logs
+
+    path = log("spark-4.3.0", "broadcast_just_fits")
+    (happened,) = why_happened(path, "smj-to-bhj")
+    (found,) = find_event_logs(path)
+    ((raw, _),) = list(build_queries(Scanner(found, []), workers=workers, pool_min=0,
+                                     then=diff_built_json))
+    (joined,) = [r for r in json.loads(raw.text)["rewrites"] if r["kind"] == "smj-to-bhj"]
+    from aqe_inspect.whynot.margins import margin_text
+    assert [m["text"] for m in joined["margins"]] == [margin_text(m) for m in happened.margins]
+    assert any("(Spark 4.3 default)" in m["text"] for m in joined["margins"])

@@ -519,7 +519,8 @@ def why_not(report: QueryReport, kinds: Tuple[str, ...], spark_version: str = ""
     return tuple((kind, tuple(lines)) for kind, lines in found.items())
 
 
-def summarize_built(query: Query, query_id: str, source: str) -> ExecutionSummary:
+def summarize_built(query: Query, query_id: str, source: str, spark_version: str = ""
+                    ) -> ExecutionSummary:
     """`summarize` of a query as an event log's reader builds it (`LogStream.built_into`, in
     the pool's processes for a long log): only the small summary comes back."""
     from ..rewrites.engine import diff_query
@@ -527,7 +528,8 @@ def summarize_built(query: Query, query_id: str, source: str) -> ExecutionSummar
     return summarize(diff_query(query, query_id), source)
 
 
-def summarize_built_with_plan(query: Query, query_id: str, source: str) -> ExecutionSummary:
+def summarize_built_with_plan(query: Query, query_id: str, source: str,
+                              spark_version: str = "") -> ExecutionSummary:
     """`summarize_built` with the final plan's outline (the HTML page)."""
     from ..rewrites.engine import diff_query
 

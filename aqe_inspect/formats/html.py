@@ -39,7 +39,7 @@ from ..plan.model import Application, Node, Query, plural, units
 from ..plan.operators import is_query_stage
 from ..rewrites.findings import REWRITE_KINDS, QueryReport, Rewrite, describe
 from .views import Row, where_read, finding_line, node_facts, node_label, plan_kind, rewrite_marks, \
-    side_by_side_rows
+    rewrite_margins, side_by_side_rows
 from . import Format
 
 #: The heaviest texts a cell shows whole (an operator's details, in its tooltip).
@@ -268,6 +268,8 @@ class _QueryWriter:
             return
         out('<table class="findings"><thead><tr><th>kind</th><th>final</th><th>initial</th>'
             '<th>what changed</th><th>evidence</th></tr></thead><tbody>\n')
+        app = self.report.query.application or self.page_application
+        margins = rewrite_margins(self.report, app.spark_version if app is not None else None)
         for number, rewrite in enumerate(rewrites, 1):
             fid = f"{self.anchor}-f{number}"
             final_cell = self.final_cells.get(id(rewrite.final_node)) \
@@ -281,7 +283,8 @@ class _QueryWriter:
                 f"<td>{_link(describe(rewrite.final_node), final_cell)}</td>"
                 f"<td>{_link(describe(rewrite.initial_node), initial_cell)}</td>"
                 f"<td>{_e(finding_line(rewrite))}<div class=\"msg\">{_e(rewrite.message)}"
-                f"</div></td><td>{_evidence(rewrite)}{self._skew(rewrite)}</td></tr>\n")
+                f"</div></td><td>{_evidence(rewrite)}{_margins(margins[number - 1])}"
+                f"{self._skew(rewrite)}</td></tr>\n")
         out("</tbody></table>\n")
 
     def _skew(self, rewrite: Rewrite) -> str:
@@ -569,6 +572,20 @@ class HtmlFormat(Format):
         if summaries:
             _query_list(out, summaries)
         _foot(out, result.notes)
+
+
+def _margins(margins) -> str:
+    """A rewrite's size decisions with their margins (`views.margin_lines`), under its
+    evidence: each `li` holds the margin's percent and side as attributes."""
+    if not margins:
+        return ""
+    from .views import margin_lines
+
+    items = "".join(
+        f'<li data-config="{_e(m.config)}" data-side="{m.side}" data-percent='
+        f'"{"" if m.percent is None else round(m.percent, 2)}">{_e(line)}</li>'
+        for m, line in zip(margins, margin_lines(margins)))
+    return f'<ul class="margins">{items}</ul>'
 
 
 def _outcome_row(outcome: Outcome) -> str:

@@ -7,6 +7,7 @@ from typing import Any, Dict, Optional, Union
 
 from ..plan.model import Application, PlanChanges, Query, RuleApplied
 from ..rewrites.findings import QueryReport, Report, ReportStream, describe
+from ..rewrites.kinds import MEASURED_KINDS, measured
 from .json_writer import Later, Raw, iter_json, plain_json_text
 from .parse_json import application_fields, execution_fields
 
@@ -14,10 +15,15 @@ REPORT_SCHEMA = "aqe-inspect/report/v1"
 
 
 def query_report_to_json(report: QueryReport, source: str,
-                         application: Optional[Application] = None) -> Dict[str, Any]:
+                         application: Optional[Application] = None,
+                         spark_version: str = "") -> Dict[str, Any]:
     """A query's report; `application` is the input's one application, for a query that
-    does not name its own."""
+    does not name its own; `spark_version` its Spark version where neither is known yet (an
+    event log's reader writes the JSON before the query names its application)."""
     query = report.query
+    app = query.application or application
+    version = (app.spark_version if app is not None else "") or spark_version or None
+    margins = _margins(report, version)
     return {
         "id": report.id,
         "source": query.source or source,
@@ -35,13 +41,16 @@ def query_report_to_json(report: QueryReport, source: str,
                 "evidence": list(rewrite.evidence),
                 "numbers": dict(rewrite.numbers),
                 # A skew-join's partition sizes, each side (see `why.skew_json`).
-                **({"skew": _skew(report, rewrite, application)}
+                **({"skew": _skew(report, rewrite, version)}
                    if rewrite.kind == "skew-join" else {}),
+                # A kind that holds a figure against a setting: each size decision behind
+                # it the input measures (see `why`'s candidates).
+                **({"margins": margins[number]} if rewrite.kind in MEASURED_KINDS else {}),
                 # Only where a driver log's plan-change log named the rule.
                 **({"rule": rule_applied_fields(rewrite.fired)}
                    if rewrite.fired is not None else {}),
             }
-            for rewrite in report.rewrites
+            for number, rewrite in enumerate(report.rewrites)
         ],
         "counts": report.counts,
         "info": [{"kind": o.kind, "node": describe(o.node), "message": o.message}
@@ -55,13 +64,22 @@ def query_report_to_json(report: QueryReport, source: str,
     }
 
 
-def _skew(report: QueryReport, rewrite, application: Optional[Application]) -> Any:
+def _margins(report: QueryReport, version: Optional[str]) -> Any:
+    """Each rewrite's margins as JSON (`why.margin_json`), in the report's order."""
+    from .views import rewrite_margins
+
+    if not measured(report.rewrites):
+        return [()] * len(report.rewrites)
+    from ..whynot.margins import margin_json
+
+    return [[margin_json(m) for m in found] for found in rewrite_margins(report, version)]
+
+
+def _skew(report: QueryReport, rewrite, version: Optional[str]) -> Any:
     from ..whynot import rewrite_skew
     from .why import skew_json
 
-    app = report.query.application or application
-    version = app.spark_version if app is not None else None
-    return [skew_json(side) for side in rewrite_skew(report, rewrite, version or None)]
+    return [skew_json(side) for side in rewrite_skew(report, rewrite, version)]
 
 
 def rule_applied_fields(applied: RuleApplied) -> Dict[str, Any]:
@@ -103,18 +121,20 @@ def report_to_json(report: Union[Report, ReportStream]) -> Dict[str, Any]:
     }
 
 
-def query_report_raw(report: QueryReport, source: str) -> Raw:
+def query_report_raw(report: QueryReport, source: str, spark_version: str = "") -> Raw:
     """A query's report as the JSON it is in a report's `queries` list, written now (in the
     process that diffed it)."""
-    return Raw(plain_json_text(query_report_to_json(report, source), base=2))
+    return Raw(plain_json_text(query_report_to_json(report, source,
+                                                    spark_version=spark_version), base=2))
 
 
-def diff_built_json(query: Query, query_id: str, source: str) -> Raw:
+def diff_built_json(query: Query, query_id: str, source: str, spark_version: str = "") -> Raw:
     """A query's diff written as JSON where an event log's reader builds it (in the pool's
-    processes for a long log: only text comes back; `LogStream.built_into`)."""
+    processes for a long log: only text comes back; `LogStream.built_into`), its margins and
+    skew figures held to the defaults of the application's Spark version."""
     from ..rewrites.engine import diff_query
 
-    return query_report_raw(diff_query(query, query_id), source)
+    return query_report_raw(diff_query(query, query_id), source, spark_version)
 
 
 #: How a query's JSON written by `query_report_raw` ends when it names no application.

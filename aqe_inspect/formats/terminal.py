@@ -616,10 +616,13 @@ def _query(out: Screen, query_report, source: str, view: str,
                 out.paragraph([(pair.where, "bold")], "", HANG)
             print_side_by_side(out, views.side_by_side_rows(pair, marked=marked),
                                pair.initial is not None)
-    for rewrite in query_report.rewrites:
+    margins = views.rewrite_margins(query_report, version)
+    for number, rewrite in enumerate(query_report.rewrites):
         line = views.finding_line(rewrite)
         kind = rewrite.kind
         out.paragraph([(kind, "bold green"), (line[len(kind):], "")], "  ", "    ")
+        for said in views.margin_lines(margins[number]):
+            out.paragraph([(said, "")], "    ", "      ")
         if kind == "skew-join":
             from ..whynot import rewrite_skew
 

@@ -31,6 +31,7 @@ from ..rewrites.findings import REWRITE_KINDS, QueryReport, Rewrite, describe
 
 if TYPE_CHECKING:
     from ..whynot.evidence import SkewEvidence
+    from ..whynot.verdicts import Margin
 
 __all__ = ["Marks", "Row", "finding_line", "marks", "node_facts", "node_label", "node_summary",
            "plan_kind", "rewrite_marks", "side_by_side_rows", "skewed_reads"]
@@ -426,6 +427,28 @@ def finding_line(rewrite: Rewrite) -> str:
 
         details.append(fired_words(rewrite.fired))
     return f"{kind}: {where}" + (f": {'; '.join(details)}" if details else "")
+
+
+def rewrite_margins(report: QueryReport, version: Optional[str] = None
+                    ) -> Tuple[Tuple["Margin", ...], ...]:
+    """Each rewrite's margins, in the report's order (`whynot.rewrite_margins`, the ones `why`
+    shows for the same rewrite); the whynot package is imported only for a query with a
+    rewrite of a kind that holds a figure against a setting."""
+    from ..rewrites.kinds import measured
+
+    if not measured(report.rewrites):
+        return tuple(() for _ in report.rewrites)
+    from ..whynot import rewrite_margins as margins_of
+
+    return margins_of(report, version or None)
+
+
+def margin_lines(margins: Iterable["Margin"]) -> List[str]:
+    """A rewrite's size decisions, each with its figure, threshold and margin (`why`'s
+    `margin: ...` lines, `whynot.margins.margin_text`)."""
+    from ..whynot.margins import margin_text
+
+    return [f"margin: {margin_text(m)}" for m in margins]
 
 
 def skew_lines(found: Iterable[SkewEvidence]) -> List[str]:

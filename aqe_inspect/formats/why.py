@@ -99,10 +99,11 @@ def candidate_rows(found: Candidate, indent: str = "  ", line_word: str = "line"
     if found.line and "line" not in found.node:
         node += f", {line_word} {found.line}"
     verdict = found.verdict.replace("-", " ")
+    from .views import margin_lines, skew_lines
+
     said = [r.text for r in found.reasons] + [f"needs {need}" for need in found.needs] + \
-        [f"margin: {margin_text(m)}" for m in found.margins]
+        margin_lines(found.margins)
     # The sizes' figures; what is missing of them, unless a need already asks for them.
-    from .views import skew_lines
 
     asked = any("partition size" in need for need in found.needs)
     said.extend(skew_lines(e for e in found.skew if e.figures is not None or not asked))

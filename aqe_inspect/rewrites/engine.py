@@ -113,7 +113,8 @@ def diff_query(query: Query, query_id: str) -> QueryReport:
                        notes=(*query.notes, *_notes(pairs)))
 
 
-def diff_built(query: Query, query_id: str, source: str) -> QueryReport:
+def diff_built(query: Query, query_id: str, source: str, spark_version: str = ""
+               ) -> QueryReport:
     """`diff_query` as an event log's reader calls it where it builds each execution
     (`LogStream.built_into`)."""
     return diff_query(query, query_id)

@@ -10,6 +10,16 @@ from .detectors import DETECTORS
 #: Each detector's kind, in report order.
 REWRITE_KINDS: Tuple[str, ...] = tuple(detector.kind for detector in DETECTORS)
 
+#: The kinds whose rewrites hold a run-time figure against a setting, so a report shows their
+#: margins (`whynot.rewrite_margins`): the explainers that measure (`Explainer.measures`; a
+#: test holds the two equal). Here so a report without them never imports `whynot`.
+MEASURED_KINDS: Tuple[str, ...] = ("skew-join", "smj-to-bhj", "smj-to-shj")
+
+
+def measured(rewrites) -> bool:
+    """Whether any of `rewrites` is of a kind that holds a figure against a setting."""
+    return any(rewrite.kind in MEASURED_KINDS for rewrite in rewrites)
+
 
 def rewrite_kinds() -> Tuple[str, ...]:
     """The rewrite kinds, in the order reports list them (a stable contract), read from

@@ -34,7 +34,7 @@ from .evidence import SkewEvidence
 from .skew_join import SkewJoinWhyNot, skew_of_join
 from .smj_to_bhj import SortMergeToBroadcastWhyNot
 from .smj_to_shj import SortMergeToShuffledHashWhyNot
-from .verdicts import Candidate, QueryWhy
+from .verdicts import Candidate, Margin, QueryWhy
 
 #: One explainer per rewrite kind, by kind (the kinds are DETECTORS').
 EXPLAINERS: Dict[str, Explainer] = {e.kind: e for e in (
@@ -66,6 +66,30 @@ def rewrite_skew(report: QueryReport, rewrite: Rewrite, version: Optional[str] =
     settings = query_settings(report, {}, version, application.spark_version
                               if application is not None else None)
     return skew_of_join(join, settings, report.query.origin)
+
+
+def rewrite_margins(report: QueryReport, version: Optional[str] = None
+                    ) -> Tuple[Tuple[Margin, ...], ...]:
+    """The margins of each rewrite of `report`, in its order (`why`'s for the same rewrite,
+    `Explainer.margins_of`): each size decision behind it the input measures, held to the
+    settings the query's input records and Spark's defaults for `version` (else the
+    application's). A kind that holds no figure against a setting has none; a report without
+    such a rewrite is answered without looking at its plans."""
+    rewrites = report.rewrites
+    if not any(EXPLAINERS[r.kind].measures for r in rewrites if r.kind in EXPLAINERS):
+        return tuple(() for _ in rewrites)
+    application = report.query.application
+    settings = query_settings(report, {}, version, application.spark_version
+                              if application is not None else None)
+    found: Dict[int, Tuple[Margin, ...]] = {}
+    for ctx, _ in query_contexts(report, settings):
+        if ctx is None:
+            continue
+        for rewrite in ctx.happened:
+            explainer = EXPLAINERS.get(rewrite.kind)
+            if explainer is not None and explainer.measures and id(rewrite) not in found:
+                found[id(rewrite)] = explainer.margins_of(rewrite, ctx)
+    return tuple(found.get(id(r), ()) for r in rewrites)
 
 
 def query_contexts(report: QueryReport, settings: Settings
@@ -115,4 +139,5 @@ def _distinct(candidates: List[Candidate]) -> Tuple[Candidate, ...]:
 
 
 __all__ = ["EXPLAINERS", "explain_query", "query_contexts", "query_settings", "rewrite_skew",
+           "rewrite_margins",
            "Given", "Settings", "SkewEvidence"]

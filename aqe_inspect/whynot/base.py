@@ -70,7 +70,17 @@ class Explainer:
             node = rewrite.final_node or rewrite.initial_node
             yield Candidate(self.kind, describe(node) or "?", HAPPENED,
                             (Reason(rewrite.message, PLAN),), line=node.line if node else 0,
-                            margins=kept(self.fired_margins(rewrite, ctx)))
+                            margins=self.margins_of(rewrite, ctx))
+
+    def margins_of(self, rewrite: Rewrite, ctx: Context) -> Tuple[Margin, ...]:
+        """The margins of a rewrite that happened, as `why` and `diff` show them: each size
+        decision behind it that the input measures, once."""
+        return kept(self.fired_margins(rewrite, ctx))
+
+    @property
+    def measures(self) -> bool:
+        """Whether rewrites of this kind hold a figure against a setting (`fired_margins`)."""
+        return type(self).fired_margins is not Explainer.fired_margins
 
     def fired_margins(self, rewrite: Rewrite, ctx: Context) -> Iterable[Optional[Margin]]:
         """The size decisions behind a rewrite that happened, with their margins (none for a

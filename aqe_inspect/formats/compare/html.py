@@ -2,7 +2,8 @@
 then each matched execution whose adaptive decisions changed, with what it lost, what a
 stronger rewrite replaced and what it gained (an execution of either run that had not
 finished headed UNFINISHED: no verdict, with which and why),
-the figures and settings that differ, the why-not of each lost rewrite, and the two runs'
+the figures and settings that differ, each size decision whose margin shrank (`tr.shrank`,
+its percents as attributes), the why-not of each lost rewrite, and the two runs'
 final plans side by side, aligned operator by operator, the operators that changed marked
 (`tr.changed`; `data-side="old"|"new"` on the cells that differ). Then the executions that
 stayed the same, and those of one run only.
@@ -21,7 +22,8 @@ from typing import List, Optional, Sequence, TextIO, Tuple
 
 from ...errors import printable
 from .common import differences, duration_line, headline, kinds_text, pair_title, rate_text, \
-    replaced_text, settings_lines, shorten, shown, status, unfinished_lines, versions_line
+    margin_lines, replaced_text, settings_lines, shorten, shown, status, unfinished_lines, \
+    versions_line
 
 INDENT_CAP = 40
 
@@ -111,6 +113,11 @@ def _pair(comparison, pair, tripped) -> List[str]:
     out.append(f"<tr><th>duration</th><td>{_e(duration_line(pair))}</td></tr>")
     for line in settings_lines(pair):
         out.append(f"<tr><th>setting</th><td>{_e(line)}</td></tr>")
+    for (old_margin, new_margin), line in zip(pair.margins_shrank, margin_lines(pair)):
+        out.append(f'<tr class="shrank" data-kind="{_e(new_margin.kind)}" data-config='
+                   f'"{_e(new_margin.config)}" data-old-percent="{round(old_margin.percent, 2)}"'
+                   f' data-new-percent="{round(new_margin.percent, 2)}"><th>margin</th>'
+                   f"<td>{_e(line)}</td></tr>")
     out.append(f"<tr><th>sources</th><td>{_e(pair.old.source)} → {_e(pair.new.source)}</td></tr>")
     out.append("</table>")
     why = [(kind, reason) for kind, reasons in pair.new.why_not if pair.lost.get(kind)

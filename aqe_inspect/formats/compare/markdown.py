@@ -2,7 +2,8 @@
 Azure DevOps render the same GitHub-flavoured Markdown): the verdict, a table of the
 executions that changed (lost, replaced by a stronger rewrite, gained, joins, run time,
 settings) or had not finished (UNFINISHED: no verdict, listed with which and why), the
-why-not of each lost rewrite, and the executions of one run only.
+why-not of each lost rewrite, the size decisions whose margin shrank, and the executions of
+one run only.
 
 Text from the inputs is escaped for Markdown and for the HTML that Markdown lets through
 (`markdown_text.md`, the escape of every Markdown output): `&` and `<` as entities, every
@@ -18,7 +19,8 @@ from typing import List, TextIO
 
 from ..markdown_text import md
 from .common import differences, duration_line, headline, kinds_text, rate_text, \
-    replaced_text, settings_lines, shorten, shown, status, unfinished_lines, versions_line
+    margin_lines, replaced_text, settings_lines, shorten, shown, status, unfinished_lines, \
+    versions_line
 
 #: Rows shown in a table (a summary is read by people; the JSON holds every row).
 MOST_ROWS = 200
@@ -85,6 +87,13 @@ def _pairs(comparison) -> List[str]:
             for pair, kind, reasons in why[:MOST_ROWS]:
                 for reason in reasons:
                     out.append(f"- {md(pair.new.label)} **{md(kind)}**: {md(reason)}")
+        shrank = [(pair, line) for pair in changed for line in margin_lines(pair)]
+        if shrank:
+            out.extend(["", "### Margins that shrank", ""])
+            for pair, line in shrank[:MOST_ROWS]:
+                out.append(f"- {md(pair.new.label)}: {md(line)}")
+            if len(shrank) > MOST_ROWS:
+                out.append(f"\n… and {len(shrank) - MOST_ROWS} more (see the JSON output)")
     same = len(comparison.pairs) - len(changed)
     if same:
         out.extend(["", f"{comparison.counted(same)} matched with the same adaptive decisions."])

@@ -5,8 +5,10 @@ one): an error where the gate fails, else a warning (lost) or a note (replaced: 
 rewrite took it over, with by what in its properties; gained). A matched execution of either
 run that had not finished is one result of the rule `unfinished`, of kind `open` (the tool
 could not tell: no verdict, which fails the comparison) and level `error`, instead of its lost
-and gained results. Executions of one run only are listed in the run's properties. Written
-with the JSON writer, so every string is JSON-escaped."""
+and gained results. A size decision both runs took the same way whose margin shrank (nearer
+to flipping) is a result of the rule `margin-shrank`, level `note`, with both percents in its
+properties. Executions of one run only are listed in the run's properties. Written with the
+JSON writer, so every string is JSON-escaped."""
 
 from __future__ import annotations
 
@@ -16,13 +18,15 @@ from ...rewrites.locations import Location
 from ...version import __version__
 from ..json_writer import write_json
 from ..sarif import AQE_DOCS, SCHEMA_URI, physical
-from .common import kinds_text, pair_title, settings_lines
+from .common import kinds_text, margin_lines, pair_title, settings_lines
 
 DIRECTIONS = ("lost", "gained")
 #: Every rule's direction, in the order the rules are listed.
 RULE_DIRECTIONS = ("lost", "replaced", "gained")
 #: The rule of a matched execution that had not finished (listed after the directions').
 UNFINISHED = "unfinished"
+#: The rule of a size decision whose margin shrank between the runs (listed last).
+MARGIN_SHRANK = "margin-shrank"
 
 
 def _rules(kinds) -> List[Dict[str, Any]]:
@@ -59,6 +63,18 @@ def _rules(kinds) -> List[Dict[str, Any]]:
                                     "verdict on what it would have made."},
         "helpUri": AQE_DOCS,
         "properties": {"tags": ["spark", "aqe", "compare"]},
+    })
+    found.append({
+        "id": MARGIN_SHRANK,
+        "name": "MarginShrank",
+        "shortDescription": {"text": "A size decision's margin shrank"},
+        "fullDescription": {"text": "A size decision of AQE (a join side against the broadcast "
+                                    "threshold, the largest partition against the skew bar or "
+                                    "the local-map threshold) went the same way in both runs, "
+                                    "but the new run's figure lies nearer to its threshold, by "
+                                    "a percentage point or more: a plan nearer to flipping."},
+        "helpUri": AQE_DOCS,
+        "properties": {"tags": ["spark", "aqe", "compare", "margin"]},
     })
     return found
 
@@ -122,6 +138,18 @@ def write(comparison, stream: TextIO) -> None:
                             lines.extend(f"why not: {reason}" for reason in reasons)
                 results.append(_result(index, direction, kind, count, level,
                                        "\n".join(lines), where))
+        if not comparison.fleet:
+            for (before, after), line in zip(item.margins_shrank, margin_lines(item)):
+                result = {"ruleId": MARGIN_SHRANK, "ruleIndex": index[MARGIN_SHRANK],
+                          "level": "note", "message": {"text": f"{title}: {line}"},
+                          "properties": {"kind": after.kind, "config": after.config,
+                                         "old_percent": round(before.percent, 2),
+                                         "new_percent": round(after.percent, 2),
+                                         "side": after.side}}
+                place = physical(where)
+                if place is not None:
+                    result["locations"] = [place]
+                results.append(result)
         for replacement in item.replaced:
             result = _result(index, "replaced", replacement.kind, replacement.count, "note",
                              "\n".join([f"{title}: {replacement.text}",

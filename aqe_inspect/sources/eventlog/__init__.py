@@ -134,8 +134,8 @@ class LogStream:
         self.selected = False
         self.queries: Iterator[Query] = self._read()
 
-    def built_into(self, then: Callable[[Query, str, str], Any]) -> Iterator[Any]:
-        """What `then(query, name, source)` makes of each execution instead of its Query (its
+    def built_into(self, then: Callable[[Query, str, str, str], Any]) -> Iterator[Any]:
+        """What `then(query, name, source, spark_version)` makes of each execution instead of its Query (its
         diff, that diff as JSON...), made where the query is built (in the pool's processes
         for a long log, so `then` is a module-level function). Walk either this or `queries`,
         once; not after `select`, whose choice is made on queries."""

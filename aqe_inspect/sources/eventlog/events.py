@@ -1070,10 +1070,11 @@ def _id_why(value: Any) -> str:
 
 # ---- one execution into a Query -------------------------------------------------------------
 
-def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
-                ) -> Tuple[Optional[Query], List[str]]:
+def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str],
+                spark_version: str = "") -> Tuple[Optional[Query], List[str]]:
     """The execution's Query (None when its events cannot be read) and notes about it. Events
-    `raw` holds as spans are read in its place first (`resolved`)."""
+    `raw` holds as spans are read in its place first (`resolved`). `spark_version`, the
+    application's, is for `build_then`'s `then` (a Query names its application later)."""
     notes: List[str] = []
     spans = [span for span in (raw.start, raw.update) if isinstance(span, Span)]
     raw = resolved(raw)
@@ -1157,11 +1158,11 @@ def build_query(raw: RawExecution, source: str, app_configs: Mapping[str, str]
 
 
 def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int = 64,
-                  then: Optional[Callable[[Query, str, str], Any]] = None
+                  then: Optional[Callable[[Query, str, str, str], Any]] = None
                   ) -> Iterator[Tuple[Any, List[str]]]:
     """`build_query` of each execution the scanner finds, in order; with `then`, what
-    `then(query, name, source)` makes of it (a diff, its JSON...), made where the query is
-    built: `then` must be a module-level function, sent by name to the pool's processes.
+    `then(query, name, source, spark_version)` makes of it (a diff, its JSON...), made where
+    the query is built: `then` must be a module-level function, sent by name to the pool's processes.
     The first `pool_min` are built here;
     past that, in a pool of `workers` processes (default: the CPUs, at most 2 - the scan
     itself keeps this one busy), a bounded number at a time. `workers=1` never pools."""
@@ -1175,7 +1176,7 @@ def build_queries(scanner: Scanner, workers: Optional[int] = None, pool_min: int
     if pool_min > POOL_MIN_LARGE and _log_size(scanner.log) >= POOL_BYTES:
         pool_min = POOL_MIN_LARGE  # a long log: the pool from the start (see POOL_BYTES)
     for count, raw in enumerate(executions, 1):
-        yield work(raw, source, scanner.app.configs)
+        yield work(raw, source, scanner.app.configs, scanner.app.spark_version)
         if count >= pool_min and workers > 1:
             break
     else:
@@ -1188,14 +1189,16 @@ def _log_size(log: Any) -> int:
     return sum(getattr(part, "size", 0) or 0 for part in getattr(log, "parts", ()))
 
 
-def build_then(then: Callable[[Query, str, str], Any], raw: RawExecution, source: str,
-               app_configs: Mapping[str, str]) -> Tuple[Any, List[str]]:
-    """`build_query`, then `then(query, name, source)` of it: the query named by its
-    execution id, as the Spark UI names it."""
+def build_then(then: Callable[[Query, str, str, str], Any], raw: RawExecution, source: str,
+               app_configs: Mapping[str, str], spark_version: str = ""
+               ) -> Tuple[Any, List[str]]:
+    """`build_query`, then `then(query, name, source, spark_version)` of it: the query named
+    by its execution id, as the Spark UI names it; the application's Spark version (what a
+    diff's settings default to, before the query names its application)."""
     query, notes = build_query(raw, source, app_configs)
     if query is None:
         return None, notes
-    return then(query, str(raw.execution_id), source), notes
+    return then(query, str(raw.execution_id), source, spark_version), notes
 
 
 def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, workers: int,
@@ -1215,7 +1218,7 @@ def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, w
     try:
         pending: deque = deque()  # (future, its batch, the events it holds)
         held = 0
-        batch: List[Tuple[RawExecution, Dict[str, str]]] = []
+        batch: List[Tuple[RawExecution, Dict[str, str], str]] = []
         batch_held = 0
         configs: Optional[Dict[str, str]] = None
         damage: Optional[InspectError] = None
@@ -1223,7 +1226,7 @@ def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, w
             for raw in executions:
                 if configs is None or configs != scanner.app.configs:
                     configs = dict(scanner.app.configs)  # one copy for the batch's pickle
-                batch.append((raw, configs))
+                batch.append((raw, configs, scanner.app.spark_version))
                 batch_held += raw.held
                 if len(batch) < BATCH_MOST and batch_held < BATCH_BYTES:
                     continue
@@ -1255,7 +1258,7 @@ def _pooled(executions: Iterator[RawExecution], source: str, scanner: Scanner, w
             _end_pool(pool)
 
 
-def build_batch(work, batch: List[Tuple[RawExecution, Dict[str, str]]], source: str
+def build_batch(work, batch: List[Tuple[RawExecution, Dict[str, str], str]], source: str
                 ) -> List[Tuple[Any, List[str]]]:
     """`work` of each execution of a batch, in a pool's process: what comes back is one
     list, so a batch costs one future, one pickle each way and one wake-up of the parent.
@@ -1263,19 +1266,19 @@ def build_batch(work, batch: List[Tuple[RawExecution, Dict[str, str]]], source: 
     behind in reference cycles is collected here, once a batch."""
     import gc
 
-    results = [work(raw, source, configs) for raw, configs in batch]
+    results = [work(raw, source, configs, version) for raw, configs, version in batch]
     gc.collect(1)
     return results
 
 
-def _results(future: Any, batch: List[Tuple[RawExecution, Dict[str, str]]], source: str,
+def _results(future: Any, batch: List[Tuple[RawExecution, Dict[str, str], str]], source: str,
              work) -> List[Tuple[Any, List[str]]]:
     """A pooled batch's results; when one is too deep for pickle to send back (a plan some
     300 operators deep: pickle recurses), the batch is built again here."""
     try:
         return future.result()
     except RecursionError:
-        return [work(raw, source, configs) for raw, configs in batch]
+        return [work(raw, source, configs, version) for raw, configs, version in batch]
 
 
 # ---- the pool's processes and signals ----------------------------------------------------------
