@@ -48,28 +48,6 @@ MUST_FIRE = {
 NOTHING_CAN_FIRE = ("skew_unsplittable_side", "user_repartition", "empty_anti_join_not_empty")
 #: Where advise must change nothing at all.
 NO_CHANGE_AT_ALL = ("no_exchange", "user_repartition")
-#: Whole advices (every kind at once) one of whose changes did not fire its own rewrite in the
-#: re-run, with why: an advice-logic finding, recorded as it is until advise is fixed.
-WHOLE_ADVICE_FINDINGS = {
-    "empty_relation_off": "advise raises the broadcast threshold for the join and also removes "
-                          "AQEPropagateEmptyRelation from the excluded rules; with both, the rule "
-                          "replaces the join (its right side is empty), so no broadcast is left "
-                          "to fire: the broadcast belongs under `instead`",
-}
-
-#: (scenario, question, source) whose advice, with the scenario's settings given, changes
-#: nothing and does not say its evidence is incomplete, where the event log's advice changes
-#: something: an advice-logic finding (the issue: "an advice from incomplete evidence says it
-#: is incomplete"). Asked with `--kind` and the threshold given as -1 (or the local-map threshold
-#: 0), a driver log (no run-time sizes) answers "no adaptive decision that did not fire could
-#: fire"; without the settings the same file's advice says it is incomplete. On both lines.
-TEXT_FINDINGS = {
-    ("smj_to_bhj_off", "asked", "driver.log"),
-    ("smj_to_shj_off", "asked", "driver.log"),
-    ("smj_to_shj_off", "asked", "formatted_after.txt"),
-}
-
-
 def load(path: Path) -> dict:
     return json.loads(path.read_text("utf-8"))
 
@@ -164,18 +142,7 @@ def test_every_advised_change_fires_its_own_rewrite(path):
             continue
         own = {c["kind"] for c in answer["decisions"]["changes"]}
         assert own <= set(answer["fired"])
-        if question == "whole" and record["scenario"] in WHOLE_ADVICE_FINDINGS:
-            continue  # held by the test below
         assert all(answer["fired"].values()), (question, answer["fired"], answer["rerun"])
-
-
-@pytest.mark.parametrize("line", LINES)
-@pytest.mark.parametrize("name", sorted(WHOLE_ADVICE_FINDINGS))
-def test_the_whole_advice_findings_are_still_there(line, name):
-    """A finding stays listed only while the re-run shows it: once advise is fixed and the
-    scenarios re-run, this fails and the entry goes."""
-    whole = record_of(line, name)["whole"]
-    assert not all(whole["fired"].values()), WHOLE_ADVICE_FINDINGS[name]
 
 
 @pytest.mark.parametrize("line", LINES)
@@ -251,19 +218,8 @@ def test_the_driver_log_and_plan_text_agree_or_say_they_cannot(path):
                 continue
             if other["changes"]:
                 assert other["fired"] and all(other["fired"].values()), other
-            elif (record["scenario"], question, other["source"]) not in TEXT_FINDINGS:
+            else:
                 assert other["decisions"]["incomplete"], other
-
-
-@pytest.mark.parametrize("line", LINES)
-@pytest.mark.parametrize("finding", sorted(TEXT_FINDINGS))
-def test_the_text_form_findings_are_still_there(line, finding):
-    """A finding stays listed only while the record shows it (see TEXT_FINDINGS)."""
-    name, question, source = finding
-    record = record_of(line, name)
-    (other,) = [o for o in record[question]["other_sources"] if o["source"] == source]
-    assert record[question]["changes"] and other["changes"] == []
-    assert not other["decisions"]["incomplete"] and not other["decisions"]["fixed"]
 
 
 @pytest.mark.spark
