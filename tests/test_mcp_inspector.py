@@ -34,7 +34,7 @@ def inspector(*args: str) -> dict:
 def test_the_inspector_lists_the_tools_and_calls_one():
     listed = inspector("--method", "tools/list")
     assert {tool["name"] for tool in listed["tools"]} == {
-        "list_executions", "diff", "plans", "why", "check", "compare", "rules"}
+        "list_executions", "diff", "plans", "why", "advise", "check", "compare", "rules"}
     log = "spark-4.3.0/skew_join/eventlog.json"
     called = inspector("--method", "tools/call", "--tool-name", "diff", "--tool-arg",
                        f"source={log}")

@@ -25,6 +25,7 @@ COMMANDS = {
     "check": (["check", "{input}", "--expect", "coalesced"], 0),
     "snapshot": (["snapshot", "{input}"], 0),
     "why": (["why", "{input}"], 0),
+    "advise": (["advise", "{input}"], 0),
     "compare": (["compare", "{input}", "{input}"], 0),
 }
 # `fleet --output` is the folder of its table, replaced whole by design (see its --help).

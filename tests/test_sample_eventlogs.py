@@ -49,7 +49,7 @@ def test_the_manifest_covers_what_the_issue_asks():
         mine = [e for e in LOGS if e["spark_version"] == version]
         plain = {e["scenario"] for e in mine if e["variant"] == "plain" and e["layout"] == "single"}
         scenarios = {t.parent.name for t in SAMPLE_PLANS.glob(f"spark-{version}/*/truth.json")}
-        assert plain == scenarios and len(plain) == 57, version
+        assert plain == scenarios and len(plain) == 61, version
         assert {e["codec"] for e in mine} >= {None, "zstd", "lz4", "snappy", "lzf"}
         for codec in ("zstd", "lz4", "snappy", "lzf"):
             # each codec is read on a scenario of a decision issue 26 named: a kind it added

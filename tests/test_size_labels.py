@@ -27,8 +27,15 @@ SIZE = re.compile(r"\b\d+(?:\.\d+)? (?:B|KiB|MiB|GiB|TiB|PiB|EiB)\b")
 #: followed by `at most`), the median of the partitions whose largest was just labelled
 #: (`the median (220.0 B)`), and Spark's own `Statistics(sizeInBytes=...)`.
 LABELLED = re.compile(r"(?:data size|shuffle bytes|shuffle bytes written|local bytes read|"
-                      r"remote bytes read|size of files read|the median \(|sizeInBytes=|unknown \(Spark's)"
-                      r"(?: at most)?\s*$")
+                      r"remote bytes read|size of files read|the median \(|sizeInBytes=|unknown \(Spark's"
+                      # a setting's value, its size beside it: `...Threshold=64KB (64.0 KiB`
+                      r"|[\w.]+=\S+ \("
+                      # the skew figures, labelled once: `20 partition(s), shuffle bytes: min
+                      # 128.0 B, median 220.0 B, ...; 0 over both the threshold (1.0 KiB) and
+                      # 15.9 x the median (3.4 KiB)`, and the skew bar of a margin
+                      r"|shuffle bytes: [^()]*?(?:min|median|p95|max)|over both the threshold \("
+                      r"|x (?:the )?median \(?|a bar of)"
+                      r"(?: at (?:most|least))?\s*$")
 #: A tree's guides, between the words of an operator's wrapped line.
 GUIDES = re.compile("[\u2502\u251c\u2514\u2500]")
 

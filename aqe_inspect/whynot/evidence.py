@@ -471,9 +471,9 @@ class SkewFigures:
         return None if bar is None else sum(1 for size in self.sizes if size > bar)
 
     def show(self) -> str:
-        """`20 partitions: min 191 B, median 387 B, p95 3.3 KiB, max 3.3 KiB; 1 over both
+        """`20 partition(s), shuffle bytes: min 191 B, median 387 B, p95 3.3 KiB, max 3.3 KiB; 1 over both
         spark...ThresholdInBytes (1.0 KiB) and 2 x the median (774 B)`."""
-        text = (f"{self.count} partition(s): min {show_bytes(self.minimum)}, median "
+        text = (f"{self.count} partition(s), shuffle bytes: min {show_bytes(self.minimum)}, median "
                 f"{show_bytes(self.median)}, p95 {show_bytes(self.p95)}, max "
                 f"{show_bytes(self.maximum)}")
         if self.bar is not None:

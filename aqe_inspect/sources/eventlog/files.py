@@ -172,8 +172,8 @@ class Found:
     def _passed_said(self) -> List[str]:
         said = []
         for why in (*_PASSED, "deep"):
-            names = [os.path.relpath(path, self.root) for reason, path in self.passed
-                     if reason == why]
+            names = sorted(os.path.relpath(path, self.root) for reason, path in self.passed
+                           if reason == why)
             if not names:
                 continue
             shown = ", ".join(names[:SHOWN])
