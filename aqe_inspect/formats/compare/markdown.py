@@ -15,7 +15,7 @@ description cannot end a table cell, open a link or an image, become one, or inj
 
 from __future__ import annotations
 
-from typing import List, TextIO
+from typing import List, TextIO, Tuple
 
 from ..markdown_text import md
 from .common import differences, duration_line, headline, kinds_text, rate_text, \
@@ -73,12 +73,7 @@ def _pairs(comparison) -> List[str]:
                   for line in unfinished_lines(comparison, pair)]
     unfinished += [(summary.label, f"unfinished, no verdict: {text}")
                    for summary, text in comparison.unpartnered_executions]
-    if unfinished:
-        out.extend(["", "### Unfinished", ""])
-        for label, line in unfinished[:MOST_ROWS]:
-            out.append(f"- {md(label)}: {md(line)}")
-        if len(unfinished) > MOST_ROWS:
-            out.append(f"\n… and {len(unfinished) - MOST_ROWS} more (see the JSON output)")
+    _listed(out, "Unfinished", unfinished)
     if changed:
         why = [(pair, kind, reasons) for pair in changed for kind, reasons in pair.new.why_not
                if pair.lost.get(kind)]
@@ -87,13 +82,8 @@ def _pairs(comparison) -> List[str]:
             for pair, kind, reasons in why[:MOST_ROWS]:
                 for reason in reasons:
                     out.append(f"- {md(pair.new.label)} **{md(kind)}**: {md(reason)}")
-        shrank = [(pair, line) for pair in changed for line in margin_lines(pair)]
-        if shrank:
-            out.extend(["", "### Margins that shrank", ""])
-            for pair, line in shrank[:MOST_ROWS]:
-                out.append(f"- {md(pair.new.label)}: {md(line)}")
-            if len(shrank) > MOST_ROWS:
-                out.append(f"\n… and {len(shrank) - MOST_ROWS} more (see the JSON output)")
+        _listed(out, "Margins that shrank",
+                [(pair.new.label, line) for pair in changed for line in margin_lines(pair)])
     same = len(comparison.pairs) - len(changed)
     if same:
         out.extend(["", f"{comparison.counted(same)} matched with the same adaptive decisions."])
@@ -135,3 +125,14 @@ def _fleet(comparison) -> List[str]:
 
 def write(comparison, stream: TextIO) -> None:
     stream.write("\n".join(lines(comparison)) + "\n")
+
+
+def _listed(out: List[str], title: str, items: List[Tuple[str, str]]) -> None:
+    """A section of `- label: line` items, at most MOST_ROWS of them, the rest counted."""
+    if not items:
+        return
+    out.extend(["", f"### {title}", ""])
+    for label, line in items[:MOST_ROWS]:
+        out.append(f"- {md(label)}: {md(line)}")
+    if len(items) > MOST_ROWS:
+        out.append(f"\n… and {len(items) - MOST_ROWS} more (see the JSON output)")
